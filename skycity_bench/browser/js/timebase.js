@@ -1,0 +1,17 @@
+// Injected before any page script, in every page the bench opens.
+// Marks the bench's t = 0: the first animation frame after the demo's load event. Every
+// probe measures demo time from this instant (issue 2). Under the fake clock the lookups
+// of requestAnimationFrame and performance.now happen at load time, so they are the fake
+// ones and t0 is on the fake timeline.
+(() => {
+  if (window.__skycityBench) return;
+  const B = { t0: null, t0Raf: null, loadedAt: null, errors: [] };
+  Object.defineProperty(window, '__skycityBench', { value: B, writable: false, configurable: false, enumerable: false });
+  const keep = (msg) => { if (B.errors.length < 50) B.errors.push(String(msg).slice(0, 300)); };
+  addEventListener('error', (e) => keep(e.message || e), true);
+  addEventListener('unhandledrejection', (e) => keep('unhandled rejection: ' + (e.reason && e.reason.message || e.reason)));
+  addEventListener('load', () => {
+    B.loadedAt = performance.now();
+    requestAnimationFrame((t) => { B.t0 = performance.now(); B.t0Raf = t; });
+  }, { once: true });
+})();

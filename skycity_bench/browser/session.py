@@ -1,0 +1,300 @@
+"""Browser sessions for probes.
+
+`BrowserHandle` owns one Chromium process for one candidate run; `open_page()` gives a
+fresh context each time (cookies, storage, clock and routes are never shared between
+probes). `DemoPage` wraps the page with what every probe needs: the closed network, the
+bench's t = 0, the fake clock, the hook client, screenshots as numpy arrays, and hard time
+limits on every call into the page, so a demo that hangs its main thread costs a bounded
+number of seconds and never hangs the bench.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Optional
+
+import cv2
+import numpy as np
+
+from ..errors import DemoCrash, DemoHang, ProbeError
+from ..scenario import Scenario, Viewport
+from .launch import launch
+from .network import NetworkPolicy
+
+log = logging.getLogger(__name__)
+
+
+def js(name: str) -> str:
+    """An injected script from skycity_bench/browser/js/."""
+    return resources.files(__package__).joinpath("js", name).read_text(encoding="utf-8")
+
+
+# Fake clock: the epoch the fake Date starts at. Fixed, so two runs see the same Date.now().
+FAKE_EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+
+@dataclass
+class PageEvents:
+    dialogs: list[dict] = field(default_factory=list)
+    popups: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    navigations: list[str] = field(default_factory=list)
+    crashed: bool = False
+    closed: bool = False
+
+
+class BrowserHandle:
+    """One Chromium process; restarted when a demo wedges it."""
+
+    def __init__(self, pw, *, offline: bool = True, resolvers: list | None = None):
+        self.pw = pw
+        self.offline = offline
+        self.resolvers = list(resolvers or [])
+        self.browser = None
+        self.requests: list = []         # every external request of every page of this run
+        self.misses: list[str] = []
+
+    async def start(self) -> "BrowserHandle":
+        self.browser = await launch(self.pw, offline=self.offline)
+        return self
+
+    @property
+    def version(self) -> str:
+        return self.browser.version if self.browser else ""
+
+    async def restart(self) -> None:
+        await self.kill()
+        await self.start()
+
+    async def kill(self) -> None:
+        """Close the browser; if it does not answer, kill its process."""
+        b, self.browser = self.browser, None
+        if b is None:
+            return
+        try:
+            await asyncio.wait_for(b.close(), 10)
+        except Exception:
+            proc = getattr(getattr(b, "_impl_obj", None), "_browser_process", None)
+            log.warning("browser did not close in time; abandoning it")
+
+    async def open_page(self, scenario: Scenario, url: str, *, viewport: Viewport | None = None,
+                        fake_clock: bool = False, has_touch: bool = False, is_mobile: bool = False,
+                        init_scripts: list[str] | None = None, goto: bool = True) -> "DemoPage":
+        if self.browser is None or not self.browser.is_connected():
+            await self.start()
+        vp = viewport or scenario.viewport
+        ctx = await self.browser.new_context(
+            viewport={"width": vp.width, "height": vp.height}, device_scale_factor=vp.device_scale_factor,
+            has_touch=has_touch, is_mobile=is_mobile, service_workers="block", accept_downloads=False,
+            locale="zh-CN", color_scheme="light", reduced_motion="no-preference")
+        net = NetworkPolicy(doc_url=url, mode="offline" if self.offline else "allow", resolvers=self.resolvers)
+        net.requests = self.requests      # one record for the whole run
+        net.misses = self.misses
+        await net.attach(ctx)
+        if fake_clock:
+            # Install before navigation and freeze with pause_at before any page script runs:
+            # after that only run_for moves time (pause_at after load can hang with a running
+            # rAF loop, a known Playwright pitfall).
+            await ctx.clock.install(time=FAKE_EPOCH_MS)
+            await ctx.clock.pause_at(FAKE_EPOCH_MS)
+        await ctx.add_init_script(js("timebase.js"))
+        for s in init_scripts or []:
+            await ctx.add_init_script(s)
+        page = await ctx.new_page()
+        dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
+        if goto:
+            await dp.goto()
+        return dp
+
+
+class DemoPage:
+    def __init__(self, handle: BrowserHandle, context, page, scenario: Scenario, url: str, *,
+                 fake_clock: bool, viewport: Viewport):
+        self.handle = handle
+        self.context = context
+        self.page = page
+        self.scenario = scenario
+        self.url = url
+        self.fake_clock = fake_clock
+        self.viewport = viewport
+        self.events = PageEvents()
+        self.t0_ms: float | None = None     # performance.now() of t = 0, on this page's clock
+        self.hook = Hook(self)
+        page.on("dialog", self._on_dialog)
+        page.on("popup", self._on_popup)
+        page.on("crash", lambda *_: setattr(self.events, "crashed", True))
+        page.on("close", lambda *_: setattr(self.events, "closed", True))
+        page.on("pageerror", lambda e: self.events.page_errors.append(str(e)[:300]))
+        page.on("framenavigated", self._on_nav)
+        context.on("page", self._on_popup)
+
+    # ----------------------------------------------------------------- events
+    def _on_dialog(self, dialog) -> None:
+        self.events.dialogs.append({"type": dialog.type, "message": dialog.message[:200]})
+        asyncio.ensure_future(self._dismiss(dialog))
+
+    @staticmethod
+    async def _dismiss(dialog) -> None:
+        try:
+            await dialog.dismiss()
+        except Exception:
+            pass
+
+    def _on_popup(self, popup) -> None:
+        if popup is self.page:
+            return
+        self.events.popups.append(popup.url)
+        asyncio.ensure_future(_quiet_close(popup))
+
+    def _on_nav(self, frame) -> None:
+        if frame == self.page.main_frame and frame.url.split("#")[0] != self.url:
+            self.events.navigations.append(frame.url)
+
+    # ----------------------------------------------------------------- calls
+    def _check_alive(self) -> None:
+        if self.events.crashed:
+            raise DemoCrash("the demo's renderer crashed")
+        if self.events.closed:
+            raise DemoCrash("the demo's page closed")
+
+    async def call(self, coro, timeout: float, what: str):
+        """Await a Playwright call with a hard limit; turn hangs and crashes into ProbeErrors."""
+        self._check_alive()
+        try:
+            return await asyncio.wait_for(coro, timeout)
+        except asyncio.TimeoutError:
+            self._check_alive()
+            raise DemoHang(f"{what}: no answer within {timeout:g} s (the demo's main thread hangs)") from None
+        except Exception as e:
+            self._check_alive()
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            if "crash" in msg.lower() or "Target closed" in msg or "has been closed" in msg:
+                raise DemoCrash(f"{what}: {msg}") from None
+            raise ProbeError(f"{what}: {msg}") from None
+
+    async def evaluate(self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"):
+        return await self.call(self.page.evaluate(expression, arg), timeout, what)
+
+    async def goto(self) -> None:
+        """Load the demo and establish t = 0 (first animation frame after the load event)."""
+        lt = self.scenario.timeouts.load_s
+        await self.call(self.page.goto(self.url, wait_until="load", timeout=lt * 1000), lt + 5, "loading the demo")
+        if self.fake_clock:
+            await self.run_for(50)      # lets the first frame after load happen on the fake clock
+        for _ in range(int(lt * 10)):
+            t0 = await self.evaluate("window.__skycityBench && window.__skycityBench.t0", what="reading t0")
+            if t0 is not None:
+                self.t0_ms = float(t0)
+                return
+            if self.fake_clock:
+                await self.run_for(16)
+            else:
+                await asyncio.sleep(0.1)
+        raise ProbeError("no animation frame after the load event: the demo never rendered a frame")
+
+    # ----------------------------------------------------------------- time
+    async def run_for(self, ms: float) -> None:
+        """Advance the fake clock by `ms`, firing every timer and animation frame on the way."""
+        if not self.fake_clock:
+            raise RuntimeError("run_for needs a page opened with fake_clock=True")
+        # The limit scales with the work: a slow demo may need real seconds per demo second.
+        await self.call(self.page.clock.run_for(int(round(ms))), 10 + ms / 1000 * 5, f"advancing the clock {ms:g} ms")
+
+    async def now_s(self) -> float:
+        """Seconds since t = 0 on this page's clock (the bench's time, not the demo's own)."""
+        now = await self.evaluate("performance.now()", what="reading the clock")
+        return (float(now) - (self.t0_ms or 0.0)) / 1000.0
+
+    async def seek(self, t_s: float) -> None:
+        """Fake clock: advance until bench time t_s (never backwards)."""
+        cur = await self.now_s()
+        if t_s > cur:
+            await self.run_for((t_s - cur) * 1000.0)
+
+    # ----------------------------------------------------------------- pixels
+    async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
+        return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", **kw), timeout, "screenshot")
+
+    async def frame(self, timeout: float = 20.0) -> np.ndarray:
+        """The viewport as a BGR uint8 array in CSS pixels (hook coordinates index it directly)."""
+        png = await self.screenshot_png(timeout)
+        img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+        if img is None:
+            raise ProbeError("screenshot could not be decoded")
+        return img
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.context.close(), 10)
+        except Exception:
+            # A wedged renderer can keep the context from closing: restart the whole browser
+            # so the next probe starts clean.
+            await self.handle.restart()
+
+
+async def _quiet_close(page) -> None:
+    try:
+        await asyncio.wait_for(page.close(), 5)
+    except Exception:
+        pass
+
+
+@dataclass
+class HookCall:
+    ok: bool
+    value: Any = None
+    error: Optional[str] = None      # "missing", "threw: ...", "hung", "not JSON"
+
+    def to_json(self) -> dict:
+        return {"ok": self.ok, "value": self.value, "error": self.error}
+
+
+class Hook:
+    """Calls into window.skyCityTest (names from the scenario), never trusting it: a missing,
+    throwing, hanging or garbage-returning method gives HookCall(ok=False, error=...)."""
+
+    _CALL = """async ([obj, method, args]) => {
+      const h = window[obj];
+      if (h === undefined || h === null) return {error: 'missing: no window.' + obj};
+      if (method === null) {
+        try { return {value: JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(h).map(([k, v]) => [k, typeof v === 'function' ? 'function' : v]))))}; }
+        catch (e) { return {error: 'not JSON: ' + e}; }
+      }
+      if (typeof h[method] !== 'function') return {error: 'missing: window.' + obj + '.' + method + ' is not a function'};
+      let v;
+      try { v = await h[method](...args); } catch (e) { return {error: 'threw: ' + (e && e.message || e)}; }
+      try { return {value: v === undefined ? null : JSON.parse(JSON.stringify(v))}; }
+      catch (e) { return {error: 'not JSON: ' + e}; }
+    }"""
+
+    def __init__(self, page: DemoPage):
+        self.dp = page
+
+    def _names(self) -> tuple[str, dict[str, str]]:
+        h = self.dp.scenario.hook
+        return h.object, h.methods
+
+    async def describe(self) -> HookCall:
+        """The hook object's own properties (functions shown as 'function')."""
+        obj, _ = self._names()
+        return await self._call(obj, None, [])
+
+    async def call(self, method: str, *args) -> HookCall:
+        obj, names = self._names()
+        return await self._call(obj, names.get(method, method), list(args))
+
+    async def _call(self, obj: str, method: str | None, args: list) -> HookCall:
+        try:
+            r = await self.dp.evaluate(self._CALL, [obj, method, args], timeout=self.dp.scenario.hook.call_timeout_s,
+                                       what=f"hook {method or obj}")
+        except DemoHang:
+            return HookCall(False, error=f"hung: no answer within {self.dp.scenario.hook.call_timeout_s:g} s")
+        if not isinstance(r, dict):
+            return HookCall(False, error="bad answer")
+        if "error" in r:
+            return HookCall(False, error=r["error"])
+        return HookCall(True, value=r.get("value"))

@@ -1,0 +1,59 @@
+"""Probe registry: every module in this package registers its probe with `@probe`.
+
+    from skycity_bench.probes import probe
+
+    @probe("frame_pacing", order=10, settings=Settings)
+    async def collect(ctx): ...
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ..errors import UserError
+from .base import NoSettings, ProbeContext, ProbeSpec
+
+_REGISTRY: dict[str, ProbeSpec] = {}
+_loaded = False
+
+
+def probe(name: str, **kw):
+    def deco(fn):
+        _REGISTRY[name] = ProbeSpec(name=name, collect=fn, **kw)
+        return fn
+    return deco
+
+
+class _Registry:
+    def _load(self) -> None:
+        global _loaded
+        if _loaded:
+            return
+        _loaded = True
+        for m in pkgutil.iter_modules(__path__):
+            if m.name != "base" and not m.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{m.name}")
+
+    def names(self) -> list[str]:
+        self._load()
+        return [s.name for s in sorted(_REGISTRY.values(), key=lambda s: (s.order, s.name))]
+
+    def get(self, name: str) -> ProbeSpec:
+        self._load()
+        if name not in _REGISTRY:
+            raise UserError(f"unknown probe {name!r}; known probes: {', '.join(self.names())}")
+        return _REGISTRY[name]
+
+    def select(self, names: list[str] | None) -> list[ProbeSpec]:
+        """The probes to run, in run order; `names` None means all."""
+        self._load()
+        if not names:
+            return [self.get(n) for n in self.names()]
+        chosen = {self.get(n).name for n in names}
+        return [self.get(n) for n in self.names() if n in chosen]
+
+
+registry = _Registry()
+
+__all__ = ["probe", "registry", "ProbeContext", "ProbeSpec", "NoSettings"]

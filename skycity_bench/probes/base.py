@@ -1,0 +1,71 @@
+"""What a probe is. Probes collect evidence only; they never read the rubric or give
+points (scorers do that, from the evidence, without a browser).
+
+A probe is one async function in one file under skycity_bench/probes/, registered with the
+`@probe` decorator; the runner discovers the files, so adding a probe never means editing
+the runner. It receives a `ProbeContext` and returns a JSON-able dict (its evidence); it
+raises `ProbeError` (optionally with partial data) when it cannot collect. Evidence files
+(PNG, WebM ...) go into `ctx.out_dir` and are named in the returned dict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..progress import Progress
+from ..scenario import Scenario
+
+
+class NoSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class Demo:
+    path: Path
+    html: bytes
+    sha256: str
+    url: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.html.decode("utf-8", errors="replace")
+
+
+@dataclass
+class ProbeSpec:
+    name: str
+    collect: Callable[["ProbeContext"], Awaitable[dict]]
+    version: str = "1"
+    order: int = 100                       # run order; real-time probes first (least disturbed)
+    settings: type[BaseModel] = NoSettings
+    after: tuple[str, ...] = ()            # probes whose evidence this one reads
+    description: str = ""
+    # Seconds this probe may take for a scenario before it is stopped (demo time it plays
+    # plus the scenario's grace); a probe over budget is recorded as an error.
+    budget: Callable[[Scenario], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
+
+
+@dataclass
+class ProbeContext:
+    demo: Demo
+    scenario: Scenario
+    out_dir: Path
+    browser: Any                           # browser.session.BrowserHandle
+    settings: Any
+    artifacts: dict[str, Any] = field(default_factory=dict)   # earlier probes' ProbeRecords
+    progress: Progress = field(default_factory=Progress)
+
+    async def open_page(self, **kw):
+        """A fresh context and page on the demo (see BrowserHandle.open_page)."""
+        return await self.browser.open_page(self.scenario, self.demo.url, **kw)
+
+    def file(self, name: str) -> tuple[Path, str]:
+        """(absolute path, name relative to the run folder) for an evidence file."""
+        p = self.out_dir / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p, str(Path(name))

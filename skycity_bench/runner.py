@@ -1,0 +1,148 @@
+"""Runs one candidate: launch Chromium, calibrate, run the selected probes, score, write
+report.json. Probes are found by the registry; the runner never names one.
+
+Whatever happens inside (a demo that hangs, crashes the renderer, opens dialogs), every
+probe is bounded by its budget, its failure is stored as its evidence, and report.json is
+written before this returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+import traceback
+from pathlib import Path
+from typing import Optional
+
+from . import __version__, environment
+from .browser.calibration import calibrate
+from .browser.launch import find_chromium
+from .browser.server import DemoServer
+from .browser.session import BrowserHandle
+from .demo_file import candidate_id, load_demo
+from .errors import BenchError, DemoCrash, DemoHang, ProbeError
+from .probes import ProbeContext, registry
+from .progress import Progress
+from .report import Candidate, ProbeRecord, Report, save
+from .rubric import load_rubric
+from .scenario import Scenario
+from .scoring import score_report
+
+log = logging.getLogger(__name__)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def extra_resolvers(network: str) -> list:
+    """Request resolvers (answer a demo's request instead of a network error). The offline
+    library cache plugs in here when present."""
+    try:
+        from .cache import resolvers  # issue 5
+    except ImportError:
+        return []
+    return resolvers(network)
+
+
+async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
+                        probes: Optional[list[str]] = None, progress: Progress | None = None,
+                        network: str = "offline", rubric_path: Path | None = None,
+                        label: Optional[str] = None) -> Report:
+    progress = progress or Progress()
+    demo = load_demo(demo_path)
+    specs = registry.select(probes)
+    rubric = load_rubric(rubric_path)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    report = Report(bench_version=__version__, rubric_id=rubric.id,
+                    candidate=Candidate(id=candidate_id(demo.sha256), sha256=demo.sha256, size_bytes=len(demo.html),
+                                        label=label if label is not None else demo.path.name),
+                    scenario={"name": scenario.name, "sha256": scenario.sha256(), "effective": scenario.model_dump(mode="json")},
+                    started_at=_now())
+    try:
+        await _run(report, demo, scenario, specs, out_dir, progress, network)
+    except BenchError as e:
+        report.exit_reason = str(e)
+        report.warnings.append(f"run stopped: {e}")
+    except Exception as e:  # the bench's own fault: keep the report, say what happened
+        log.debug("run failed", exc_info=True)
+        report.exit_reason = f"internal error: {type(e).__name__}: {e}"
+        report.warnings.append(report.exit_reason)
+        (out_dir / "bench-error.txt").write_text(traceback.format_exc())
+    finally:
+        for spec in specs:
+            report.probes.setdefault(spec.name, ProbeRecord(name=spec.name, version=spec.version, status="error",
+                                                            error=report.exit_reason or "the run ended before this probe ran"))
+        report.finished_at = _now()
+        report.duration_s = round(time.monotonic() - started, 2)
+        score_report(report, scenario, rubric, out_dir)
+        save(report, out_dir)
+    return report
+
+
+async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, progress: Progress, network: str) -> None:
+    from playwright.async_api import async_playwright
+
+    with DemoServer(demo.html) as server:
+        demo.url = server.url
+        async with async_playwright() as pw:
+            handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network))
+            await handle.start()
+            try:
+                path, source = find_chromium()
+                cal = await calibrate(handle, scenario)
+                webgl = await environment.webgl_info(handle)
+                report.environment = environment.build(handle.version, path, webgl, scenario, cal)
+                report.environment["browser_source"] = source
+                report.environment["network"] = network
+                if not cal["within_tolerance"]:
+                    report.warnings.append(
+                        f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
+                        f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
+                for spec in specs:
+                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress)
+                    report.probes[spec.name] = rec
+                report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
+                report.network = {"requests": [r.to_json() for r in handle.requests], "misses": handle.misses}
+            finally:
+                await handle.kill()
+
+
+def _external(handle) -> list[str]:
+    seen, out = set(), []
+    for r in handle.requests:
+        if r.url not in seen:
+            seen.add(r.url)
+            out.append(r.url)
+    return out
+
+
+async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress) -> ProbeRecord:
+    budget = float(spec.budget(scenario))
+    ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
+                       settings=scenario.probe_settings(spec.name), artifacts=dict(report.probes), progress=progress)
+    t = time.monotonic()
+    rec = ProbeRecord(name=spec.name, version=spec.version)
+    try:
+        rec.data = await asyncio.wait_for(spec.collect(ctx), budget)
+    except asyncio.TimeoutError:
+        rec.status, rec.error = "error", f"probe ran past its budget of {budget:.0f} s (demo hangs or is too slow)"
+        await handle.restart()
+    except (DemoHang, DemoCrash) as e:
+        rec.status, rec.error, rec.data = "error", str(e), e.data
+        await handle.restart()
+    except ProbeError as e:
+        rec.status, rec.error, rec.data = "error", str(e), e.data
+    except Exception as e:
+        rec.status, rec.error = "error", f"probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        log.debug("probe %s failed", spec.name, exc_info=True)
+        if handle.browser is None or not handle.browser.is_connected():
+            await handle.restart()
+    rec.duration_s = round(time.monotonic() - t, 2)
+    if rec.status == "error":
+        progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")
+    return rec

@@ -1,0 +1,164 @@
+"""The scenario file: how the bench drives a demo (viewport, timing windows, hook names,
+thresholds). Validated by pydantic; every error is turned into one line that names the
+field and the problem (`UserError`), for the file and for CLI overrides alike.
+
+Each probe may declare a `Settings` model for its own section under `probes:`; the loader
+validates that section against it, so a probe's thresholds live in the scenario file and
+a typo there is caught before any browser starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import UserError
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "skycity.yaml"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Viewport(Strict):
+    """The page's viewport in CSS pixels and its device scale factor."""
+
+    width: int = Field(1920, ge=320, le=7680, description="CSS pixels")
+    height: int = Field(1080, ge=240, le=4320, description="CSS pixels")
+    device_scale_factor: float = Field(1.0, gt=0, le=4)
+
+    @property
+    def label(self) -> str:
+        return f"{self.width}x{self.height}@{self.device_scale_factor:g}"
+
+
+class HookNames(Strict):
+    """Name of the hook object on window and of each of its methods (test-hook.md)."""
+
+    object: str = Field("skyCityTest", pattern=r"^[A-Za-z_$][A-Za-z0-9_$]*$")
+    methods: dict[str, str] = Field(default_factory=lambda: {
+        m: m for m in ("getState", "pause", "resume", "replay",
+                       "getDynamicObjects", "getShops", "getActiveCard")})
+    call_timeout_s: float = Field(2.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _known_methods(self) -> "HookNames":
+        known = {"getState", "pause", "resume", "replay", "getDynamicObjects", "getShops", "getActiveCard"}
+        unknown = set(self.methods) - known
+        if unknown:
+            raise ValueError(f"unknown hook method(s) {sorted(unknown)}; known: {sorted(known)}")
+        for k in known - set(self.methods):
+            self.methods[k] = k
+        return self
+
+
+class Timeouts(Strict):
+    load_s: float = Field(20, gt=0, le=600)
+    probe_grace_s: float = Field(25, gt=0, le=600)
+
+
+class Calibration(Strict):
+    duration_s: float = Field(2, gt=0, le=30)
+    expected_interval_ms: float = Field(16.667, gt=0)
+    tolerance_ms: float = Field(0.5, gt=0)
+
+
+class Scenario(Strict):
+    """Everything that decides how a demo is driven. Its hash goes into every report."""
+
+    name: str = "skycity"
+    viewport: Viewport = Field(default_factory=Viewport)
+    duration_s: float = Field(60, gt=0, le=600, description="demo seconds played in real time")
+    dense_window_s: tuple[float, float] = (20, 35)
+    density_sample_times_s: list[float] = Field(default_factory=lambda: [20, 25, 30, 35])
+    hook: HookNames = Field(default_factory=HookNames)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    calibration: Calibration = Field(default_factory=Calibration)
+    probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _windows(self) -> "Scenario":
+        a, b = self.dense_window_s
+        if not 0 <= a < b:
+            raise ValueError(f"dense_window_s must be [start, end] with 0 <= start < end, got {[a, b]}")
+        return self
+
+    def sha256(self) -> str:
+        blob = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def probe_settings(self, name: str) -> Any:
+        """This probe's validated settings (its `Settings` model), defaults where absent."""
+        from .probes import registry
+
+        model = registry.get(name).settings
+        return model.model_validate(self.probes.get(name, {}))
+
+
+def _one_line(err: ValidationError, source: str) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    msg = first["msg"].removeprefix("Value error, ")
+    more = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
+    return f"{source}: {loc}: {msg}{more}"
+
+
+def parse_viewport(text: str) -> dict[str, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text or "")
+    if not m:
+        raise UserError(f"--viewport: expected WIDTHxHEIGHT such as 1280x720, got {text!r}")
+    return {"width": int(m.group(1)), "height": int(m.group(2))}
+
+
+def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | None = None) -> Scenario:
+    """Read and validate a scenario file, then apply CLI overrides (validated the same way).
+
+    `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number).
+    """
+    path = Path(path) if path else DEFAULT_SCENARIO
+    if not path.is_file():
+        raise UserError(f"scenario file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise UserError(f"{path}:{where} not valid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path}: expected a mapping at the top level")
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as e:
+        raise UserError(_one_line(e, str(path))) from None
+    _check_probe_sections(scenario, str(path))
+    if overrides:
+        data = scenario.model_dump()
+        if overrides.get("viewport") is not None:
+            vp = overrides["viewport"]
+            data["viewport"].update(parse_viewport(vp) if isinstance(vp, str) else vp)
+        if overrides.get("duration_s") is not None:
+            data["duration_s"] = overrides["duration_s"]
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as e:
+            raise UserError(_one_line(e, "command line")) from None
+    return scenario
+
+
+def _check_probe_sections(scenario: Scenario, source: str) -> None:
+    from .probes import registry
+
+    for name, section in scenario.probes.items():
+        if name not in registry.names():
+            raise UserError(f"{source}: probes.{name}: no such probe; known: {', '.join(registry.names())}")
+        try:
+            registry.get(name).settings.model_validate(section or {})
+        except ValidationError as e:
+            raise UserError(_one_line(e, f"{source}: probes.{name}")) from None

@@ -1,0 +1,116 @@
+"""Fixtures with known truth (tests/fixtures/**/NAME.html + NAME.truth.json).
+
+A truth file says what the bench must find on its fixture and how the fixture's truth is
+checked from inside the page:
+
+    {
+      "description": "50 exact movers in 5 categories under a panning camera",
+      "probes": ["density"],                    # what to run (empty/absent: all)
+      "scenario": {"duration_s": 5, "viewport": "1280x720"},   # overrides
+      "expect": {                               # report.md paths (items.<id>.<field> too)
+        "measurements.density.N": {"value": 50, "rel_tol": 0.1},
+        "items.density.count.points": 10,
+        "items.shops.hover.status": "partial"
+      },
+      "page": {"movers": 50}                    # must equal window.__fixtureTruth[key]
+    }
+
+`page` makes the truth true by construction: the fixture computes window.__fixtureTruth
+from the very arrays and constants it animates, and tests/probes/test_fixture_truth.py
+loads every fixture and checks that its truth file agrees with the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent
+FIXTURES = ROOT / "fixtures"
+
+
+@dataclass
+class Fixture:
+    html: Path
+    truth: dict
+
+    @property
+    def name(self) -> str:
+        return str(self.html.relative_to(FIXTURES).with_suffix(""))
+
+
+def all_fixtures(subdir: str | None = None) -> list[Fixture]:
+    base = FIXTURES / subdir if subdir else FIXTURES
+    out = []
+    for t in sorted(base.rglob("*.truth.json")):
+        html = t.with_name(t.name.replace(".truth.json", ".html"))
+        out.append(Fixture(html=html, truth=json.loads(t.read_text(encoding="utf-8"))))
+    return out
+
+
+def fixture(name: str) -> Fixture:
+    t = FIXTURES / f"{name}.truth.json"
+    return Fixture(html=FIXTURES / f"{name}.html", truth=json.loads(t.read_text(encoding="utf-8")))
+
+
+def check_value(expected: Any, got: Any) -> bool:
+    if isinstance(expected, dict) and ("value" in expected or "min" in expected or "max" in expected or "in" in expected):
+        if got is None:
+            return False
+        if "in" in expected:
+            return got in expected["in"]
+        if "min" in expected and got < expected["min"]:
+            return False
+        if "max" in expected and got > expected["max"]:
+            return False
+        if "value" in expected:
+            v = expected["value"]
+            tol = expected.get("abs_tol", 0) + expected.get("rel_tol", 0) * abs(v)
+            return abs(got - v) <= tol + 1e-9
+        return True
+    if isinstance(expected, float) or isinstance(got, float):
+        return got is not None and abs(float(got) - float(expected)) < 1e-6
+    return got == expected
+
+
+def compare(report: dict, truth: dict) -> list[tuple[str, Any, Any, bool]]:
+    """(path, expected, measured, ok) for every expected path of a truth file."""
+    from skycity_bench.report import get_path
+
+    rows = []
+    for path, exp in truth.get("expect", {}).items():
+        try:
+            got = get_path(report, path)
+        except (KeyError, IndexError, ValueError):
+            got = "<missing>"
+        rows.append((path, exp, got, got != "<missing>" and check_value(exp, got)))
+    return rows
+
+
+def print_table(name: str, rows) -> str:
+    lines = [f"== {name}"]
+    for path, exp, got, ok in rows:
+        lines.append(f"  {'ok ' if ok else 'BAD'} {path:55s} truth={json.dumps(exp, ensure_ascii=False)}  measured={json.dumps(got, ensure_ascii=False)}")
+    text = "\n".join(lines)
+    print(text)
+    return text
+
+
+def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> dict:
+    """Run the bench on a fixture (in-process, as the CLI would) and return report.json."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+
+    sc = fx.truth.get("scenario", {})
+    scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s")})
+    report = asyncio.run(run_candidate(fx.html, scenario, out_dir, probes=probes or fx.truth.get("probes") or None))
+    return report.to_json()
+
+
+def assert_truth(fx: Fixture, report: dict) -> None:
+    rows = compare(report, fx.truth)
+    table = print_table(fx.name, rows)
+    assert all(ok for *_, ok in rows), "measured values differ from the truth file:\n" + table
