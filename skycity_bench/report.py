@@ -64,7 +64,6 @@ class Report(Model):
     items: dict[str, ItemResult] = Field(default_factory=dict)
     measurements: dict[str, Any] = Field(default_factory=dict)
     probes: dict[str, ProbeRecord] = Field(default_factory=dict)
-    network: dict[str, Any] = Field(default_factory=dict, description="every request the page made and how it was answered")
     warnings: list[str] = Field(default_factory=list)
     exit_reason: Optional[str] = None
 

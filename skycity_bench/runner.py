@@ -106,9 +106,13 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
                 for spec in specs:
                     rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress)
                     report.probes[spec.name] = rec
-                report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
-                report.network = {"requests": [r.to_json() for r in handle.requests], "misses": handle.misses}
             finally:
+                # The network log is evidence like any probe's: scorers (packaging.single_file)
+                # read it as the pseudo-probe "network", and rescore finds it in the report.
+                report.probes["network"] = ProbeRecord(name="network", data={
+                    "requests": [r.to_json() for r in handle.requests], "misses": list(handle.misses),
+                    "mode": network})
+                report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
                 await handle.kill()
 
 
