@@ -36,19 +36,20 @@ _register()
 def main() -> None:
     logging.basicConfig(level=logging.DEBUG if os.environ.get("SKYCITY_DEBUG") else logging.WARNING)
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)
     except UserError as e:
-        err.print(f"[red]error:[/] {e}", highlight=False)
+        err.print(f"[red]error:[/] {e}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err.print("[red]aborted[/]")
         sys.exit(130)
-    except Exception as e:  # click usage errors and the like
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            err.print(f"[red]error:[/] {e.format_message()}", highlight=False)
+    except Exception as e:
+        # Click's usage errors (typer vendors click, so match the shape, not the class).
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):
+            err.print(f"[red]error:[/] {e.format_message()}", highlight=False, soft_wrap=True)
             sys.exit(2)
         raise
+    # standalone_mode=False: click returns a typer.Exit's code instead of raising it.
+    sys.exit(rc if isinstance(rc, int) else 0)

@@ -31,12 +31,16 @@ def share_over(values: Sequence[float], threshold: float) -> Optional[float]:
     return float(np.count_nonzero(a > threshold) / a.size)
 
 
-def tier(p95_ms: Optional[float], long_ratio: Optional[float], tiers: Iterable[dict], floor: float = 0) -> float:
-    """The highest tier whose both conditions hold (≤ inclusive); `floor` when none does."""
+def tier(p95_ms: Optional[float], long_ratio: Optional[float], tiers: Iterable[dict], floor: float = 0,
+         resolution_ms: float = 0.0) -> float:
+    """The highest tier whose both conditions hold (≤ inclusive); `floor` when none does.
+
+    `resolution_ms` is the clock's resolution: a P95 within it of a boundary cannot be told
+    from the boundary itself and counts as on it."""
     if p95_ms is None or long_ratio is None:
         return floor
     for t in sorted(tiers, key=lambda t: -t["points"]):
-        if p95_ms <= t["p95_ms_max"] + 1e-9 and long_ratio <= t["long_ratio_max"] + 1e-12:
+        if p95_ms <= t["p95_ms_max"] + resolution_ms + 1e-9 and long_ratio <= t["long_ratio_max"] + 1e-12:
             return t["points"]
     return floor
 

@@ -23,7 +23,9 @@ class Settings(BaseModel):
 
     min_scene_update_ratio: float = Field(0.9, ge=0, le=1)
     max_freeze_s: float = Field(0.5, gt=0)
-    clock_disagreement_ms: float = Field(2.0, ge=0)
+    clock_disagreement_ms: float = Field(3.0, ge=0)
+    clock_disagreement_ratio: float = Field(0.005, ge=0)
+    clock_resolution_ms: float = Field(0.1, ge=0, le=5)
 
 
 _READ_CHUNK = 8192

@@ -1,0 +1,21 @@
+"""Frame pacing on real Chromium: each designed fixture gets its designed tier or status.
+
+These runs measure real time (that is what frame pacing is), each a few seconds long."""
+
+import time
+
+import pytest
+
+from tests.truth import all_fixtures, assert_truth, run_fixture
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = [f for f in all_fixtures("frame_pacing") if f.html.stem != "hang"]
+
+
+@pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.name)
+def test_should_score_designed_frame_pacing_as_its_truth_says(fx, tmp_path):
+    report = run_fixture(fx, tmp_path)
+    assert_truth(fx, report)
+    assert (tmp_path / "frame_pacing.png").is_file()
+    assert report["environment"]["refresh_interval_ms"] > 0
