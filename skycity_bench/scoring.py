@@ -54,3 +54,19 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
                                            evidence=res.evidence, scorer=item.id if spec else None)
     report.measurements = measurements
     return report
+
+
+def run_problems(report: Report) -> list[str]:
+    """Why a run should exit 1: a probe that could not collect, or an item that the probes
+    which did run should have scored but left `untested` (a demo that threw, hung, crashed).
+    Items nobody measures yet, or whose probes were not selected, are not problems."""
+    out = [f"probe {n}: {r.error}" for n, r in report.probes.items() if r.status == "error"]
+    scorers = all_scorers()
+    for iid, it in report.items.items():
+        spec = scorers.get(iid)
+        if it.status == "untested" and spec and all(
+                p in report.probes and report.probes[p].status == "ok" for p in spec.probes):
+            out.append(f"{iid}: {it.evidence.get('reason', 'untested')}")
+    if report.exit_reason:
+        out.append(report.exit_reason)
+    return out

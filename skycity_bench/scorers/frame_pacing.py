@@ -128,6 +128,10 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     if worst is None:
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", floor, ev, {"smoothness." + k: v for k, v in m.items()})
+    if not drew.any() and d.get("page_errors"):
+        # Nothing was ever drawn and the page threw: there is no playback to judge.
+        ev["reason"] = f"the demo threw before drawing anything: {d['page_errors'][0]}"
+        return ItemScore("untested", None, ev, {"smoothness." + k: v for k, v in m.items()})
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s
     if frozen:
         ev["reason"] = (f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "

@@ -70,6 +70,16 @@ def test_should_end_a_hanging_demo_in_bounded_time_with_a_report(tmp_path):
 
 
 @pytest.mark.browser
+def test_should_exit_1_with_the_error_when_the_demo_throws(tmp_path):
+    out = tmp_path / "run"
+    r = cli("run", "tests/fixtures/frame_pacing/throws.html", "--duration", "2", "--viewport", "640x360",
+            "--probe", "frame_pacing", "--out", str(out), "--quiet")
+    assert r.returncode == 1
+    item = json.loads((out / "report.json").read_text())["items"]["smoothness.frame_pacing"]
+    assert item["status"] == "untested" and "boom" in item["evidence"]["reason"]
+
+
+@pytest.mark.browser
 def test_should_write_every_sheet_item_and_the_contract_paths(tmp_path):
     out = tmp_path / "run"
     r = cli("run", "scenarios/demos/basic.html", "--probe", "frame_pacing", "--duration", "2",

@@ -10,7 +10,7 @@ from tests.truth import all_fixtures, assert_truth, run_fixture
 
 pytestmark = pytest.mark.browser
 
-FIXTURES = [f for f in all_fixtures("frame_pacing") if f.html.stem != "hang"]
+FIXTURES = [f for f in all_fixtures("frame_pacing") if f.html.stem not in ("hang", "throws")]  # those two: tests/e2e
 
 
 @pytest.mark.parametrize("fx", FIXTURES, ids=lambda f: f.name)
