@@ -111,9 +111,50 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
                 # read it as the pseudo-probe "network", and rescore finds it in the report.
                 report.probes["network"] = ProbeRecord(name="network", data={
                     "requests": [r.to_json() for r in handle.requests], "misses": list(handle.misses),
-                    "mode": network})
+                    "mode": network, "served_from_cache": _served_from_cache(handle)})
+                # issue 5: say in the report (and the terminal) which library is missing and how to add it
+                for miss in dict.fromkeys(handle.misses):
+                    report.warnings.append(f"offline library cache: {miss}")
                 report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
+                _page_events(report, handle)
                 await handle.kill()
+
+
+def _served_from_cache(handle) -> list[dict]:
+    """What the offline library cache served this run (package, version, path, sha256), so
+    two runs are known to have used the same library bytes (issue 5)."""
+    try:
+        from .cache import served_from_cache
+    except ImportError:
+        return []
+    return served_from_cache(handle.resolvers)
+
+
+def _page_events(report: Report, handle) -> None:
+    """What the demo did to the pages the bench opened (dialogs, popups, navigation away,
+    renderer crashes), as the pseudo-probe 'page_events' and as warnings: a hostile demo's
+    report says what it did (issue 10)."""
+    evs = getattr(handle, "page_events", [])
+    dialogs = [d for e in evs for d in e.dialogs]
+    n_dialogs = sum(e.dialog_count for e in evs)
+    popups = [u for e in evs for u in e.popups]
+    left = [e.navigations[-1] if e.navigations else "?" for e in evs if e.documents > 1]
+    crashed = sum(1 for e in evs if e.crashed)
+    report.probes["page_events"] = ProbeRecord(name="page_events", data={
+        "pages": len(evs), "dialogs": dialogs[:50], "dialog_count": n_dialogs, "popups": popups[:50],
+        "popup_count": len(popups), "left_document": left[:20], "renderer_crashes": crashed,
+        "page_errors": [m for e in evs for m in e.page_errors][:20]})
+    if n_dialogs:
+        kinds = sorted({d["type"] for d in dialogs})
+        report.warnings.append(f"the demo opened {n_dialogs} dialog(s) ({', '.join(kinds)}); the bench dismissed them")
+    if popups:
+        report.warnings.append(f"the demo opened {len(popups)} popup window(s) (first: {popups[0][:120]}); "
+                               "the bench closed them")
+    if left:
+        report.warnings.append(f"the demo navigated away from its own document on {len(left)} page(s) "
+                               f"(to {left[0][:120]})")
+    if crashed:
+        report.warnings.append(f"the demo's renderer crashed on {crashed} page(s)")
 
 
 def _external(handle) -> list[str]:

@@ -120,7 +120,8 @@ def parse_viewport(text: str) -> dict[str, int]:
 def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | None = None) -> Scenario:
     """Read and validate a scenario file, then apply CLI overrides (validated the same way).
 
-    `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number).
+    `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number),
+    "probes" ({probe name: {setting: value}}, merged into that probe's section).
     """
     path = Path(path) if path else DEFAULT_SCENARIO
     if not path.is_file():
@@ -145,10 +146,16 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
             data["viewport"].update(parse_viewport(vp) if isinstance(vp, str) else vp)
         if overrides.get("duration_s") is not None:
             data["duration_s"] = overrides["duration_s"]
+        # "probes": {NAME: {setting: value}} merges into each probe's section (tests run a
+        # probe at a small rate or a short span through their truth files' scenario section).
+        for name, section in (overrides.get("probes") or {}).items():
+            data["probes"][name] = {**(data["probes"].get(name) or {}), **(section or {})}
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as e:
             raise UserError(_one_line(e, "command line")) from None
+        if overrides.get("probes"):
+            _check_probe_sections(scenario, "command line")
     return scenario
 
 

@@ -7,6 +7,7 @@ checked from inside the page:
       "description": "50 exact movers in 5 categories under a panning camera",
       "probes": ["density"],                    # what to run (empty/absent: all)
       "scenario": {"duration_s": 5, "viewport": "1280x720"},   # overrides
+                                                # (also "probes": {NAME: {setting: value}})
       "expect": {                               # report.md paths (items.<id>.<field> too)
         "measurements.density.N": {"value": 50, "rel_tol": 0.1},
         "items.density.count.points": 10,
@@ -105,7 +106,8 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
     from skycity_bench.scenario import load_scenario
 
     sc = fx.truth.get("scenario", {})
-    scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s")})
+    scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s"),
+                                    "probes": sc.get("probes")})
     report = asyncio.run(run_candidate(fx.html, scenario, out_dir, probes=probes or fx.truth.get("probes") or None))
     return report.to_json()
 

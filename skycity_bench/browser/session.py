@@ -45,6 +45,11 @@ class PageEvents:
     navigations: list[str] = field(default_factory=list)
     crashed: bool = False
     closed: bool = False
+    # Hostile demos (issue 10): documents loaded in the main frame (more than one: the demo
+    # navigated away or reloaded, so what a probe sees after that is not the demo), and the
+    # number of dialogs (a dialog loop must not grow `dialogs` without bound).
+    documents: int = 0
+    dialog_count: int = 0
 
 
 class BrowserHandle:
@@ -57,6 +62,7 @@ class BrowserHandle:
         self.browser = None
         self.requests: list = []         # every external request of every page of this run
         self.misses: list[str] = []
+        self.page_events: list[PageEvents] = []   # every DemoPage's events, for the report
 
     async def start(self) -> "BrowserHandle":
         self.browser = await launch(self.pw, offline=self.offline)
@@ -106,6 +112,7 @@ class BrowserHandle:
             await ctx.add_init_script(s)
         page = await ctx.new_page()
         dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
+        self.page_events.append(dp.events)
         if goto:
             await dp.goto()
         return dp
@@ -130,11 +137,17 @@ class DemoPage:
         page.on("close", lambda *_: setattr(self.events, "closed", True))
         page.on("pageerror", lambda e: self.events.page_errors.append(str(e)[:300]))
         page.on("framenavigated", self._on_nav)
+        page.on("domcontentloaded", self._on_document)
         context.on("page", self._on_popup)
 
     # ----------------------------------------------------------------- events
+    def _on_document(self, *_) -> None:
+        self.events.documents += 1
+
     def _on_dialog(self, dialog) -> None:
-        self.events.dialogs.append({"type": dialog.type, "message": dialog.message[:200]})
+        self.events.dialog_count += 1
+        if len(self.events.dialogs) < 50:
+            self.events.dialogs.append({"type": dialog.type, "message": dialog.message[:200]})
         asyncio.ensure_future(self._dismiss(dialog))
 
     @staticmethod
@@ -147,6 +160,11 @@ class DemoPage:
     def _on_popup(self, popup) -> None:
         if popup is self.page:
             return
+        # page "popup" and context "page" both report the same window: count it once
+        seen = self.__dict__.setdefault("_popups_seen", set())
+        if id(popup) in seen:
+            return
+        seen.add(id(popup))
         self.events.popups.append(popup.url)
         asyncio.ensure_future(_quiet_close(popup))
 
@@ -160,6 +178,10 @@ class DemoPage:
             raise DemoCrash("the demo's renderer crashed")
         if self.events.closed:
             raise DemoCrash("the demo's page closed")
+        if self.events.documents > 1:
+            where = self.events.navigations[-1] if self.events.navigations else "a new document"
+            raise ProbeError(f"the demo left its own document (navigated to {where[:200]}): "
+                             "what the page shows now is not the demo")
 
     async def call(self, coro, timeout: float, what: str):
         """Await a Playwright call with a hard limit; turn hangs and crashes into ProbeErrors."""

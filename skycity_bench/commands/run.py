@@ -1,4 +1,5 @@
-"""`skycity-bench run DEMO.html`: run the probes on one demo and write report.json."""
+"""`skycity-bench run PATH...`: run the probes on one demo and write report.json, or on many
+(files, folders, globs, --repeat) as a resumable batch of worker processes (batch.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,17 @@ from ._render import print_report
 RECORDINGS = Path("recordings")
 
 
+def _is_batch(demos: List[str], repeat: int) -> bool:
+    """One existing file (or a path that is neither folder nor pattern) and no --repeat: the
+    single-demo run, in this process, exactly as before. Anything else is a batch."""
+    if len(demos) != 1 or repeat > 1:
+        return True
+    p = Path(demos[0])
+    if p.is_dir():
+        return True
+    return not p.exists() and bool(set("*?[") & set(demos[0]))
+
+
 def default_out(demo_path: Path) -> Path:
     demo = load_demo(demo_path)
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -29,7 +41,8 @@ def default_out(demo_path: Path) -> Path:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
-        demo: Path = typer.Argument(..., help="the candidate HTML file"),
+        demos: List[str] = typer.Argument(..., metavar="PATH...",
+                                          help="candidate HTML file(s), folders of them, or globs"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="run folder (default recordings/<id>-<time>)"),
         probe: Optional[List[str]] = typer.Option(None, "--probe", "-p", help="run only these probes (repeatable)"),
         viewport: Optional[str] = typer.Option(None, help="WIDTHxHEIGHT, e.g. 1280x720"),
@@ -37,25 +50,46 @@ def register(app: typer.Typer) -> None:
         scenario: Optional[Path] = typer.Option(None, help="scenario file (default scenarios/skycity.yaml)"),
         network: str = typer.Option("offline", help="offline (default) or allow"),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="no progress bar"),
+        repeat: int = typer.Option(1, "--repeat", "-n", help="run each candidate N times; report each figure's spread"),
+        candidate_timeout: Optional[float] = typer.Option(
+            None, "--candidate-timeout", help="batch: hard wall-clock seconds per candidate run (default: from the probes' budgets)"),
+        max_memory_mb: float = typer.Option(
+            3072, "--max-memory-mb", help="a browser process above this many MB is killed (a memory blow-up)"),
     ) -> None:
-        """Run the bench on one demo; print the items and write report.json."""
-        from ..runner import run_candidate
+        """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
+        from ..worker import run_watched
 
         if network not in ("offline", "allow"):
             raise UserError(f"--network: expected offline or allow, got {network!r}")
+        if repeat < 1:
+            raise UserError(f"--repeat: expected a whole number >= 1, got {repeat}")
+        if candidate_timeout is not None and candidate_timeout <= 0:
+            raise UserError(f"--candidate-timeout: expected seconds > 0, got {candidate_timeout:g}")
+        if max_memory_mb < 256:
+            raise UserError(f"--max-memory-mb: expected at least 256, got {max_memory_mb:g}")
         sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration})
         for name in probe or []:
             registry.get(name)          # unknown name: one line listing the known ones
+        if _is_batch(demos, repeat):
+            from ..batch import run_batch
+
+            code = run_batch(demos, out, scenario=scenario, viewport=viewport, duration=duration, probe=probe,
+                             network=network, quiet=quiet, repeat=repeat, candidate_timeout=candidate_timeout,
+                             max_memory_mb=max_memory_mb)
+            raise typer.Exit(code)
+        demo = Path(demos[0])
         load_demo(demo)                 # bad input fails before a browser starts
         out_dir = out or default_out(demo)
         console = Console()
         progress = None if quiet else RichProgress()
         try:
-            report = asyncio.run(run_candidate(demo, sc, out_dir, probes=probe, progress=progress, network=network))
+            report = asyncio.run(run_watched(demo, sc, out_dir, probes=probe, progress=progress, network=network,
+                                             max_memory_mb=max_memory_mb))
         finally:
             if progress:
                 progress.stop()
         print_report(report, console, out_dir)
-        failed = [n for n, r in report.probes.items() if r.status == "error"]
-        if failed or report.exit_reason:
+        from ..scoring import run_problems
+
+        if run_problems(report):
             raise typer.Exit(1)

@@ -1,0 +1,31 @@
+"""The pinned offline library cache (issue 5).
+
+Demos that import three.js (or another library) from a CDN are answered from a local,
+content-addressed copy of the npm releases (`skycity-bench cache add three@0.160.0`), so
+they render with the network closed and are scored on every item as if the library were
+inline; packaging.single_file still charges the dependency once, from the network record.
+
+    store.py     the content-addressed store on disk ($SKYCITY_CACHE, ~/.cache/skycity-bench)
+    npm.py       registry fetch and integrity check
+    cdn.py       the one table of CDN URL patterns
+    esm.py       entry/exports resolution and bare-import rewriting of ES-module CDNs
+    resolver.py  the request resolver the runner gives the closed network
+"""
+
+from __future__ import annotations
+
+from .resolver import CacheResolver
+from .store import Store, default_root
+
+
+def resolvers(network: str) -> list:
+    """The resolvers of one run (fresh per run: each keeps the run's `served` log)."""
+    return [CacheResolver(Store(), network)]
+
+
+def served_from_cache(resolver_list: list) -> list[dict]:
+    """What the run's cache resolvers served: one entry per URL (report.probes.network)."""
+    return [e for r in resolver_list for e in getattr(r, "served", [])]
+
+
+__all__ = ["resolvers", "served_from_cache", "CacheResolver", "Store", "default_root"]

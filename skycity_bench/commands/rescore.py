@@ -1,0 +1,61 @@
+"""`skycity-bench rescore RUN_DIR`: recompute every item from the evidence stored in
+report.json, without a browser (the Lighthouse `-A` idea), under the rubric the report
+names. Prints what changed; --check only compares (exit 1 when anything would change)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+
+from ..errors import UserError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("rescore")
+    def rescore(
+        run_dir: Path = typer.Argument(..., help="a run folder holding report.json"),
+        check: bool = typer.Option(False, "--check", help="compare only; exit 1 if an item would change"),
+        html: bool = typer.Option(True, "--html/--no-html", help="rewrite report.html"),
+    ) -> None:
+        """Recompute the items of a run from its stored evidence (no browser)."""
+        from .. import html_report
+        from ..report import load, save
+        from ..rubric import find_rubric, load_rubric
+        from ..scenario import Scenario
+        from ..scoring import score_report
+        from ._render import print_report
+
+        path = run_dir / "report.json" if run_dir.is_dir() else run_dir
+        if not path.is_file():
+            raise UserError(f"{run_dir}: no report.json here")
+        out_dir = path.parent
+        try:
+            report = load(path)
+        except (ValueError, ValidationError) as e:
+            raise UserError(f"{path}: not a skycity-bench report ({str(e).splitlines()[0]})") from None
+        rubric_path = find_rubric(report.rubric_id)
+        if rubric_path is None:
+            raise UserError(f"{path}: rubric {report.rubric_id} not found under rubrics/")
+        rubric = load_rubric(rubric_path)
+        try:
+            scenario = Scenario.model_validate(report.scenario.get("effective") or {})
+        except ValidationError as e:
+            raise UserError(f"{path}: the stored scenario no longer validates: {str(e).splitlines()[0]}") from None
+        before = {k: (v.status, v.points) for k, v in report.items.items()}
+        score_report(report, scenario, rubric, None if check else out_dir)
+        after = {k: (v.status, v.points) for k, v in report.items.items()}
+        changed = [k for k in after if before.get(k) != after[k]]
+        c = Console()
+        for k in changed:
+            c.print(f"changed {k}: {before.get(k)} → {after[k]}", highlight=False)
+        if check:
+            c.print(f"{len(changed)} item(s) would change")
+            raise typer.Exit(1 if changed else 0)
+        save(report, out_dir)
+        if html:
+            html_report.write(out_dir, report)
+        print_report(report, c, out_dir)
+        c.print(f"rescored under {rubric.id}: {len(changed)} item(s) changed")

@@ -1,0 +1,34 @@
+"""`skycity-bench review`: serve the reviewers' web app (and its JSON API, /docs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("review")
+    def review(
+        db: Optional[Path] = typer.Option(None, "--db", help="review store (default recordings/reviews.sqlite)"),
+        port: int = typer.Option(8765, "--port", min=0, max=65535, help="TCP port (0: any free one)"),
+        host: str = typer.Option("127.0.0.1", "--host", help="bind address (loopback unless told otherwise)"),
+        seed: Optional[int] = typer.Option(None, "--seed", help="queue-order seed of a NEW store (default random)"),
+    ) -> None:
+        """Serve the blind review app: sign in, score candidates, override with reasons."""
+        import uvicorn
+
+        from ..review import create_app
+        from ..store import DEFAULT_DB, Store
+
+        store = Store(db or DEFAULT_DB, seed=seed)
+        c = Console()
+        if host not in LOOPBACK:
+            c.print(f"[yellow]warning:[/] serving on {host}: anyone who can reach it can submit scores")
+        c.print(f"review app on http://{host}:{port}/ (API at /docs) · store {store.path} · "
+                f"{len(store.candidates())} candidates · rubric {store.rubric.id}", highlight=False)
+        uvicorn.run(create_app(store), host=host, port=port, log_level="warning")

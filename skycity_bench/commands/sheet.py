@@ -1,0 +1,47 @@
+"""`skycity-bench sheet`: the 100-point sheet per candidate, from the review store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import UserError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sheet")
+    def sheet(
+        db: Optional[Path] = typer.Option(None, "--db", help="review store (default recordings/reviews.sqlite)"),
+        fmt: str = typer.Option("md", "--format", "-f", help="md | csv | json (json includes every raw review)"),
+        unblind: bool = typer.Option(False, "--unblind", help="show each candidate's label (its file name)"),
+        candidate: Optional[str] = typer.Option(None, "--candidate", help="only this candidate id"),
+        finalize: Optional[str] = typer.Option(None, "--finalize", help="finalise this candidate's sheet first"),
+        by: str = typer.Option("lead", "--by", help="who finalises (with --finalize)"),
+    ) -> None:
+        """Print the sheet: items and subtotals per rubric row, the total only when nothing is
+        missing (otherwise what is missing), and a ranking across comparable environments."""
+        from ..sheet import rank, to_csv, to_json, to_markdown
+        from ..store import DEFAULT_DB, Store
+
+        if fmt not in ("md", "csv", "json"):
+            raise UserError(f"--format: expected md, csv or json, got {fmt!r}")
+        path = db or DEFAULT_DB
+        if not Path(path).is_file():
+            raise UserError(f"{path}: no review store here (run `skycity-bench import RUN_DIR` first)")
+        store = Store(path)
+        if finalize:
+            store.finalize(finalize, by)
+        sheets = store.sheets(unblind=unblind)
+        if candidate:
+            sheets = [s for s in sheets if s.candidate_id == candidate]
+            if not sheets:
+                raise UserError(f"no such candidate: {candidate}")
+        ranking = rank(sheets)
+        if fmt == "md":
+            typer.echo(to_markdown(sheets, ranking))
+        elif fmt == "csv":
+            typer.echo(to_csv(sheets), nl=False)
+        else:
+            typer.echo(to_json(sheets, ranking, store.export_reviews()))

@@ -1,0 +1,185 @@
+"""Is the city's name (the hook's cityName) on screen in the closing shot?
+
+Two kinds of evidence, neither of which trusts the hook beyond the name itself:
+- page text: the innermost elements whose text contains the name, inside the viewport and
+  not hidden by style, and then pixels decide: the clip around them is captured as shown
+  and again with the elements hidden (visibility: hidden); the name is visible when enough
+  pixels change. A name covered by a canvas, transparent, or off-screen changes nothing.
+- canvas text: fillText/strokeText on 2D contexts are wrapped before any page script runs
+  (CANVAS_TEXT_JS); calls that draw the name (or characters of it, for demos that draw it
+  one character at a time) are logged with their on-screen position. The bench cannot read
+  pixels of canvas text, so this is reported as "drawn on a canvas" and left to reviewers;
+  an OffscreenCanvas or a detached canvas usually means a WebGL texture.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._stepper import decode
+
+# Injected before page scripts. Logs only texts that are the name or part of it, once the
+# probe has told it the name (window.__skycityCanvasText.want), so the log stays small.
+CANVAS_TEXT_JS = r"""
+(() => {
+  if (window.__skycityCanvasText) return;
+  const L = { want: null, hits: [] };
+  Object.defineProperty(window, '__skycityCanvasText', { value: L, enumerable: false });
+  const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, '');
+  const wrap = (proto) => {
+    if (!proto) return;
+    for (const m of ['fillText', 'strokeText']) {
+      const orig = proto[m];
+      if (typeof orig !== 'function') continue;
+      proto[m] = function (text, x, y, ...rest) {
+        try {
+          const s = norm(text);
+          if (L.want && s && (s.includes(L.want) || L.want.includes(s)) && L.hits.length < 400) {
+            const c = this.canvas, onscreen = !!(c && c.isConnected && c.getBoundingClientRect);
+            let sx = null, sy = null;
+            if (onscreen) {
+              const t = this.getTransform(), r = c.getBoundingClientRect();
+              const px = t.a * x + t.c * y + t.e, py = t.b * x + t.d * y + t.f;
+              sx = r.left + px * r.width / (c.width || 1); sy = r.top + py * r.height / (c.height || 1);
+            }
+            L.hits.push({ t: performance.now(), text: s.slice(0, 40), full: s.includes(L.want), onscreen, x: sx, y: sy });
+          }
+        } catch (e) { /* never disturb the demo */ }
+        return orig.call(this, text, x, y, ...rest);
+      };
+    }
+  };
+  wrap(window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype);
+  wrap(window.OffscreenCanvasRenderingContext2D && OffscreenCanvasRenderingContext2D.prototype);
+})();
+"""
+
+# The innermost elements whose text holds the name, with what style says about them. Marks
+# them with data-skycity-name so the pixel check can hide exactly these.
+_FIND = r"""(name) => {
+  const norm = (s) => String(s || '').replace(/\s+/g, '');
+  const want = norm(name);
+  const root = document.body || document.documentElement;
+  const out = [];
+  if (!want || !root) return out;
+  document.querySelectorAll('[data-skycity-name]').forEach((e) => e.removeAttribute('data-skycity-name'));
+  const all = root.querySelectorAll('*');
+  for (const el of all) {
+    if (out.length >= 8) break;
+    const tag = el.tagName.toLowerCase();
+    if (tag === 'script' || tag === 'style' || tag === 'noscript' || tag === 'title') continue;
+    if (!norm(el.textContent).includes(want)) continue;
+    let inner = false;
+    for (const ch of el.children) if (norm(ch.textContent).includes(want)) { inner = true; break; }
+    if (inner) continue;
+    const r = el.getBoundingClientRect();
+    let opacity = 1, hidden = false;
+    for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+      const cs = getComputedStyle(e);
+      opacity *= parseFloat(cs.opacity || '1');
+      if (cs.display === 'none') hidden = true;
+      if (e === el && cs.visibility !== 'visible') hidden = true;
+    }
+    const x0 = Math.max(0, r.left), y0 = Math.max(0, r.top);
+    const x1 = Math.min(innerWidth, r.right), y1 = Math.min(innerHeight, r.bottom);
+    const k = out.length;
+    el.setAttribute('data-skycity-name', String(k));
+    out.push({ k, tag, text: norm(el.textContent).slice(0, 60), hidden, opacity: Math.round(opacity * 1000) / 1000,
+               rect: [r.left, r.top, r.width, r.height], in_viewport: x1 > x0 && y1 > y0,
+               clip: [x0, y0, Math.max(0, x1 - x0), Math.max(0, y1 - y0)] });
+  }
+  return out;
+}"""
+
+_HIDE = r"""(hide) => {
+  for (const el of document.querySelectorAll('[data-skycity-name]')) {
+    if (hide) {
+      el.dataset.skycityStyle = el.getAttribute('style') || '';
+      el.style.setProperty('transition', 'none', 'important');
+      el.style.setProperty('visibility', 'hidden', 'important');
+    } else {
+      const s = el.dataset.skycityStyle;
+      if (s) el.setAttribute('style', s); else el.removeAttribute('style');
+      delete el.dataset.skycityStyle;
+      el.removeAttribute('data-skycity-name');
+    }
+  }
+  return document.body ? document.body.getBoundingClientRect().width : 0;
+}"""
+
+_TAKE_CANVAS = "() => { const L = window.__skycityCanvasText; if (!L) return null; return L.hits.splice(0); }"
+
+
+async def arm(dp, name: str) -> None:
+    """Tell the canvas wrapper which name to watch for."""
+    await dp.evaluate("(n) => { if (window.__skycityCanvasText) window.__skycityCanvasText.want = n.replace(/\\s+/g, ''); }",
+                      name, what="arming the canvas text log")
+
+
+async def check(dp, stepper, name: str, t_s: float, min_changed_share: float) -> dict:
+    """One look at the screen at bench time t_s (the clock is paused meanwhile)."""
+    found = await dp.evaluate(_FIND, name, what="looking for the city name in the page") or []
+    out: dict = {"t_s": round(t_s, 3), "dom_elements": len(found), "dom_visible": False, "changed_share": 0.0,
+                 "elements": found[:4]}
+    shown = [f for f in found if f["in_viewport"] and not f["hidden"] and f["opacity"] > 0.02]
+    if shown:
+        x0 = min(f["clip"][0] for f in shown)
+        y0 = min(f["clip"][1] for f in shown)
+        x1 = max(f["clip"][0] + f["clip"][2] for f in shown)
+        y1 = max(f["clip"][1] + f["clip"][3] for f in shown)
+        vp = dp.viewport
+        box = {"x": max(0, x0 - 4), "y": max(0, y0 - 4)}
+        box["width"] = max(1, min(vp.width, x1 + 4) - box["x"])
+        box["height"] = max(1, min(vp.height, y1 + 4) - box["y"])
+        try:
+            a = decode(await stepper.capture("png", clip=box))
+            await dp.evaluate(_HIDE, True, what="hiding the city name")
+            b = decode(await stepper.capture("png", clip=box))
+        finally:
+            await dp.evaluate(_HIDE, False, what="restoring the city name")
+        if a.shape == b.shape:
+            diff = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
+            share = float(np.mean(diff > 40))
+            out["changed_share"] = round(share, 4)
+            out["dom_visible"] = share >= min_changed_share
+        out["clip"] = box
+    hits = await dp.evaluate(_TAKE_CANVAS, what="reading the canvas text log") or []
+    chars = set("".join(h["text"] for h in hits))
+    out["canvas"] = {
+        "calls": len(hits),
+        "full_name": any(h["full"] for h in hits),
+        "all_characters": bool(hits) and set(name.replace(" ", "")) <= chars,
+        "onscreen": any(h["onscreen"] for h in hits),
+        "offscreen_only": bool(hits) and not any(h["onscreen"] for h in hits),
+        "where": next(([round(h["x"]), round(h["y"])] for h in hits if h["onscreen"] and h["x"] is not None), None),
+    }
+    return out
+
+
+def verdict(checks: list[dict], name: str | None) -> dict:
+    """city_name_visible: True (seen as page text), None (drawn on a canvas, or no name to
+    look for: reviewers decide), False (neither)."""
+    if not name:
+        return {"visible": None, "source": None,
+                "reason": "the hook gives no cityName, so the bench does not know which name to look for"}
+    seen = [c["t_s"] for c in checks if c["dom_visible"]]
+    if seen:
+        return {"visible": True, "source": "page_text", "seen_at_s": seen,
+                "reason": f"'{name}' is visible as page text at {_times(seen)}"}
+    drawn = [c for c in checks if c["canvas"]["full_name"] or c["canvas"]["all_characters"]]
+    if drawn:
+        off = all(c["canvas"]["offscreen_only"] for c in drawn)
+        where = "into an off-screen canvas (probably a WebGL texture)" if off else "on a canvas"
+        return {"visible": None, "source": "canvas_offscreen" if off else "canvas",
+                "drawn_at_s": [c["t_s"] for c in drawn],
+                "reason": f"'{name}' is drawn {where} (fillText) at {_times(c['t_s'] for c in drawn)}: "
+                          "the bench cannot read canvas text; reviewers check the keyframes"}
+    dom = [c for c in checks if c["dom_elements"]]
+    why = (" (page text holding it exists but is hidden, covered or outside the viewport)" if dom else "")
+    return {"visible": False, "source": None,
+            "reason": f"'{name}' is neither visible page text nor drawn on a canvas at the checks "
+                      f"({_times(c['t_s'] for c in checks)}){why}"}
+
+
+def _times(ts) -> str:
+    return ", ".join(f"{t:g} s" for t in ts)

@@ -1,0 +1,165 @@
+"""Automatic display and manual priority (items shops.auto_display, shops.manual_priority).
+
+Automatic display: a fresh page, no input at all, the fake clock stepped through the window
+(15–40 s) every sample_interval_ms; each stretch in which a card naming one shop shows is an
+interval {shop_id, start_s, end_s}. start_s is the first sample it was seen, end_s the first
+sample it was no longer seen, so durations are exact to one sample interval.
+
+Manual priority: another fresh page, the clock taken to a moment when an automatic card was
+seen, the real mouse onto a different shop, then samples for manual_hold_s while the pointer
+stays: the user's card must answer within close_within_ms and then stay, neither replaced nor
+overlapped by another shop's card.
+"""
+
+from __future__ import annotations
+
+from ._shop_dom import shop_cards
+from ._shop_session import ShopPage, card_union, joined_text, overlaps
+
+
+def intervals_from(samples: list[tuple[float, list[dict]]], shops: list[dict], end_s: float) -> tuple[list, list]:
+    """(intervals, timeline) from card samples: an interval is a run of samples showing cards
+    that name exactly one shop (the same one); it ends at the first sample without it."""
+    intervals, timeline, cur = [], [], None
+    for t, cards in samples:
+        named = shop_cards({"cards": cards}, shops)
+        who = sorted({c["shop"] for c in named})
+        sid = who[0] if len(who) == 1 else ("ambiguous" if who else None)
+        if not timeline or timeline[-1][1] != sid:
+            timeline.append([t, sid])
+        if cur is not None and cur["shop_id"] != sid:
+            cur["end_s"] = t
+            cur = None
+        if sid is not None and cur is None:
+            cur = {"shop_id": sid, "start_s": t, "end_s": None, "text": joined_text(named),
+                   "rect": card_union(named), "names_in_card": sorted({i for c in named for i in c["names"]})}
+            intervals.append(cur)
+    if cur is not None:
+        cur["end_s"] = end_s
+        cur["clipped_end"] = True
+    first = samples[0][0] if samples else None
+    for iv in intervals:
+        iv["duration_s"] = round(iv["end_s"] - iv["start_s"], 3)
+        iv["clipped_start"] = iv["start_s"] == first
+        iv.setdefault("clipped_end", False)
+    return intervals, timeline
+
+
+async def auto_phase(ctx, shops: list[dict]) -> dict:
+    s = ctx.settings
+    a, b = s.auto_window_s
+    step = s.sample_interval_ms
+    pg = ShopPage(ctx)
+    await pg.open()
+    samples: list = []
+    shots: dict[int, dict] = {}
+    try:
+        await pg.dp.seek(a)
+        t = await pg.dp.now_s()
+        await pg.cards.start(step)
+        # Chunks of a second: after each, a card that is still showing gets its screenshot.
+        while t < b - 1e-6:
+            ms = min(1000.0, (b - t) * 1000)
+            await pg.dp.run_for(ms)
+            t += ms / 1000
+            samples += await pg.cards.take()
+            ivs, _ = intervals_from(samples, shops, t)
+            if ivs and ivs[-1].get("clipped_end") and len(ivs) - 1 not in shots and len(shots) < s.max_auto_intervals:
+                now = await pg.read(shops)
+                if now:
+                    k = len(ivs) - 1
+                    shots[k] = {"screenshot": await pg.crop(f"auto-{k + 1:02d}-{ivs[-1]['shop_id']}",
+                                                            [c["rect"] for c in now]),
+                                "hook_active_card": await pg.active_card(), "screenshot_t_s": round(t, 3)}
+        await pg.cards.stop()
+    finally:
+        await pg.close()
+    step_s = step / 1000
+    samples = [x for x in samples if x[0] <= b + 1e-6]
+    intervals, timeline = intervals_from(samples, shops, round(b + step_s, 3))
+    for k, extra in shots.items():
+        if k < len(intervals):
+            intervals[k].update(extra)
+    return {"window_s": [a, b], "sample_interval_ms": step, "samples": len(samples),
+            "samples_expected": int(round((b - a) * 1000 / step)) + 1, "intervals": intervals,
+            "timeline": timeline[:400]}
+
+
+def _pick(intervals: list[dict], shops: list[dict], hover: list[dict]) -> tuple[dict, dict] | None:
+    """An automatic interval to interrupt and a different shop to hover, preferring shops whose
+    hover opened a card, so the hover's own card is known."""
+    ok = {h["id"]: h for h in hover if h.get("opened")}
+    for iv in intervals:
+        if iv["shop_id"] in (None, "ambiguous") or iv["duration_s"] < 0.5:
+            continue
+        for pref in (True, False):
+            for sh in shops:
+                h = ok.get(sh["id"])
+                if sh["id"] == iv["shop_id"] or (pref and h is None):
+                    continue
+                if h is not None and iv["shop_id"] in (h.get("names_in_card") or []):
+                    continue   # its hover card names the automatic shop: the two could not be told apart
+                return iv, sh
+    return None
+
+
+async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) -> dict:
+    s = ctx.settings
+    pick = _pick(auto["intervals"], shops, hover)
+    if pick is None:
+        return {"tested": False, "reason": "no automatic card was seen in the window, so there was nothing for a "
+                "hover to win against" if not auto["intervals"] else "no automatic card with a shop another "
+                "shop's hover could be told apart from"}
+    iv, user = pick
+    h = {x["id"]: x for x in hover}.get(user["id"], {})
+    # The user's card: one naming the user's shop, or the card this shop's hover opened in the
+    # hover test (when that card names another shop, the content fault is shops.hover's, not this item's).
+    own = {user["id"]} | set(h.get("names_in_card") or [])
+    own.discard(iv["shop_id"])
+    pg = ShopPage(ctx)
+    await pg.open()
+    samples, shots, out = [], [], {"tested": True, "auto_interval": {k: iv[k] for k in ("shop_id", "start_s", "end_s")},
+                        "user_shop": user["id"]}
+    try:
+        t_h = iv["start_s"] + min(0.5, iv["duration_s"] / 3)
+        await pg.dp.seek(t_h)
+        before = await pg.read(shops)
+        out["auto_card_before_hover"] = sorted({c["shop"] for c in before})
+        pos = (await pg.shops_now()).get(user["id"])
+        if not pg.in_view(pos):
+            return {**out, "tested": False, "reason": f"shop {user['id']} was not on screen at {t_h:.1f} s"}
+        out["hovered"] = {"x": round(pos["x"], 1), "y": round(pos["y"], 1), "t_s": round(t_h, 3)}
+        await pg.cards.start(s.sample_interval_ms)
+        await pg.dp.page.mouse.move(pos["x"], pos["y"])
+        raw = []
+        for ms in (s.close_within_ms, s.manual_hold_s * 1000 - s.close_within_ms):
+            if ms > 0:
+                await pg.dp.run_for(ms)
+            raw += await pg.cards.take()
+            now = await pg.read(shops)
+            shot = await pg.crop(f"manual-priority-{len(shots) + 1}", [c["rect"] for c in now] or
+                                 [[pos["x"], pos["y"], 1, 1]], mark=(pos["x"], pos["y"]))
+            shots.append(shot)
+            if len(shots) == 1:
+                out["hook_active_card"] = await pg.active_card()
+                out["text"] = joined_text(now)
+        await pg.cards.stop()
+        for t, cs in raw:
+            if t <= t_h + 1e-6:
+                continue                  # the sample taken as the pointer arrived
+            cards = shop_cards({"cards": cs}, shops)
+            mine = [c for c in cards if set(c["names"]) & own and c["shop"] != iv["shop_id"]]
+            others = [c for c in cards if c not in mine]
+            ur = card_union(mine)
+            covered = bool(ur and any(overlaps(ur, c["rect"]) for c in others))
+            samples.append({"t_s": t, "user_card": bool(mine), "covered": covered,
+                            "others": sorted({c["shop"] for c in others})})
+    finally:
+        await pg.close()
+    answered = [x for x in samples if x["user_card"] and x["t_s"] - t_h <= s.close_within_ms / 1000 + 1e-6]
+    first = answered[0]["t_s"] if answered else None
+    held = bool(first is not None and all(x["user_card"] and not x["covered"] for x in samples if x["t_s"] >= first))
+    lost = next((x["t_s"] for x in samples if first is not None and x["t_s"] >= first
+                 and (not x["user_card"] or x["covered"])), None)
+    return {**out, "answered": first is not None, "first_seen_s": first, "held": held, "lost_at_s": lost,
+            "hold_s": s.manual_hold_s, "samples": samples, "screenshots": [f for f in shots if f]}

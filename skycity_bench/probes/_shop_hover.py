@@ -1,0 +1,257 @@
+"""Hover and touch, shop by shop (items shops.hover, shops.card_placement, shops.touch).
+
+At hover times outside the automatic-display window the real mouse (page.mouse) moves onto a
+shop's point, a few frames pass on the fake clock, and the DOM says whether a card showed and
+whose it is; then the pointer leaves and the card must be gone within close_within_ms. A
+card that stayed open makes the next shop start on a fresh page, so one shop's fault is not
+charged to the next. Touch repeats the opening half in a has_touch + is_mobile context with
+page.touchscreen.tap.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._shop_pixels import canvas_card_evidence, composite, contrast_ratio, pixel_contrast
+from ._shop_session import ShopPage, card_union, joined_text
+from ._shop_dom import shop_cards
+
+
+def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) -> dict:
+    """Where the card sits and how readable it is: fully inside the viewport, distance from
+    the shop point to the nearest point of the card, smallest text size, lowest WCAG contrast
+    (computed styles where they tell, else measured on the screenshot)."""
+    w, h = size
+    r = card_union(cards)
+    x0, y0, x1, y1 = r[0], r[1], r[0] + r[2], r[1] + r[3]
+    inside = x0 >= -1 and y0 >= -1 and x1 <= w + 1 and y1 <= h + 1
+    dx = max(x0 - point["x"], 0, point["x"] - x1)
+    dy = max(y0 - point["y"], 0, point["y"] - y1)
+    dist = math.hypot(dx, dy)
+    texts = []
+    for c in cards:
+        for t in c.get("texts", []):
+            con = None
+            if t.get("backdrop") is not None and t.get("color") and t.get("opacity", 1) >= 0.999:
+                fg = composite(t["color"], 1.0, t["backdrop"])
+                con = {"ratio": round(contrast_ratio(fg, t["backdrop"]), 2), "method": "computed styles",
+                       "fg": [round(v) for v in fg], "bg": [round(v) for v in t["backdrop"]]}
+            elif grabbed is not None:
+                img, (ox, oy) = grabbed
+                con = pixel_contrast(img, [t["rect"][0] - ox, t["rect"][1] - oy, t["rect"][2], t["rect"][3]])
+            texts.append({"text": t["text"][:40], "font_px": t.get("font_px"), "contrast": con})
+    fonts = [t["font_px"] for t in texts if t["font_px"]]
+    ratios = [t["contrast"]["ratio"] for t in texts if t["contrast"]]
+    return {"rect": [round(v, 1) for v in r], "inside_viewport": bool(inside), "distance_px": round(dist, 1),
+            "distance_ratio": round(dist / math.hypot(w, h), 4), "min_font_px": min(fonts) if fonts else None,
+            "min_contrast": min(ratios) if ratios else None, "texts": texts[:12]}
+
+
+async def _fresh(pg: ShopPage, times: list[float]) -> None:
+    await pg.open()
+    if times:
+        await pg.dp.seek(times[0])
+
+
+async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | None:
+    """Go to the next hover time (or stay, when the current moment is still one) at which the
+    whole hover lies outside the automatic window and the shop's point is on screen; its
+    position then, or None."""
+    a, b = pg.s.auto_window_s
+    for t in pg.s.hover_times_s:
+        now = await pg.dp.now_s()
+        start = max(t, now)
+        if start < b and start + needed_s > a:
+            continue                      # would overlap the automatic-display window
+        if start > now:
+            await pg.dp.seek(start)
+        p = (await pg.shops_now()).get(shop_id)
+        if pg.in_view(p):
+            return p
+    return None
+
+
+async def _wait_card(pg: ShopPage, shops: list[dict]) -> tuple[list[dict], float | None]:
+    """Cards after settle_ms; when none yet, once more at close_within_ms (a short hover
+    delay is a design choice, not a fault). Returns (cards, the ms at which they were read)."""
+    s = pg.s
+    await pg.dp.run_for(s.settle_ms)
+    cards = await pg.read(shops, settle_css=True)
+    if cards:
+        return cards, s.settle_ms
+    if s.close_within_ms > s.settle_ms:
+        await pg.dp.run_for(s.close_within_ms - s.settle_ms)
+        cards = await pg.read(shops, settle_css=True)
+        if cards:
+            return cards, s.close_within_ms
+    return cards, None
+
+
+async def hover_phase(ctx, shops: list[dict]) -> dict:
+    s = ctx.settings
+    pg = ShopPage(ctx)
+    await _fresh(pg, s.hover_times_s)
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_within_ms) / 1000   # the whole hover, canvas check included
+    per_shop, resets = [], 0
+    try:
+        for shop in shops:
+            res = {"id": shop["id"], "name": shop["name"], "opened": False, "content_matches": False, "closed": False}
+            per_shop.append(res)
+            p = await _at_hover_time(pg, shop["id"], needed)
+            if p is None:
+                # Maybe the previous shops used up every slot: one fresh page before giving up.
+                await _fresh(pg, s.hover_times_s)
+                resets += 1
+                p = await _at_hover_time(pg, shop["id"], needed)
+            if p is None:
+                res.update(opened=None, content_matches=None, closed=None,
+                           reason="the shop's point was never inside the viewport at the hover times")
+                continue
+            away = pg.away_point(list((await pg.shops_now()).values()) or shops)
+            await pg.dp.page.mouse.move(*away)
+            await pg.dp.run_for(s.step_ms)
+            await pg.cards.base()
+            t_hover = await pg.dp.now_s()
+            await pg.dp.page.mouse.move(p["x"], p["y"])
+            cards, res["opened_within_ms"] = await _wait_card(pg, shops)
+            p_now = (await pg.shops_now()).get(shop["id"]) or p
+            res["hovered"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(t_hover, 3), "away": away}
+            res["hook_active_card_open"] = await pg.active_card()
+            if cards:
+                named = sorted({i for c in cards for i in c["names"]})
+                res.update(opened=True, text=joined_text(cards), names_in_card=named,
+                           content_matches=named == [shop["id"]],
+                           attributed_to=named[0] if len(named) == 1 else ("ambiguous" if named else None))
+                rects = [c["rect"] for c in cards]
+                grabbed = await pg.grab(pg.region(rects, (p_now["x"], p_now["y"])))
+                res["placement"] = placement(cards, p_now, grabbed, pg.size)
+                res["screenshot_open"] = await pg.crop(f"hover-{_safe(shop['id'])}-open", rects,
+                                                       mark=(p_now["x"], p_now["y"]), grabbed=grabbed)
+            else:
+                others = await pg.read_all()
+                if others:
+                    res["unnamed_changes"] = [c["text"][:80] for c in others[:5]]
+                zone = _zone(pg, p)
+                hovered_img = await pg.grab(zone)
+            # Leave, and watch the card go: the in-page sampler times it to step_ms.
+            await pg.dp.page.mouse.move(*away)
+            t_leave = await pg.dp.now_s()
+            await pg.cards.start(s.step_ms)
+            await pg.dp.run_for(s.close_within_ms)
+            raw = await pg.cards.take()
+            await pg.cards.stop()
+            gone_at = next((round((t - t_leave) * 1000) for t, cs in raw if t > t_leave + 1e-6
+                            and not _still_open(shop_cards({"cards": cs}, shops), shop, res)), None)
+            still = await pg.read(shops, settle_css=gone_at is None)
+            if gone_at is None and not _still_open(still, shop, res):
+                gone_at = round(s.close_within_ms)     # a CSS fade that ended in real time
+                res["closed_after_css_transition"] = True
+            res["hook_active_card_closed"] = await pg.active_card()
+            if res["opened"]:
+                res["closed"] = gone_at is not None
+                res["closed_after_ms"] = gone_at
+            else:
+                res["closed"] = None
+                res["canvas_card"] = await _canvas_check(pg, hovered_img, zone, p, shop["id"])
+            res["hook_agrees"] = _hook_agrees(res, shop)
+            if res["opened"] and not res["closed"]:
+                res["screenshot_stayed_open"] = await pg.crop(f"hover-{_safe(shop['id'])}-after-leave",
+                                                              [c["rect"] for c in still], mark=(p["x"], p["y"]))
+                await _fresh(pg, s.hover_times_s)      # a stuck card must not be charged to the next shop
+                resets += 1
+    finally:
+        await pg.close()
+    return {"per_shop": per_shop, "resets": resets}
+
+
+def _still_open(cards: list[dict], shop: dict, res: dict) -> bool:
+    """A card that opened for this hover is still there: one naming this shop, or naming the
+    same shops the opened card named."""
+    named = set(res.get("names_in_card") or []) | {shop["id"]}
+    return any(set(c["names"]) & named for c in cards)
+
+
+def _zone(pg: ShopPage, p: dict) -> list[int] | None:
+    """The box a card near this shop must lie in (max_distance_ratio of the diagonal)."""
+    w, h = pg.size
+    r = pg.s.max_distance_ratio * math.hypot(w, h)
+    return pg.region([[p["x"] - r, p["y"] - r, 2 * r, 2 * r]], pad=0)
+
+
+async def _canvas_check(pg: ShopPage, hovered, zone, p: dict, shop_id: str) -> dict:
+    """No DOM card: was one drawn on the canvas? The change between the hovered frame and the
+    frame after leaving (a drawn card vanishes) against the change over an equal stretch with
+    no input (scene motion alone). Only the zone around the shop is compared."""
+    after = await pg.grab(zone)
+    await pg.dp.run_for(pg.s.close_within_ms)
+    later = await pg.grab(zone)
+    if hovered is None or after is None or later is None:
+        return {"card_like": False, "note": "no pixels to compare"}
+    ev = canvas_card_evidence(later[0], after[0], hovered[0])
+    r = ev["across_hover"]["rect"]
+    ox, oy = zone[0], zone[1]
+    if r:
+        ev["across_hover"]["rect"] = r = [r[0] + ox, r[1] + oy, r[2], r[3]]
+    if ev["card_like"] and r:
+        w, h = pg.size
+        ev["distance_ratio"] = round(math.hypot(r[0] + r[2] / 2 - p["x"], r[1] + r[3] / 2 - p["y"]) / math.hypot(w, h), 4)
+        ev["screenshot"] = await pg.crop(f"hover-{_safe(shop_id)}-canvas", [r], mark=(p["x"], p["y"]), grabbed=hovered)
+    return ev
+
+
+def _hook_agrees(res: dict, shop: dict) -> bool | None:
+    o, c = res.get("hook_active_card_open", {}), res.get("hook_active_card_closed", {})
+    if "error" in o or "error" in c:
+        return None
+    ov = o.get("value")
+    said_open = isinstance(ov, dict) and str(ov.get("shopId")) == shop["id"]
+    said_closed = c.get("value") is None
+    return bool(said_open == bool(res["content_matches"]) and (not res["opened"] or said_closed == bool(res["closed"])))
+
+
+def _safe(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in s)[:40]
+
+
+async def touch_phase(ctx, shops: list[dict]) -> dict:
+    s = ctx.settings
+    pg = ShopPage(ctx, touch=True)
+    await _fresh(pg, s.hover_times_s)
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_within_ms) / 1000   # the whole hover, canvas check included
+    per_shop, resets = [], 0
+    try:
+        inner = await pg.dp.evaluate("[innerWidth, innerHeight, 'ontouchstart' in window, navigator.maxTouchPoints]")
+        for shop in shops:
+            res = {"id": shop["id"], "opened": False, "content_matches": False}
+            per_shop.append(res)
+            p = await _at_hover_time(pg, shop["id"], needed)
+            if p is None:
+                await _fresh(pg, s.hover_times_s)
+                resets += 1
+                p = await _at_hover_time(pg, shop["id"], needed)
+            if p is None:
+                res.update(opened=None, content_matches=None, reason="never on screen at the hover times")
+                continue
+            await pg.cards.base()
+            await pg.dp.page.touchscreen.tap(p["x"], p["y"])
+            cards, res["opened_within_ms"] = await _wait_card(pg, shops)
+            res["tapped"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(await pg.dp.now_s(), 3)}
+            if cards:
+                named = sorted({i for c in cards for i in c["names"]})
+                res.update(opened=True, text=joined_text(cards), names_in_card=named, content_matches=named == [shop["id"]])
+                res["screenshot"] = await pg.crop(f"touch-{_safe(shop['id'])}", [c["rect"] for c in cards],
+                                                  mark=(p["x"], p["y"]))
+            res["hook_active_card"] = await pg.active_card()
+            # Tap somewhere empty to dismiss; a card that stays would blur the next shop's test.
+            await pg.dp.page.touchscreen.tap(*pg.away_point(list((await pg.shops_now()).values()) or shops))
+            await pg.dp.run_for(s.close_within_ms)
+            if await pg.read(shops):
+                await _fresh(pg, s.hover_times_s)
+                resets += 1
+    finally:
+        await pg.close()
+    return {"per_shop": per_shop, "resets": resets, "page": {"inner_size": inner[:2], "ontouchstart": inner[2],
+                                                              "max_touch_points": inner[3]}}
+
+
+__all__ = ["hover_phase", "touch_phase", "placement"]

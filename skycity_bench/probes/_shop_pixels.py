@@ -1,0 +1,122 @@
+"""Pixels for the shop probe: WCAG contrast, contrast measured on a screenshot where computed
+styles cannot tell (text over a canvas, a gradient, a filter), small evidence crops, and the
+pixel evidence of a card drawn on a canvas (no DOM card to read).
+
+Pure functions on BGR uint8 arrays in CSS pixels (DemoPage.frame()), unit-tested without a
+browser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+
+def rel_luminance(rgb) -> float:
+    """WCAG 2.x relative luminance of an sRGB colour given as 0–255 components."""
+    c = np.asarray(rgb[:3], float) / 255.0
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return float(0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2])
+
+
+def contrast_ratio(fg, bg) -> float:
+    """WCAG contrast ratio (L1 + 0.05) / (L2 + 0.05), 1..21."""
+    a, b = rel_luminance(fg), rel_luminance(bg)
+    hi, lo = max(a, b), min(a, b)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def composite(fg_rgba, alpha: float, bg_rgb) -> list[float]:
+    """A text colour with its own alpha (times the opacity of its ancestors) over its backdrop."""
+    a = (fg_rgba[3] if len(fg_rgba) > 3 else 1.0) * alpha
+    return [fg_rgba[i] * a + bg_rgb[i] * (1 - a) for i in range(3)]
+
+
+def _clip(img: np.ndarray, rect) -> tuple[int, int, int, int] | None:
+    h, w = img.shape[:2]
+    x0, y0 = max(0, int(np.floor(rect[0]))), max(0, int(np.floor(rect[1])))
+    x1, y1 = min(w, int(np.ceil(rect[0] + rect[2]))), min(h, int(np.ceil(rect[1] + rect[3])))
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    return x0, y0, x1, y1
+
+
+def pixel_contrast(img: np.ndarray, rect) -> dict | None:
+    """Contrast of text inside `rect` measured on the screenshot: the backdrop is the median
+    colour of the box's outer ring of pixels, the text colour the median of the 8 % of pixels
+    furthest from it (glyph cores, not their anti-aliased edges)."""
+    box = _clip(img, rect)
+    if box is None:
+        return None
+    x0, y0, x1, y1 = box
+    patch = img[y0:y1, x0:x1].reshape(-1, 3).astype(float)
+    ring = np.concatenate([img[y0, x0:x1], img[y1 - 1, x0:x1], img[y0:y1, x0], img[y0:y1, x1 - 1]]).astype(float)
+    bg = np.median(ring, axis=0)
+    d = np.linalg.norm(patch - bg, axis=1)
+    k = max(1, int(len(d) * 0.08))
+    fg = np.median(patch[np.argsort(d)[-k:]], axis=0)
+    # BGR -> RGB
+    fg_rgb, bg_rgb = fg[::-1].tolist(), bg[::-1].tolist()
+    return {"ratio": round(contrast_ratio(fg_rgb, bg_rgb), 2), "fg": [round(v) for v in fg_rgb],
+            "bg": [round(v) for v in bg_rgb], "method": "pixels"}
+
+
+def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px: int = 480,
+              mark: tuple[float, float] | None = None) -> list[int] | None:
+    """Write a small PNG of the region around `rects` (and the marked point, drawn as a ring),
+    downscaled so its longer side is at most `max_px`. Returns the crop box in CSS px."""
+    h, w = img.shape[:2]
+    xs, ys = [], []
+    for r in rects:
+        xs += [r[0], r[0] + r[2]]
+        ys += [r[1], r[1] + r[3]]
+    if mark is not None:
+        xs += [mark[0] - 20, mark[0] + 20]
+        ys += [mark[1] - 20, mark[1] + 20]
+    if not xs:
+        return None
+    x0, y0 = max(0, int(min(xs)) - pad), max(0, int(min(ys)) - pad)
+    x1, y1 = min(w, int(max(xs)) + pad), min(h, int(max(ys)) + pad)
+    if x1 - x0 < 4 or y1 - y0 < 4:
+        return None
+    crop = img[y0:y1, x0:x1].copy()
+    if mark is not None:
+        cv2.circle(crop, (int(mark[0]) - x0, int(mark[1]) - y0), 10, (0, 0, 255), 2)
+    s = min(1.0, max_px / max(crop.shape[:2]))
+    if s < 1:
+        crop = cv2.resize(crop, (max(1, int(crop.shape[1] * s)), max(1, int(crop.shape[0] * s))),
+                          interpolation=cv2.INTER_AREA)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(path), crop)
+    return [x0, y0, x1 - x0, y1 - y0]
+
+
+def changed_blob(a: np.ndarray, b: np.ndarray, *, threshold: int = 40) -> dict:
+    """The largest compact region that differs between two frames: its box and fill share.
+    A card drawn on a canvas shows as one large, well-filled box; moving traffic and camera
+    drift show as thin edges and small specks."""
+    d = cv2.absdiff(a, b).max(axis=2)
+    mask = (d > threshold).astype(np.uint8)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    n, _, st, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    best = {"area": 0, "rect": None, "fill": 0.0, "changed_share": round(float(mask.mean()), 4)}
+    for i in range(1, n):
+        x, y, w, h, area = st[i]
+        if area > best["area"]:
+            best = {"area": int(area), "rect": [int(x), int(y), int(w), int(h)], "fill": round(area / float(w * h), 3),
+                    "changed_share": best["changed_share"]}
+    return best
+
+
+def canvas_card_evidence(before: np.ndarray, control: np.ndarray, hovered: np.ndarray, *,
+                         min_area: int = 2500, min_fill: float = 0.5) -> dict:
+    """Pixel evidence of a canvas-drawn card: what changed across the hover (control ->
+    hovered) against what changed across an equal stretch without it (before -> control).
+    `card_like` when the hover made a large well-filled region change that scene motion alone
+    did not."""
+    scene = changed_blob(before, control)
+    hover = changed_blob(control, hovered)
+    card_like = (hover["area"] >= min_area and hover["fill"] >= min_fill and hover["area"] > 3 * max(scene["area"], 1))
+    return {"scene_motion": scene, "across_hover": hover, "card_like": bool(card_like)}

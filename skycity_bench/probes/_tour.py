@@ -1,0 +1,216 @@
+"""One pass of timeline sampling, shared by the timeline and recording probes.
+
+`TimelineSampler.sample(t)` takes one timeline sample at bench time t: the hook's getState,
+a frame (captured here as a PNG scaled to the analysis width, or handed over by the
+recording, which captures every frame anyway), registered against the previous one in a
+worker thread (probes/_motion.py), and the city-name checks when one is due
+(probes/_city_name.py). `result()` gives the timeline probe's evidence, the same whichever
+probe stepped the demo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+
+import cv2
+import numpy as np
+
+from . import _city_name, _motion
+from ._stepper import decode
+
+
+class _Analyzer:
+    """Runs in one worker thread, in frame order: decode, register, keep thumbnails."""
+
+    def __init__(self, s):
+        self.s = s
+        self.prev = None
+        self.frames = {k: [] for k in ("t_s", "dx", "dy", "scale", "rot_deg", "residual", "raw_diff",
+                                       "inlier_ratio", "features")}
+        self.thumbs: dict[int, bytes] = {}
+        self.opening: list[tuple[float, np.ndarray]] = []
+        self.end_ref: tuple[float, np.ndarray] | None = None
+        self.post: list[tuple[float, np.ndarray]] = []
+        self.shape = None
+        self.work_s = 0.0
+
+    def feed(self, t: float, shot: bytes) -> None:
+        t0 = time.perf_counter()
+        img = decode(shot)
+        if img.shape[1] > self.s.analysis_width:     # a full-size frame from the recording
+            h = max(2, int(round(img.shape[0] * self.s.analysis_width / img.shape[1])))
+            img = cv2.resize(img, (self.s.analysis_width, h), interpolation=cv2.INTER_AREA)
+        gray = _motion.analysis_gray(img, self.s.analysis_width)
+        self.shape = gray.shape          # what the registration's pixels are
+        f = self.frames
+        f["t_s"].append(round(t, 4))
+        if self.prev is None:
+            r = {"dx": None, "dy": None, "scale": None, "rot_deg": None, "residual": None, "raw_diff": None,
+                 "features": None, "inliers": 0}
+        else:
+            r = _motion.register(self.prev, gray)
+        for k in ("dx", "dy", "scale", "rot_deg", "residual", "raw_diff"):
+            f[k].append(None if r[k] is None else round(r[k], 5))
+        feats = r.get("features")
+        f["features"].append(feats)
+        f["inlier_ratio"].append(round(r["inliers"] / feats, 4) if feats else None)
+        self.prev = gray
+        ok, jpg = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 88])
+        self.thumbs[len(f["t_s"]) - 1] = jpg.tobytes()
+        tn = _motion.tiny(img)
+        if t <= self.s.opening_window_s:
+            self.opening.append((t, tn))
+        if t < self.s.tour_s:
+            self.end_ref = (t, tn)
+        else:
+            self.post.append((t, tn))
+        self.work_s += time.perf_counter() - t0
+
+    def reset_series(self) -> dict:
+        if not self.opening or self.end_ref is None:
+            return {"post": [], "end_ref_s": None, "end_vs_opening": None}
+        post = []
+        for t, tn in self.post:
+            d = [(_motion.tiny_distance(tn, o), ot) for ot, o in self.opening]
+            dmin, ot = min(d)
+            post.append({"t_s": round(t, 3), "d_open": round(dmin, 4), "open_t_s": round(ot, 3),
+                         "d_end": round(_motion.tiny_distance(tn, self.end_ref[1]), 4)})
+        end_open = min(_motion.tiny_distance(self.end_ref[1], o) for _, o in self.opening)
+        return {"post": post, "end_ref_s": round(self.end_ref[0], 3), "end_vs_opening": round(end_open, 4)}
+
+
+def _phase_of(v) -> int | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
+        return None
+    return int(v)
+
+
+class TimelineSampler:
+    def __init__(self, ctx, dp, stepper, s, pool):
+        self.ctx, self.dp, self.st, self.s, self.pool = ctx, dp, stepper, s, pool
+        self.scale = min(1.0, s.analysis_width / dp.viewport.width)
+        self.analyzer = _Analyzer(s)
+        self.pending: collections.deque = collections.deque()
+        self.states = {"t_s": [], "phase": [], "time": [], "ended": []}
+        self.hook_state = {"ok": 0, "failed": 0, "first_error": None, "invalid_phase": 0}
+        self.fails = 0
+        self.name = None
+        self.desc = None
+        self.name_checks: list[dict] = []
+        n = s.city_name_checks
+        self.checks_at = sorted(s.tour_s - s.ending_window_s * (k + 0.5) / n for k in range(n))
+        self.spent = {"hook": 0.0, "capture": 0.0, "wait": 0.0, "name": 0.0}
+        self.started = time.monotonic()
+
+    async def prepare(self) -> None:
+        """Read the hook's cityName and arm the canvas text log (before stepping)."""
+        self.desc = await self.dp.hook.describe()
+        v = self.desc.value if self.desc.ok and isinstance(self.desc.value, dict) else {}
+        name = v.get("cityName")
+        self.name = name.strip() if isinstance(name, str) and name.strip() else None
+        if self.name:
+            await _city_name.arm(self.dp, self.name)
+
+    async def sample(self, now: float, frame: bytes | None = None) -> None:
+        """One sample at bench time `now` (the animation frame on screen); `frame` is an
+        encoded screenshot of it when the caller has one already."""
+        c1 = time.perf_counter()
+        if self.fails < 3:          # a hook that keeps failing is not asked 650 times
+            self._state(now, await self.dp.hook.call("getState"))
+        c2 = time.perf_counter()
+        self.spent["hook"] += c2 - c1
+        if frame is None:
+            frame = await self.st.capture("png", scale=self.scale)
+        c3 = time.perf_counter()
+        self.spent["capture"] += c3 - c2
+        loop = asyncio.get_running_loop()
+        self.pending.append(loop.run_in_executor(self.pool, self.analyzer.feed, now, frame))
+        while len(self.pending) > 6:          # bounded: the browser never runs far ahead
+            await self.pending.popleft()
+        c4 = time.perf_counter()
+        self.spent["wait"] += c4 - c3
+        while self.checks_at and self.checks_at[0] <= now + 1e-6:
+            self.checks_at.pop(0)
+            if self.name:
+                self.name_checks.append(await _city_name.check(self.dp, self.st, self.name, now,
+                                                               self.s.name_min_changed_share))
+        self.spent["name"] += time.perf_counter() - c4
+
+    def _state(self, now: float, r) -> None:
+        st, hs = self.states, self.hook_state
+        if r.ok and isinstance(r.value, dict):
+            self.fails = 0
+            hs["ok"] += 1
+            ph = _phase_of(r.value.get("phase"))
+            hs["invalid_phase"] += ph is None
+            tv = r.value.get("time")
+            st["t_s"].append(round(now, 3))
+            st["phase"].append(ph)
+            st["time"].append(round(tv, 3) if isinstance(tv, (int, float)) and not isinstance(tv, bool) else None)
+            st["ended"].append(bool(r.value.get("ended")))
+        else:
+            self.fails += 1
+            hs["failed"] += 1
+            hs["first_error"] = hs["first_error"] or (r.error or "getState returned no object")
+
+    def phases(self) -> list[dict]:
+        return _motion.phase_changes([{"t_s": t, "phase": p} for t, p in zip(self.states["t_s"], self.states["phase"])])
+
+    def partial(self) -> dict:
+        """What a failed pass still tells: how far the demo got, its phases until then."""
+        return {"reached_s": round(self.st.frame_s, 3), "states": self.states, "phases": self.phases()}
+
+    async def drain(self) -> None:
+        while self.pending:
+            await self.pending.popleft()
+
+    def result(self, stepped_by: str) -> dict:
+        s, a, vp = self.s, self.analyzer, self.dp.viewport
+        data = {
+            "stepped_by": stepped_by,
+            "sample_fps": s.sample_fps, "end_s": s.end_s, "tour_s": s.tour_s,
+            "viewport": {"width": vp.width, "height": vp.height},
+            "analysis_size": None if a.shape is None else [a.shape[1], a.shape[0]],
+            # CSS px of the viewport per registration px (also right at a device scale factor > 1)
+            "css_per_px": round(vp.width / a.shape[1], 6) if a.shape else round(1.0 / self.scale, 6),
+            "city_name": self.name,
+            "hook": {"describe": "ok" if self.desc.ok else self.desc.error, "getState": self.hook_state},
+            "states": self.states,
+            "phases": self.phases(),
+            "frames": a.frames,
+            "reset": a.reset_series(),
+            "name_checks": self.name_checks,
+            "city_name_verdict": _city_name.verdict(self.name_checks, self.name),
+            "wall_s": round(time.monotonic() - self.started, 2),
+            "analysis_cpu_s": round(a.work_s, 2),
+            "spent_s": {k: round(v, 2) for k, v in self.spent.items()},
+            "page_errors": self.dp.events.page_errors[:10],
+        }
+        data["evidence_frames"] = _save_frames(self.ctx, s, a, data)
+        return data
+
+
+def _save_frames(ctx, s, analyzer: _Analyzer, data: dict) -> dict:
+    """Thumbnails for reviewers: both sides of every cut the current thresholds see, and the
+    last frame of the tour beside the frames after it."""
+    t = analyzer.frames["t_s"]
+    width = data["analysis_size"][0] if data["analysis_size"] else s.analysis_width
+    cuts = _motion.detect_cuts(analyzer.frames, fps=s.sample_fps, width_px=width, s=s)
+    out: dict = {"cuts": {}, "ending": []}
+
+    def save(i: int, label: str) -> str:
+        path, rel = ctx.file(f"timeline/{label}_{t[i]:06.2f}s.jpg")
+        path.write_bytes(analyzer.thumbs[i])
+        return rel
+
+    for c in cuts[: s.max_cut_frames]:
+        i = c["i"]
+        out["cuts"][f"{c['t_s']:.3f}"] = {"before": save(i - 1, "cut_before"), "after": save(i, "cut_after")}
+    idx = [i for i, tt in enumerate(t) if tt >= s.tour_s - 0.5]
+    picks = sorted({idx[0], *[i for i in idx if abs(t[i] - round(t[i])) < 1e-6 and t[i] > s.tour_s]} if idx else set())
+    out["ending"] = [{"t_s": t[i], "file": save(i, "ending")} for i in picks]
+    if t:
+        out["opening"] = {"t_s": t[0], "file": save(0, "opening")}
+    return out

@@ -1,0 +1,222 @@
+"""Dynamic density (items density.count, density.categories, evidence for density.behavior).
+
+Capture only; the image analysis is skycity_bench/vision (pure), the judgement is
+scorers/density.py. Under the fake clock, at every sample time (the rubric's 20/25/30/35 s
+and every `step_s` across the dense window 20–35 s) we take frame A at t, ask the hook
+which objects it claims are visible at t, advance the clock by Δ = `delta_frames` frames
+and take frame B. Because the clock only moves when we say so, nothing depends on how fast
+this machine renders. Where the count drops between two neighbouring samples, a second,
+fresh page replays the demo and samples that interval more densely (the rubric: 发现采样点
+之间数量下降时，应补充采样并更新最低值); every sample is kept, the scorer takes the lowest.
+
+The fake clock does not drive CSS animations/transitions: objects animated only by CSS
+are not moved between A and B and are not seen as moving (said in the evidence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ProbeError
+from ..vision import Params, analyse_pair
+from ..vision.camera import CameraParams
+from ..vision.draw import draw_evidence
+from ..vision.segment import SegmentParams
+from ..vision.verify import VerifyParams
+from . import probe
+
+_FRAME_MS = 1000.0 / 60.0
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    delta_frames: int = Field(6, ge=1, le=60)
+    step_s: float = Field(1.0, gt=0, le=15)
+    densify_points: int = Field(3, ge=0, le=20)
+    densify_max_intervals: int = Field(4, ge=0, le=30)
+    # camera
+    work_width: int = Field(960, ge=160, le=4096)
+    max_features: int = Field(900, ge=50, le=10000)
+    ransac_px: float = Field(1.5, gt=0, le=20)
+    mesh_cols: int = Field(16, ge=1, le=64)
+    mesh_rows: int = Field(9, ge=1, le=64)
+    parallax_px: float = Field(0.25, ge=0)
+    dense_median: int = Field(7, ge=3, le=99)
+    # segmentation and exclusions
+    edge_tolerance_px: int = Field(2, ge=0, le=8)
+    diff_threshold: int = Field(28, ge=1, le=255)
+    group_px: int = Field(3, ge=0, le=20)
+    min_area_px: int = Field(30, ge=1)
+    min_extent_px: int = Field(4, ge=1)
+    min_thickness_px: int = Field(2, ge=1, le=15)
+    streak_aspect: float = Field(4.0, ge=1)
+    long_streak_px: int = Field(40, ge=4)
+    long_thickness_px: int = Field(4, ge=1, le=30)
+    parallax_sliver_aspect: float = Field(2.5, ge=1)
+    parallax_extra_px: int = Field(1, ge=0, le=8)
+    soft_min_area_px: int = Field(600, ge=1)
+    soft_strong_ratio: float = Field(0.25, ge=0, le=1)
+    max_region_frac: float = Field(0.2, gt=0, le=1)
+    full_screen_frac: float = Field(0.3, gt=0, le=1)
+    # hook claims
+    claim_margin_px: float = Field(4.0, ge=0)
+    claim_margin_frac: float = Field(0.25, ge=0)
+    min_support_px: int = Field(6, ge=1)
+    part_overlap: float = Field(0.7, gt=0, le=1)
+    max_displacement_px: int = Field(48, ge=1, le=400)
+    own_share: float = Field(0.4, gt=0, le=1)
+    share_fit: float = Field(0.6, ge=0, le=1)
+    still_rms: float = Field(12.0, ge=0)
+    # scorer thresholds (read by scorers/density.py)
+    claim_disagreement: float = Field(0.2, ge=0, le=10)
+    lockstep_speed_px_s: float = Field(8.0, ge=0)
+    lockstep_min_samples: int = Field(3, ge=2)
+
+    def params(self) -> Params:
+        return Params(
+            camera=CameraParams(work_width=self.work_width, max_features=self.max_features, ransac_px=self.ransac_px,
+                                mesh_cols=self.mesh_cols, mesh_rows=self.mesh_rows, parallax_px=self.parallax_px,
+                                dense_median=self.dense_median),
+            segment=SegmentParams(edge_tolerance_px=self.edge_tolerance_px, diff_threshold=self.diff_threshold,
+                                  group_px=self.group_px, min_area_px=self.min_area_px,
+                                  min_extent_px=self.min_extent_px, min_thickness_px=self.min_thickness_px,
+                                  streak_aspect=self.streak_aspect, long_streak_px=self.long_streak_px,
+                                  long_thickness_px=self.long_thickness_px,
+                                  parallax_sliver_aspect=self.parallax_sliver_aspect,
+                                  parallax_extra_px=self.parallax_extra_px,
+                                  soft_min_area_px=self.soft_min_area_px, soft_strong_ratio=self.soft_strong_ratio,
+                                  max_region_frac=self.max_region_frac, full_screen_frac=self.full_screen_frac),
+            verify=VerifyParams(claim_margin_px=self.claim_margin_px, claim_margin_frac=self.claim_margin_frac,
+                                min_support_px=self.min_support_px, part_overlap=self.part_overlap,
+                                max_displacement_px=self.max_displacement_px, own_share=self.own_share,
+                                share_fit=self.share_fit, still_rms=self.still_rms))
+
+
+def sample_times(main: list[float], a: float, b: float, step: float) -> list[float]:
+    """The rubric's sample points plus every `step` seconds across [a, b], sorted, unique."""
+    ts = {round(float(t), 3) for t in main}
+    n = int(round((b - a) / step))
+    ts |= {round(a + i * step, 3) for i in range(n + 1) if a + i * step <= b + 1e-9}
+    return sorted(ts)
+
+
+def count_of(s: dict) -> int | None:
+    """The sample's count: verified when the hook answered, else the visual count."""
+    return s.get("verified_count") if s.get("verified_count") is not None else s.get("visual_count")
+
+
+class _Capture:
+    def __init__(self, ctx, delta_ms: float):
+        self.ctx = ctx
+        self.delta_ms = delta_ms
+        self.params = ctx.settings.params()
+        self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
+        self.lowest = None          # (count, t, frame A, data) of the lowest sample so far
+
+    async def sample(self, dp, t: float, hook: bool, densified: bool = False) -> dict:
+        c0 = time.perf_counter()
+        await dp.seek(t)
+        t_a = await dp.now_s()
+        c1 = time.perf_counter()
+        a = await dp.frame()
+        claims, hook_error = None, None
+        if hook:
+            hc = await dp.hook.call("getDynamicObjects")
+            if hc.ok and isinstance(hc.value, list):
+                claims = [c for c in hc.value if not (isinstance(c, dict) and c.get("visible") is False)]
+            else:
+                hook_error = hc.error or f"getDynamicObjects returned {type(hc.value).__name__}, not a list"
+        await dp.run_for(self.delta_ms)
+        t_b = await dp.now_s()
+        b = await dp.frame()
+        c2 = time.perf_counter()
+        if a.shape != b.shape:
+            raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
+        res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params)
+        data = {"t": round(t_a, 3), "t_b": round(t_b, 3), "densified": densified, **res.data}
+        data["timing_ms"].update(seek=round((c1 - c0) * 1000), capture=round((c2 - c1) * 1000))
+        if hook_error:
+            data["hook_error"] = hook_error[:200]
+        if round(t, 3) in self.main:
+            data["evidence"] = self._draw(a, data)
+        c = count_of(data)
+        if c is not None and (self.lowest is None or c < self.lowest[0]):
+            self.lowest = (c, t_a, a, data)
+        return data
+
+    def _draw(self, a, data: dict) -> str:
+        path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
+        claimed = data.get("claimed_count")
+        title = (f"t = {data['t']:.2f} s   visual count {data['visual_count']}" +
+                 (f"   verified {data['verified_count']} of {claimed} claimed" if claimed is not None else "   no hook"))
+        draw_evidence(path, a, data, title)
+        return rel
+
+
+@probe("density", order=50, settings=Settings, version="1",
+       description="fake clock; frame pairs t, t+Δ across 20–35 s; camera-compensated motion; hook claims checked",
+       budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
+async def collect(ctx) -> dict:
+    s: Settings = ctx.settings
+    a_s, b_s = ctx.scenario.dense_window_s
+    times = sample_times(ctx.scenario.density_sample_times_s, a_s, b_s, s.step_s)
+    cap = _Capture(ctx, s.delta_frames * _FRAME_MS)
+    samples: list[dict] = []
+    task = ctx.progress.task("density: frame pairs 20–35 s", len(times))
+    dp = await ctx.open_page(fake_clock=True)
+    try:
+        desc = await dp.hook.describe()
+        hook = desc.ok
+        for i, t in enumerate(times):
+            samples.append(await cap.sample(dp, t, hook))
+            task.update(i + 1, note=f"t = {t:g} s")
+    except ProbeError as e:
+        e.data = {"samples": samples, **(e.data or {})}
+        raise
+    finally:
+        task.close()
+        await dp.close()
+    densify_error = None
+    extra = _densify_times(samples, s)
+    if extra:
+        dp = await ctx.open_page(fake_clock=True)
+        try:
+            for t in extra:
+                samples.append(await cap.sample(dp, t, hook, densified=True))
+        except ProbeError as e:
+            densify_error = str(e)
+        finally:
+            await dp.close()
+    samples.sort(key=lambda d: d["t"])
+    lowest_file = None
+    if cap.lowest is not None and "evidence" not in cap.lowest[3]:
+        lowest_file = cap.lowest[3]["evidence"] = cap._draw(cap.lowest[2], cap.lowest[3])
+    return {
+        "hook": {"present": hook, "describe": desc.value if desc.ok else None, "error": desc.error},
+        "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
+        "delta_frames": s.delta_frames,
+        "times": times,
+        "densified_times": extra,
+        "densify_error": densify_error,
+        "lowest_evidence": lowest_file,
+        "samples": samples,
+        "page_errors": dp.events.page_errors[:20],
+        "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
+    }
+
+
+def _densify_times(samples: list[dict], s: Settings) -> list[float]:
+    out: list[float] = []
+    drops = []
+    for prev, nxt in zip(samples, samples[1:]):
+        cp, cn = count_of(prev), count_of(nxt)
+        if cp is not None and cn is not None and cn < cp:
+            drops.append((cp - cn, prev["t"], nxt["t"]))
+    for _, ta, tb in sorted(drops, reverse=True)[: s.densify_max_intervals]:
+        for k in range(1, s.densify_points + 1):
+            out.append(round(ta + (tb - ta) * k / (s.densify_points + 1), 3))
+    return sorted(out)

@@ -1,0 +1,148 @@
+"""Playback (items packaging.autoplay and packaging.pause_resume_replay).
+
+Autoplay — REAL time, on purpose: "plays by itself within 3 s" is a claim about the wall
+clock a screen recorder sees, and real time also moves what the fake clock cannot drive
+(CSS animations, video). No input of any kind is sent. browser/js/media_probe.js, injected
+before any page script, records media elements asked to play, audio contexts and what feeds
+their destination, and input listeners. Frames are taken at `autoplay_times_s` after t = 0
+(the first animation frame after load); the scorer judges the changed area. Only when the
+scene stood still is the centre of the viewport clicked afterwards, to tell a click-to-start
+demo from a frozen one (diagnostic only: the verdict comes from the no-input frames).
+
+Pause / resume / replay — fake clock (deterministic frames for the SSIM comparison, and
+fast). Driven through the hook when it has pause, resume and replay, and by keyboard when the
+scenario enables it (`keyboard: true`), each on its own fresh page (probes/_cycle.py). A way
+that cannot be tried is recorded as untested with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import cv2
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..browser.session import js
+from ..scenario import Viewport
+from ._cycle import run_cycles
+from ._pixels import change_stats, changed_mask
+from . import probe
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    width: int = Field(1280, ge=320, description="viewport of this probe, CSS px")
+    height: int = Field(720, ge=240)
+    # autoplay (real time)
+    autoplay_times_s: list[float] = Field(default_factory=lambda: [0.0, 1.5, 3.0])
+    min_changed_cells: int = Field(6, ge=1, description="grid cells (16x9) that must change: more than a spinner")
+    min_changed_share: float = Field(0.001, ge=0, le=1, description="share of pixels that must change")
+    click_diagnostic: bool = True
+    # pause / resume / replay (fake clock)
+    keyboard: bool = Field(False, description="also drive pause/resume/replay by keyboard")
+    pause_key: str = "Space"
+    resume_key: str = "Space"
+    replay_key: str = "r"
+    first_play_times_s: list[float] = Field(default_factory=lambda: [2.0, 5.0])
+    cycles: int = Field(2, ge=1, le=5)
+    settle_s: float = Field(0.1, ge=0, description="demo time for a pause to take effect before the hold starts")
+    pause_hold_s: float = Field(1.0, gt=0)
+    resume_s: float = Field(0.5, gt=0)
+    frozen_max_changed_share: float = Field(0.0005, ge=0, le=1)
+    moving_min_changed_share: float = Field(0.001, ge=0, le=1)
+    hook_time_tolerance_s: float = Field(0.02, ge=0)
+    ssim_width: int = Field(480, ge=64)
+    replay_min_ssim: float = Field(0.98, ge=0, le=1)
+    replay_min_block_ssim: float = Field(0.9, ge=0, le=1)
+
+
+def _budget(sc) -> float:
+    return 90 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s
+
+
+@probe("playback", order=30, settings=Settings, version="1",
+       description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
+       budget=_budget)
+async def collect(ctx) -> dict:
+    s = ctx.settings
+    vp = Viewport(width=s.width, height=s.height)
+    data = {"viewport": [s.width, s.height], "autoplay": await _autoplay(ctx, vp)}
+    data["pause_resume_replay"] = await _cycles(ctx, vp)
+    return data
+
+
+def _save(ctx, stem: str, img) -> str:
+    """An evidence frame for people to look at (JPEG: the measurements come from the
+    lossless screenshots, never from these files)."""
+    p, rel = ctx.file(f"playback/{stem}.jpg")
+    cv2.imwrite(str(p), img, [cv2.IMWRITE_JPEG_QUALITY, 85])
+    return rel
+
+
+async def _autoplay(ctx, vp) -> dict:
+    s = ctx.settings
+    dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
+    try:
+        frames, shots = [], []
+        for t in s.autoplay_times_s:
+            await asyncio.sleep(max(0.0, t - await dp.now_s()))      # real time, see the module docstring
+            frames.append({"t_s": round(await dp.now_s(), 3)})        # when the screenshot was asked for
+            shots.append(await dp.frame())
+        first = shots[0]
+        changes = [change_stats(changed_mask(first, img)) for img in shots[1:]]
+        union = changed_mask(first, shots[1])
+        for img in shots[2:]:
+            union |= changed_mask(first, img)
+        out = {"frames": frames, "changes": changes, "union": change_stats(union),
+               "sound": await dp.evaluate("window.__skycityMedia ? window.__skycityMedia.report() : null",
+                                          what="reading the media probe"),
+               "dialogs": dp.events.dialogs[:10], "page_errors": dp.events.page_errors[:10]}
+        out["files"] = [_save(ctx, "autoplay-first", first), _save(ctx, "autoplay-last", shots[-1])]
+        u = out["union"]
+        if s.click_diagnostic and (u["changed_cells"] < s.min_changed_cells or u["changed_share"] < s.min_changed_share):
+            await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
+            await asyncio.sleep(1.5)                                  # real time, as above
+            after = await dp.frame()
+            out["after_click"] = change_stats(changed_mask(shots[-1], after))
+            out["files"].append(_save(ctx, "autoplay-after-click", after))
+        return out
+    finally:
+        await dp.close()
+
+
+async def _cycles(ctx, vp) -> dict:
+    """Both ways side by side, each on its own page: on the fake clock a page only works
+    while the bench drives it, so the two hardly compete (the autoplay part, in real
+    time, has finished before this starts)."""
+    s = ctx.settings
+    dp = await ctx.open_page(viewport=vp, fake_clock=True)
+    desc = await dp.hook.describe()
+    methods = {k for k, v in (desc.value or {}).items() if v == "function"} if desc.ok else set()
+    names = ctx.scenario.hook.methods
+    missing = [m for m in ("pause", "resume", "replay") if names[m] not in methods]
+    has_time = names["getState"] in methods
+
+    def saver(name, img):
+        return _save(ctx, name, img)
+
+    async def by_hook() -> dict:
+        try:
+            if desc.ok and not missing:
+                return await run_cycles(dp, "hook", s, has_time, saver)
+            return {"way": "hook", "untested": (desc.error if not desc.ok else f"the hook has no {', '.join(missing)}()")
+                    + ": cannot drive pause/resume/replay by hook"}
+        finally:
+            await dp.close()
+
+    async def by_keyboard() -> dict:
+        if not s.keyboard:
+            return {"way": "keyboard", "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)"}
+        kp = await ctx.open_page(viewport=vp, fake_clock=True)
+        try:
+            return await run_cycles(kp, "keyboard", s, has_time, saver)
+        finally:
+            await kp.close()
+
+    hook, keyboard = await asyncio.gather(by_hook(), by_keyboard())
+    return {"hook_methods": sorted(methods), "hook_has_time": has_time, "ways": {"hook": hook, "keyboard": keyboard}}

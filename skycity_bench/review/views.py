@@ -1,0 +1,84 @@
+"""What a reviewer sees of one candidate, built from the store's blind run: the recording,
+keyframes, and beside each item the bench's evidence (its figures, its plots and frames,
+the measurement section it bears on). Nothing here knows the candidate's label."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from ..html_report import is_keyframe
+from ..rubric import Rubric
+from ..sheet import Review
+
+# Which report measurement section sits beside which item family (report.md): timeline
+# findings beside camera.*, behaviour figures beside density.*, and so on.
+MEASUREMENTS_FOR = {"camera": "timeline", "density": "density", "shops": "shops", "smoothness": "smoothness",
+                    "packaging": "playback"}
+MAX_EVIDENCE_CHARS = 2500
+IMAGE = ("image/",)
+
+
+def _strings(value: Any):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _short_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "\n…"
+
+
+def _summary(ev: dict) -> str:
+    for k in ("reason", "summary", "note"):
+        if ev.get(k):
+            return str(ev[k])
+    return ""
+
+
+def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Review], wanted: list[str]) -> dict:
+    """The template's data. `mine`: this reviewer's standing reviews; `wanted`: items on which
+    a third reviewer is asked (told only to reviewers who have not scored them)."""
+    report = (run or {}).get("report") or {}
+    files = (run or {}).get("files") or []
+    by_name = {f["name"]: f for f in files}
+    items_ev = report.get("items") or {}
+    measurements = report.get("measurements") or {}
+    own = {(r.item_id, r.kind): r for r in mine}
+    used: set[str] = set()
+    rows = []
+    for row in rubric.row_groups():
+        lines = []
+        for iid in row.items:
+            it = rubric.item(iid)
+            bench = items_ev.get(iid) or {}
+            ev = bench.get("evidence") or {}
+            ev_files = [by_name[s] for s in dict.fromkeys(_strings(ev)) if s in by_name]
+            used.update(f["name"] for f in ev_files)
+            section = MEASUREMENTS_FOR.get(iid.split(".")[0])
+            g = own.get((iid, "grade"))
+            o = own.get((iid, "override"))
+            lines.append({
+                "item": it, "bench": bench, "summary": _summary(ev), "evidence_json": _short_json(ev) if ev else "",
+                "images": [f for f in ev_files if f["mime"].startswith(IMAGE)],
+                "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
+                "measurement_name": section if section in measurements else None,
+                "measurement_json": _short_json(measurements[section]) if section in measurements else "",
+                "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
+                "mine": g, "my_level": rubric.level_for_points(it, g.points).key if g else None,
+                "override": o, "third_wanted": iid in wanted,
+            })
+        rows.append({"row": row, "lines": lines})
+    videos = [f for f in files if f["mime"].startswith("video/")]
+    keyframes = sorted((f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
+                       key=lambda f: ("contact_sheet" not in f["name"], f["name"]))
+    others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
+    return {"cid": cid, "rows": rows, "videos": videos, "keyframes": keyframes, "other_files": others,
+            "run_id": (run or {}).get("run_id"), "environment": report.get("environment") or {},
+            "warnings": report.get("warnings") or []}

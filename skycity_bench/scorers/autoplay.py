@@ -1,0 +1,67 @@
+"""packaging.autoplay (无需操作自动静音播放), from the playback probe's no-input frames and
+its sound instrumentation (browser/js/media_probe.js).
+
+  animates   between the first frame (t = 0) and the frames up to 3 s, pixels changed over
+             at least `min_changed_share` of the viewport AND in at least `min_changed_cells`
+             cells of a 16x9 grid (a spinner or a blinking caret changes one or two cells);
+  audible    a media element that plays unmuted with volume > 0, or a running AudioContext
+             with something connected to its destination (unless every node feeding the
+             destination is a GainNode at 0).
+
+  pass     animates and nothing is audible;
+  partial  animates by itself but makes sound (plays, but not muted);
+  fail     does not animate without input; when it started after the diagnostic click the
+           reason says it waits for a click (click-to-start).
+
+Also sets measurements.playback.autoplay (animates without input) and
+measurements.playback.audible.
+"""
+
+from __future__ import annotations
+
+from . import ItemScore, ScoreInput, scorer
+
+
+def _audible(sound: dict | None) -> list[str]:
+    if not sound:
+        return []
+    out = [f"<{m['tag']}> playing unmuted at volume {m['volume']:g} ({m['src'] or 'no src'})"
+           for m in sound.get("media", []) if m.get("audible")]
+    out += [f"AudioContext running with {', '.join(a['feeds_destination'])} connected to its destination "
+            f"({a['sources_started']} source(s) started)" for a in sound.get("audio", []) if a.get("audible")]
+    return out
+
+
+@scorer("packaging.autoplay", probes=("playback",))
+def autoplay(inp: ScoreInput) -> ItemScore:
+    d = inp.data("playback")["autoplay"]
+    s = inp.scenario.probe_settings("playback")
+    u = d["union"]
+    animates = u["changed_cells"] >= s.min_changed_cells and u["changed_share"] >= s.min_changed_share
+    heard = _audible(d.get("sound"))
+    last_t = d["frames"][-1]["t_s"] if d.get("frames") else None
+    ev = {"changed_share": u["changed_share"], "changed_cells": u["changed_cells"], "grid": u["grid"],
+          "needs": {"changed_share": s.min_changed_share, "changed_cells": s.min_changed_cells},
+          "frames_at_s": [f["t_s"] for f in d.get("frames", [])], "audible": heard,
+          "sound": d.get("sound"), "files": list(d.get("files", []))}
+    m = {"playback.autoplay": animates, "playback.audible": bool(heard)}
+    if not animates:
+        clicked = d.get("after_click")
+        started = bool(clicked and clicked["changed_cells"] >= s.min_changed_cells
+                       and clicked["changed_share"] >= s.min_changed_share)
+        listeners = sorted({f"{x['target']}:{x['type']}" for x in (d.get("sound") or {}).get("input_listeners", [])})
+        why = (f"without any input the scene did not animate by {last_t} s: {u['changed_share']:.2%} of the pixels "
+               f"changed in {u['changed_cells']} grid cell(s) (needs ≥ {s.min_changed_share:.2%} in ≥ "
+               f"{s.min_changed_cells} cells: more than a spinner)")
+        if started:
+            why += "; it started after a click on the centre: the demo waits for a click (click-to-start)"
+        elif clicked is not None:
+            why += "; a click on the centre did not start it either"
+        ev.update({"reason": why, "started_after_click": started, "input_listeners": listeners})
+        return ItemScore("fail", inp.objective("fail"), ev, m)
+    if heard:
+        ev["reason"] = "plays by itself, but not muted: " + "; ".join(heard)
+        return ItemScore("partial", inp.objective("partial"), ev, m)
+    ev["reason"] = (f"plays by itself without input ({u['changed_share']:.1%} of the pixels changed in "
+                    f"{u['changed_cells']} cells by {last_t} s) and nothing is audible")
+    return ItemScore("pass", inp.objective("pass"), ev, m)

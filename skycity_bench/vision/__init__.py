@@ -1,0 +1,8 @@
+"""Pure image analysis for the density probe: camera-motion estimation and compensation
+(camera.py), moving-region segmentation with the rubric's exclusions (segment.py), checking
+hook claims against the pixels (verify.py), behaviour statistics over a track of samples
+(behavior.py) and evidence drawing (draw.py). No browser here: arrays in, dicts out."""
+
+from .analyse import PairResult, Params, analyse_pair
+
+__all__ = ["analyse_pair", "Params", "PairResult"]

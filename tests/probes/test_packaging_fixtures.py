@@ -1,0 +1,83 @@
+"""The packaging fixture family (tests/fixtures/packaging/) in real Chromium: every fixture's
+four packaging items must match its truth file, and each finding must name its evidence.
+
+Each fixture runs once (module scope, two at a time: most of a run is the browser waiting
+on the fake clock or on real-time autoplay frames) and every assertion reads those runs.
+That each page agrees with its truth file's "page" section is checked for every fixture by
+tests/probes/test_fixture_truth.py.
+"""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.truth import all_fixtures, assert_truth, run_fixture
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = {fx.name.split("/")[-1]: fx for fx in all_fixtures("packaging")}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    from skycity_bench.probes import registry
+    from skycity_bench.scorers import all_scorers
+
+    root = tmp_path_factory.mktemp("packaging")
+    # The probe and scorer registries load lazily and not thread-safely: load them here,
+    # before two runs start at once.
+    registry.names()
+    all_scorers()
+
+    def one(name):
+        out = root / name
+        return name, (run_fixture(FIXTURES[name], out), out)
+
+    # Slowest first, so the two workers finish together.
+    order = sorted(FIXTURES, key=lambda n: -len(FIXTURES[n].truth.get("probes") or ["all", "of", "them"]))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, order))
+
+
+@pytest.mark.parametrize("name", sorted(FIXTURES))
+def test_should_match_the_truth_file(runs, name):
+    report, _ = runs[name]
+    assert_truth(FIXTURES[name], report)
+
+
+def test_should_give_the_clean_fixture_five_of_five(runs):
+    report, _ = runs["clean"]
+    items = {k: v for k, v in report["items"].items() if k.startswith("packaging.")}
+    assert sum(v["points"] for v in items.values()) == 5, json.dumps(
+        {k: v["evidence"].get("reason") for k, v in items.items()}, ensure_ascii=False, indent=1)
+
+
+def test_should_name_every_external_url_and_how_it_was_answered(runs):
+    report, _ = runs["external_resources"]
+    ev = report["items"]["packaging.single_file"]["evidence"]
+    page = FIXTURES["external_resources"].truth["page"]["external"]
+    requested = [r["url"] for r in ev["external_requests"]]
+    for url in page:
+        assert any(u.endswith(url) or u == url for u in requested), (url, requested)
+        assert any(r["url"] == url for r in ev["references"]) or url.startswith("textures/")
+    assert all(r["note"] for r in ev["external_requests"])
+    assert "line" in json.dumps(ev["references"])
+
+
+def test_should_write_the_evidence_files_each_finding_names(runs):
+    for name, (report, out) in runs.items():
+        for item_id, item in report["items"].items():
+            if not item_id.startswith("packaging."):
+                continue
+            for f in item["evidence"].get("files", []):
+                assert (out / f).is_file(), f"{name}: {item_id} names {f}, which is not in the run folder"
+    report, out = runs["stats_panel"]
+    assert (out / "framing" / "framing-1920x1080.png").is_file()
+    reason = report["items"]["packaging.framing"]["evidence"]["reason"]
+    assert "fps-panel" in reason and "drawn on a canvas" in reason and "draw calls: 26" in reason
+    report, _ = runs["replay_no_reset"]
+    assert any("replay" in f for f in report["items"]["packaging.pause_resume_replay"]["evidence"]["files"])

@@ -1,0 +1,122 @@
+"""The shop probe and its five scorers on the shop fixture family (tests/fixtures/shops):
+each fixture breaks one behaviour the rubric names, and its truth file pins the item points.
+
+One bench run per fixture, shared by every assertion (module-scoped); two run side by side
+to keep the area inside its test budget on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.truth import FIXTURES, all_fixtures, assert_truth, compare, print_table, run_fixture
+
+pytestmark = pytest.mark.browser
+
+SHOP_FIXTURES = all_fixtures("shops")
+NAMES = [f.name for f in SHOP_FIXTURES]
+
+
+def _no_hook_run(root: Path) -> dict:
+    """The correct fixture with its hook renamed away."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+
+    html = (FIXTURES / "shops" / "correct.html").read_text(encoding="utf-8").replace(
+        "window.skyCityTest = {", "window.notTheHook = {")
+    demo = root / "no_hook.html"
+    demo.write_text(html, encoding="utf-8")
+    return asyncio.run(run_candidate(demo, load_scenario(None, {"viewport": "960x540"}), root / "no_hook",
+                                     probes=["shops"])).to_json()
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
+    root = tmp_path_factory.mktemp("shops")
+
+    def one(fx):
+        if fx is None:
+            return "no_hook", (_no_hook_run(root), root / "no_hook")
+        out = root / fx.name.replace("/", "_")
+        return fx.name, (run_fixture(fx, out), out)
+
+    # Load the registries here: their lazy first load is not thread-safe.
+    from skycity_bench.probes import registry
+    from skycity_bench.scorers import all_scorers
+
+    registry.names()
+    all_scorers()
+    # Three at a time: much of a run is waiting on the browser, so this fits 2 cores.
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        got = dict(pool.map(one, [*SHOP_FIXTURES, None]))
+    for fx in SHOP_FIXTURES:
+        print_table(fx.name, compare(got[fx.name][0], fx.truth))
+    return got
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_should_match_the_truth_file(reports, name):
+    fx = next(f for f in SHOP_FIXTURES if f.name == name)
+    assert reports[name][0]["probes"]["shops"]["status"] == "ok", reports[name][0]["probes"]["shops"].get("error")
+    assert_truth(fx, reports[name][0])
+
+
+def test_should_give_the_correct_fixture_all_fifteen_points(reports):
+    rep = reports["shops/correct"][0]
+    items = {k: v for k, v in rep["items"].items() if k.startswith("shops.")}
+    assert sum(v["points"] for v in items.values()) == 15, {k: v["points"] for k, v in items.items()}
+    assert all(v["status"] == "pass" for v in items.values())
+
+
+def test_should_report_per_shop_what_was_hovered_what_opened_and_the_screenshots(reports):
+    rep, out = reports["shops/correct"]
+    rows = rep["measurements"]["shops"]["per_shop"]
+    assert [r["id"] for r in rows] == ["s1", "s2", "s3", "s4", "s5", "s6"]
+    names = {s["id"]: s["name"] for s in rep["probes"]["shops"]["data"]["shops"]}
+    for r in rows:
+        assert r["hovered"]["t_s"] < 15, "hovers must happen outside the automatic window"
+        assert names[r["id"]] in r["text"]
+        assert r["screenshots"], r
+        for f in r["screenshots"]:
+            png = out / f
+            assert png.is_file() and png.stat().st_size < 200_000
+    for iv in rep["items"]["shops.auto_display"]["evidence"]["intervals"]:
+        assert iv["screenshot"] and (out / iv["screenshot"]).is_file()
+
+
+def test_should_time_the_automatic_cards_to_one_sample(reports):
+    autos = reports["shops/correct"][0]["measurements"]["shops"]["auto_display"]
+    assert [(a["shop_id"], a["start_s"], a["end_s"]) for a in autos] == [
+        (a["shop_id"], pytest.approx(s, abs=0.15), pytest.approx(e, abs=0.15))
+        for a, (s, e) in zip(autos, [(16, 19), (22, 25), (28, 31)])]
+
+
+def test_should_reset_the_page_between_shops_when_a_card_stays_open(reports):
+    data = reports["shops/never_closes"][0]["probes"]["shops"]["data"]
+    assert data["hover"]["resets"] >= 5
+    # every shop was judged on its own: each opened its own card although the previous stuck
+    assert all(p["content_matches"] for p in data["hover"]["per_shop"])
+    assert all(p.get("screenshot_stayed_open") for p in data["hover"]["per_shop"])
+
+
+def test_should_report_the_hooks_disagreement_as_evidence(reports):
+    ev = reports["shops/no_card"][0]["items"]["shops.hover"]["evidence"]
+    assert ev["hook_disagrees"]["shops"] == ["s1", "s2", "s3", "s4", "s5", "s6"]
+
+
+def test_should_measure_readability_of_the_unreadable_cards(reports):
+    cards = reports["shops/offscreen_unreadable"][0]["items"]["shops.card_placement"]["evidence"]["cards"]
+    assert cards and all(not c["inside_viewport"] and c["min_font_px"] < 12 and c["min_contrast"] < 4.5 for c in cards)
+    ok = reports["shops/correct"][0]["items"]["shops.card_placement"]["evidence"]["cards"]
+    assert all(c["min_contrast"] > 15 and c["distance_ratio"] < 0.05 for c in ok)
+
+
+def test_should_leave_every_shop_item_untested_without_the_hook(reports):
+    rep = reports["no_hook"][0]
+    for item in ("shops.hover", "shops.auto_display", "shops.manual_priority", "shops.card_placement", "shops.touch"):
+        assert rep["items"][item]["status"] == "untested" and rep["items"][item]["points"] is None
+        assert "getShops" in rep["items"][item]["evidence"]["reason"]

@@ -1,0 +1,138 @@
+"""The recording probe on a fixture that writes its own clock into every frame
+(tests/fixtures/timeline/clock_bars.html), 2 s at 30 fps at 320x240 to stay in budget.
+
+Decoded frame by frame, the WebM must show t = i / 30 s in frame i (the fake clock stepped
+exactly, however slowly this machine rendered), and Chromium's own <video> element, served
+from loopback, must play it with the duration and size the probe reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from tests.truth import assert_truth, fixture, run_fixture
+
+pytestmark = pytest.mark.browser
+
+FX = fixture("timeline/clock_bars")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[dict, Path]:
+    out = tmp_path_factory.mktemp("recording")
+    return run_fixture(FX, out), out
+
+
+def _clock_ms(frame: np.ndarray, bits: int, unit_ms: int) -> int:
+    h, w = frame.shape[:2]
+    code = 0
+    for b in range(bits):
+        code = code * 2 + int(frame[h // 4, int((b + 0.5) * w / bits)].mean() > 128)
+    return code * unit_ms
+
+
+def test_should_match_the_truth_file(run):
+    assert_truth(FX, run[0])
+
+
+def test_should_show_frame_i_at_exactly_i_over_fps_seconds(run):
+    report, out = run
+    data = report["probes"]["recording"]["data"]
+    cap = cv2.VideoCapture(str(out / data["file"]))
+    assert cap.get(cv2.CAP_PROP_FPS) == pytest.approx(30)
+    shown = []
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        shown.append(_clock_ms(frame, FX.truth["page"]["bits"], FX.truth["page"]["unit_ms"]))
+    cap.release()
+    assert len(shown) == data["frames"] == 60
+    want = np.arange(len(shown)) * 1000 / 30
+    late = data["late_frames"]
+    err = np.array(shown[late:]) - want[late:]
+    # the page's code is whole multiples of 4 ms: +-2 ms is exact
+    assert np.abs(err).max() <= 2.01, list(zip(want.round(1), shown))
+    assert shown[0] <= data["first_frame_s"] * 1000 + 2.01
+
+
+def test_should_keep_time_stamped_keyframes_and_a_contact_sheet(run):
+    report, out = run
+    data = report["probes"]["recording"]["data"]
+    assert [k["t_s"] for k in data["keyframes"]] == [0.0, 2.0]
+    for k in data["keyframes"]:
+        img = cv2.imread(str(out / k["file"]))
+        assert img.shape == (240, 320, 3)
+    # the 2 s keyframe shows the page's clock at 2000 ms
+    last = cv2.imread(str(out / data["keyframes"][-1]["file"]))
+    assert _clock_ms(last, 14, 4) == 2000
+    sheet = cv2.imread(str(out / data["contact_sheet"]))
+    assert sheet is not None and sheet.shape[1] > 2 * 300
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass          # Chromium drops media connections it no longer needs (connection reset)
+
+
+async def _play_in_chromium(url: str) -> dict:
+    from playwright.async_api import async_playwright
+
+    from skycity_bench.browser.launch import launch
+
+    async with async_playwright() as pw:
+        browser = await launch(pw, offline=True)
+        try:
+            page = await browser.new_page()
+            await page.goto(url)
+            return await page.evaluate("""async () => {
+              const v = document.querySelector('video');
+              if (v.readyState < 1) await new Promise((ok, bad) => {
+                v.addEventListener('loadedmetadata', ok, {once: true});
+                v.addEventListener('error', () => bad(new Error('media error ' + (v.error && v.error.code))), {once: true});
+              });
+              const meta = {duration: v.duration, width: v.videoWidth, height: v.videoHeight};
+              await v.play();
+              await new Promise((ok) => v.addEventListener('ended', ok, {once: true}));
+              const q = v.getVideoPlaybackQuality();
+              return {...meta, ended: v.ended, error: v.error && v.error.code, currentTime: v.currentTime,
+                      decoded: q.totalVideoFrames};
+            }""")
+        finally:
+            await browser.close()
+
+
+def test_should_play_in_chromiums_video_element_with_its_duration(run):
+    report, out = run
+    data = report["probes"]["recording"]["data"]
+    site = out / "site"
+    site.mkdir(exist_ok=True)
+    shutil.copy(out / data["file"], site / "recording.webm")
+    (site / "index.html").write_text('<!doctype html><video src="recording.webm" muted playsinline></video>')
+    httpd = _QuietServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        got = asyncio.run(_play_in_chromium(f"http://127.0.0.1:{httpd.server_address[1]}/index.html"))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert got["error"] is None and got["ended"]
+    assert got["duration"] == pytest.approx(data["duration_s"], abs=1 / 30) == pytest.approx(2.0, abs=1 / 30)
+    assert (got["width"], got["height"]) == (320, 240)
+    assert got["decoded"] == pytest.approx(60, abs=2)

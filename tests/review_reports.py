@@ -1,0 +1,71 @@
+"""Run folders for the review tests, built with the real report model (no browser needed):
+a report.json whose automated items carry points computed from the rubric, graded items
+waiting for reviewers, plus a keyframe, a plot and a short WebM beside it.
+
+The label (the demo's file name) is a fake model name that the blindness tests look for;
+it is also written into the run folder's name and into one evidence string on purpose.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+import cv2
+import numpy as np
+
+from skycity_bench.report import Candidate, ItemResult, ProbeRecord, Report, save
+from skycity_bench.rubric import load_rubric
+
+ENV = {"browser": "chromium", "browser_version": "120.0", "webgl_renderer": "SwiftShader", "viewport": "1920x1080",
+       "device_scale_factor": 1.0, "cpu_model": "test cpu", "cpu_cores": 2, "os": "Linux 6", "scenario_sha256": "ab",
+       "refresh_interval_ms": 16.667, "calibration": {"within_tolerance": True, "refresh_interval_ms": 16.667}}
+
+
+def make_run(root: Path, label: str, *, seed: str, untested: tuple[str, ...] = (), partial: tuple[str, ...] = (),
+             env: Optional[dict] = None, started_at: str = "2026-12-02T10:00:00+00:00") -> Path:
+    """Write a run folder under root and return it. Auto items pass with full points except
+    those named `partial` (the rubric's partial share) and `untested` (null points)."""
+    rubric = load_rubric()
+    sha = hashlib.sha256(seed.encode()).hexdigest()
+    run_dir = root / f"{Path(label).stem}-run-{seed}"
+    run_dir.mkdir(parents=True, exist_ok=True)
+    frame = np.zeros((90, 160, 3), np.uint8)
+    cv2.putText(frame, seed[:6], (5, 50), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (255, 255, 255), 2)
+    (run_dir / "keyframes").mkdir(exist_ok=True)
+    cv2.imwrite(str(run_dir / "keyframes" / "t20.png"), frame)
+    cv2.imwrite(str(run_dir / "frame_pacing.png"), frame)
+    w = cv2.VideoWriter(str(run_dir / "recording.webm"), cv2.VideoWriter_fourcc(*"VP80"), 10, (160, 90))
+    for i in range(10):
+        w.write(np.roll(frame, i * 8, axis=1))
+    w.release()
+    items = {}
+    for it in rubric.items:
+        if it.graded:
+            items[it.id] = ItemResult(points=None, max=it.points, status="review", how=it.how,
+                                      evidence={"reason": "scored by reviewers"})
+        elif it.id in untested:
+            items[it.id] = ItemResult(points=None, max=it.points, status="untested", how=it.how,
+                                      evidence={"reason": f"probe(s) not run: test data for {label}"})
+        elif it.id in partial:
+            items[it.id] = ItemResult(points=it.points * rubric.objective_partial_share, max=it.points,
+                                      status="partial", how=it.how, evidence={"reason": "partly passed"})
+        else:
+            items[it.id] = ItemResult(points=it.points, max=it.points, status="pass", how=it.how,
+                                      evidence={"summary": f"passed while serving {label}",
+                                                "files": ["frame_pacing.png"]})
+    report = Report(bench_version="0.1.0", rubric_id=rubric.id,
+                    candidate=Candidate(id="c-" + sha[:12], sha256=sha, size_bytes=1000, label=label),
+                    environment=dict(env or ENV), started_at=started_at, items=items,
+                    measurements={"timeline": {"phases": [{"phase": "intro", "start_s": 0}],
+                                               "reset_after_60s": False}},
+                    probes={"frame_pacing": ProbeRecord(name="frame_pacing", data={"frames": 10})})
+    save(report, run_dir)
+    return run_dir
+
+
+def expected_auto_points(untested=(), partial=()) -> float:
+    rubric = load_rubric()
+    return sum(it.points * (rubric.objective_partial_share if it.id in partial else 1)
+               for it in rubric.items if not it.graded and it.id not in untested)

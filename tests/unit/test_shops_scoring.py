@@ -1,0 +1,196 @@
+"""Shop scorers and the probe's pure helpers (no browser): WCAG contrast, pixel contrast,
+canvas-card pixel evidence, name attribution, automatic-display intervals, and the scorers'
+handling of every status on hand-made evidence."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from skycity_bench.probes._shop_auto import intervals_from
+from skycity_bench.probes._shop_dom import attribute, names_in
+from skycity_bench.probes._shop_pixels import canvas_card_evidence, contrast_ratio, pixel_contrast
+from skycity_bench.report import ProbeRecord
+from skycity_bench.rubric import load_rubric
+from skycity_bench.scenario import load_scenario
+from skycity_bench.scorers import ScoreInput, all_scorers
+
+SHOPS = [{"id": f"s{i}", "name": n, "x": 100 * i, "y": 100} for i, n in
+         enumerate(["云顶茶馆", "茶馆", "星桥面包坊", "浮岛书店", "风帆花店", "晴空冰室"], 1)]
+
+
+def test_should_compute_wcag_contrast_like_the_standard():
+    assert contrast_ratio([0, 0, 0], [255, 255, 255]) == pytest.approx(21, abs=0.01)
+    assert contrast_ratio([119, 119, 119], [255, 255, 255]) == pytest.approx(4.48, abs=0.01)   # #777 fails 4.5
+    assert contrast_ratio([118, 118, 118], [255, 255, 255]) > 4.5                              # #767676 passes
+
+
+def test_should_measure_contrast_of_drawn_text_from_pixels():
+    img = np.full((40, 120, 3), 255, np.uint8)
+    img[12:28, 10:110:6] = 30                     # dark "glyph" strokes on white
+    m = pixel_contrast(img, [0, 0, 120, 40])
+    assert m["ratio"] > 14 and m["method"] == "pixels"
+    grey = np.full((40, 120, 3), 154, np.uint8)
+    grey[12:28, 10:110:6] = 138                   # grey on grey
+    assert pixel_contrast(grey, [0, 0, 120, 40])["ratio"] < 1.5
+
+
+def _scene(shift):
+    img = np.zeros((300, 400, 3), np.uint8)
+    img[:] = np.linspace(20, 90, 400, dtype=np.uint8)[None, :, None]       # sky gradient
+    for k in range(12):                                                   # traffic
+        x = (20 + 31 * k + 3 * shift) % 390
+        img[20 + 21 * k: 26 + 21 * k, x:x + 9] = (60, 210, 250)
+    return img
+
+
+def test_should_tell_a_drawn_card_from_scene_motion():
+    before, control, later = _scene(0), _scene(1), _scene(2)
+    hovered = later.copy()
+    hovered[100:180, 150:330] = 240                                       # a card drawn on the canvas
+    assert canvas_card_evidence(before, control, hovered)["card_like"]
+    assert not canvas_card_evidence(before, control, later)["card_like"]
+
+
+def test_should_attribute_card_text_to_the_longest_matching_name():
+    assert names_in("云顶茶馆 · 高山乌龙", SHOPS) == ["s1"]          # 茶馆 is inside 云顶茶馆
+    assert attribute("茶馆 今日特供", SHOPS) == "s2"
+    assert attribute("云顶茶馆 与 星桥面包坊 联名", SHOPS) == "ambiguous"
+    assert attribute("欢迎光临", SHOPS) is None
+    assert names_in("星 桥 面 包 坊", SHOPS) == ["s3"]               # whitespace does not hide a name
+
+
+def _samples(spans, a=15.0, b=40.0, step=0.1):
+    out = []
+    for k in range(int(round((b - a) / step)) + 1):
+        t = round(a + k * step, 3)
+        cards = [{"text": SHOPS[i]["name"] + " 营业中", "rect": [0, 0, 10, 10]} for s, e, i in spans if s <= t < e]
+        out.append((t, cards))
+    return out
+
+
+def test_should_turn_samples_into_intervals_with_start_and_end():
+    ivs, timeline = intervals_from(_samples([(16, 19, 2), (22, 25.5, 3), (39, 41, 4)]), SHOPS, 40.1)
+    assert [(i["shop_id"], i["start_s"], i["end_s"]) for i in ivs] == [("s3", 16.0, 19.0), ("s4", 22.0, 25.5),
+                                                                      ("s5", 39.0, 40.1)]
+    assert ivs[2]["clipped_end"] and not ivs[0]["clipped_end"]
+    assert timeline[0] == [15.0, None]
+
+
+# ----------------------------------------------------------------- scorers on evidence
+def _shop(i, **kw):
+    return {"id": f"s{i}", "name": SHOPS[i - 1]["name"], "opened": True, "content_matches": True, "closed": True,
+            "closed_after_ms": 100, "text": SHOPS[i - 1]["name"], "names_in_card": [f"s{i}"],
+            "hovered": {"x": 1, "y": 1, "t_s": 3}, "screenshot_open": f"shops/hover-s{i}-open.png",
+            "placement": {"rect": [0, 0, 200, 80], "inside_viewport": True, "distance_ratio": 0.02,
+                          "min_font_px": 14, "min_contrast": 12.0,
+                          "texts": [{"text": "x", "font_px": 14, "contrast": {"ratio": 12.0, "method": "computed styles"}}]},
+            **kw}
+
+
+GOOD = {
+    "shops": SHOPS, "expected_shops": 6,
+    "hover": {"per_shop": [_shop(i) for i in range(1, 7)], "resets": 0},
+    "auto": {"window_s": [15, 40], "sample_interval_ms": 100, "intervals": [
+        {"shop_id": "s2", "start_s": 16, "end_s": 19, "duration_s": 3},
+        {"shop_id": "s4", "start_s": 22, "end_s": 25, "duration_s": 3},
+        {"shop_id": "s5", "start_s": 28, "end_s": 31, "duration_s": 3}]},
+    "manual": {"tested": True, "answered": True, "held": True, "first_seen_s": 16.6, "lost_at_s": None, "hold_s": 3,
+               "user_shop": "s1", "auto_interval": {"shop_id": "s2", "start_s": 16, "end_s": 19}},
+    "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "content_matches": True} for i in range(1, 7)]},
+}
+
+
+def score(item_id, data):
+    rubric = load_rubric()
+    inp = ScoreInput(item=rubric.item(item_id), rubric=rubric, scenario=load_scenario(),
+                     records={"shops": ProbeRecord(name="shops", data=data)})
+    return all_scorers()[item_id].fn(inp)
+
+
+def test_should_give_full_points_on_good_evidence():
+    got = {i: score(i, GOOD) for i in ("shops.hover", "shops.auto_display", "shops.manual_priority",
+                                        "shops.card_placement", "shops.touch")}
+    assert {i: (r.status, r.points) for i, r in got.items()} == {
+        "shops.hover": ("pass", 6), "shops.auto_display": ("pass", 3), "shops.manual_priority": ("pass", 2),
+        "shops.card_placement": ("pass", 2), "shops.touch": ("pass", 2)}
+    assert got["shops.hover"].measurements["shops.per_shop"][0]["id"] == "s1"
+    assert len(got["shops.auto_display"].measurements["shops.auto_display"]) == 3
+
+
+def test_should_count_only_shops_shown_between_two_and_five_seconds():
+    d = copy.deepcopy(GOOD)
+    d["auto"]["intervals"][1].update(end_s=23.5, duration_s=1.5)     # too short
+    d["auto"]["intervals"][2].update(end_s=34.5, duration_s=6.5)     # too long
+    r = score("shops.auto_display", d)
+    assert (r.status, r.points) == ("partial", 1)
+
+
+def test_should_send_canvas_drawn_cards_to_review_not_zero():
+    d = copy.deepcopy(GOOD)
+    d["hover"]["per_shop"] = [_shop(i, opened=False, content_matches=False, closed=None, placement=None,
+                                    canvas_card={"card_like": True}) for i in range(1, 7)]
+    for item in ("shops.hover", "shops.card_placement"):
+        r = score(item, d)
+        assert (r.status, r.points) == ("review", None)
+
+
+def test_should_leave_hover_untested_when_a_shop_was_never_on_screen():
+    d = copy.deepcopy(GOOD)
+    d["hover"]["per_shop"][3].update(opened=None, content_matches=None, closed=None, reason="off screen")
+    r = score("shops.hover", d)
+    assert (r.status, r.points) == ("untested", None)
+
+
+def test_should_give_half_when_the_users_card_is_replaced_before_three_seconds():
+    d = copy.deepcopy(GOOD)
+    d["manual"].update(held=False, lost_at_s=18.0)
+    assert (score("shops.manual_priority", d).status, score("shops.manual_priority", d).points) == ("partial", 1)
+    d["manual"].update(answered=False)
+    assert score("shops.manual_priority", d).points == 0
+
+
+def test_should_name_the_failed_placement_checks():
+    d = copy.deepcopy(GOOD)
+    for p in d["hover"]["per_shop"]:
+        p["placement"]["min_contrast"] = 3.0
+    r = score("shops.card_placement", d)
+    assert (r.status, r.points, r.evidence["failed"]) == ("partial", 1, ["contrast"])
+    for p in d["hover"]["per_shop"]:
+        p["placement"].update(inside_viewport=False)
+    assert score("shops.card_placement", d).points == 0
+
+
+def test_should_give_touch_half_for_some_shops():
+    d = copy.deepcopy(GOOD)
+    for p in d["touch"]["per_shop"][2:]:
+        p["opened"] = False
+    r = score("shops.touch", d)
+    assert (r.status, r.points) == ("partial", 1)
+
+
+def test_should_keep_only_usable_shops_from_the_hook():
+    from skycity_bench.probes._shop_session import valid_shops
+
+    shops, problems = valid_shops([{"id": 1, "name": "云顶茶馆", "x": 10, "y": 20}, {"id": "b", "x": 1, "y": 2},
+                                   "junk", {"id": "c", "name": "x", "x": "nan", "y": 3}])
+    assert shops == [{"id": "1", "name": "云顶茶馆", "x": 10.0, "y": 20.0}]
+    assert len(problems) == 3
+    assert valid_shops(None)[0] == [] and "not a list" in valid_shops(None)[1][0]
+
+
+def test_should_measure_placement_from_the_card_box_and_its_styles():
+    from skycity_bench.probes._shop_hover import placement
+
+    card = {"rect": [900, 100, 200, 80], "texts": [
+        {"text": "云顶茶馆", "font_px": 16, "color": [26, 26, 26, 1], "opacity": 1, "backdrop": [255, 255, 255],
+         "rect": [910, 110, 80, 20]},
+        {"text": "小字", "font_px": 10, "color": [150, 150, 150, 1], "opacity": 1, "backdrop": [255, 255, 255],
+         "rect": [910, 140, 80, 14]}]}
+    m = placement([card], {"x": 850, "y": 140}, None, (1000, 500))
+    assert not m["inside_viewport"]                       # right edge at 1100 > 1000
+    assert m["distance_px"] == 50 and m["distance_ratio"] == pytest.approx(50 / (1000 ** 2 + 500 ** 2) ** 0.5, abs=1e-4)
+    assert m["min_font_px"] == 10
+    assert m["min_contrast"] == pytest.approx(contrast_ratio([150] * 3, [255] * 3), abs=0.01)

@@ -1,0 +1,158 @@
+"""The pure image analysis on synthetic frame pairs whose truth is known by construction
+(no browser): camera removal, sub-pixel edges, the rubric's exclusions, claim checking."""
+
+import cv2
+import numpy as np
+import pytest
+
+from skycity_bench.vision import analyse_pair
+from skycity_bench.vision.behavior import summarise
+from skycity_bench.vision.camera import estimate
+
+W, H = 800, 450
+
+
+def city(seed=1) -> np.ndarray:
+    """A textured static city larger than the view (so a moving camera never sees its edge)."""
+    rng = np.random.default_rng(seed)
+    img = np.zeros((H + 200, W + 200, 3), np.uint8)
+    img[:] = (200, 170, 140)
+    for _ in range(160):
+        x, y = int(rng.integers(0, W + 200)), int(rng.integers(60, H + 200))
+        w, h = int(rng.integers(20, 70)), int(rng.integers(30, 200))
+        cv2.rectangle(img, (x, y), (x + w, y + h), tuple(int(v) for v in rng.integers(40, 200, 3)), -1)
+        for wy in range(y + 5, y + h - 5, 12):
+            for wx in range(x + 4, x + w - 4, 10):
+                if rng.random() < 0.5:
+                    cv2.rectangle(img, (wx, wy), (wx + 4, wy + 6), (230, 230, 150), -1)
+    return img
+
+
+def view(world: np.ndarray, tx: float, ty: float, z: float = 1.0) -> np.ndarray:
+    """The camera: screen = z * (world - (tx, ty)), bilinear (so edges land on fractions)."""
+    M = np.array([[z, 0, -tx * z], [0, z, -ty * z]], np.float64)
+    return cv2.warpAffine(world, M, (W, H), flags=cv2.INTER_LINEAR)
+
+
+CAM_A, CAM_B = (60.3, 40.7, 1.0), (63.85, 41.35, 1.006)
+
+
+def movers(k: int):
+    """k objects on a grid, far apart, each with its own displacement (some beyond its size)."""
+    cols = 6
+    out = []
+    for i in range(k):
+        x, y = 150 + (i % cols) * 95, 110 + (i // cols) * 80
+        v = [(7, 0), (0, 6), (-5, 4), (30, 0), (4, -4), (0, -22)][i % 6]
+        out.append((x, y, 22, 12, v))
+    return out
+
+
+def draw(img, objs, cam, moved: bool):
+    tx, ty, z = cam
+    for x, y, w, h, (vx, vy) in objs:
+        X, Y = x + (vx if moved else 0), y + (vy if moved else 0)
+        p0 = (int(round((X - tx) * z)), int(round((Y - ty) * z)))
+        p1 = (int(round((X + w - tx) * z)), int(round((Y + h - ty) * z)))
+        cv2.rectangle(img, p0, p1, (20, 20, 230), -1)
+    return img
+
+
+@pytest.fixture(scope="module")
+def world():
+    return city()
+
+
+def test_should_estimate_the_camera_translation_from_the_static_scene(world):
+    m = estimate(view(world, *CAM_A), view(world, *CAM_B))
+    H_ = m.H / m.H[2, 2]
+    # a point of A at (400, 200) is at z_b*(p/z_a + t_a - t_b) in B
+    p = np.array([400.0, 200.0, 1.0])
+    q = H_ @ p
+    want = CAM_B[2] * (p[:2] / CAM_A[2] + np.array(CAM_A[:2]) - np.array(CAM_B[:2]))
+    assert np.allclose(q[:2] / q[2], want, atol=0.3)
+
+
+def test_should_find_no_movers_when_only_the_camera_pans_and_zooms_by_fractions_of_a_pixel(world):
+    r = analyse_pair(view(world, *CAM_A), view(world, *CAM_B), [])
+    assert r.data["visual_count"] == 0, r.data["regions"][:5]
+
+
+def test_should_count_each_mover_once_under_a_moving_camera(world):
+    objs = movers(18)
+    a = draw(view(world, *CAM_A), objs, CAM_A, False)
+    b = draw(view(world, *CAM_B), objs, CAM_B, True)
+    r = analyse_pair(a, b, None)
+    assert r.data["visual_count"] == 18, [x for x in r.data["regions"] if x["counted"]]
+
+
+def test_should_exclude_tiny_particles_thin_streaks_and_soft_clouds(world):
+    a, b = view(world, *CAM_A), view(world, *CAM_B)
+    rng = np.random.default_rng(3)
+    for _ in range(60):                       # particles: 2x2 dots moving 8 px
+        x, y = int(rng.integers(20, W - 40)), int(rng.integers(20, H - 40))
+        a[y:y + 2, x:x + 2] = 255
+        b[y + 3:y + 5, x + 8:x + 10] = 255
+    for i in range(8):                        # rain: 1-px streaks falling 9 px
+        x = 60 + i * 90
+        cv2.line(a, (x, 40), (x + 2, 60), (255, 255, 255), 1)
+        cv2.line(b, (x, 49), (x + 2, 69), (255, 255, 255), 1)
+    for img, cx in ((a, 400), (b, 412)):      # a soft cloud drifting 12 px
+        yy, xx = np.mgrid[0:H, 0:W]
+        alpha = 0.6 * np.exp(-(((xx - cx) / 90.0) ** 2 + ((yy - 220) / 50.0) ** 2))[..., None]
+        img[:] = (img * (1 - alpha) + 250 * alpha).astype(np.uint8)
+    r = analyse_pair(a, b, None)
+    assert r.data["visual_count"] <= 1, [x for x in r.data["regions"] if x["counted"]]
+    assert r.data["excluded"].get("tiny particle", 0) >= 30
+
+
+def test_should_not_count_a_full_screen_brightness_change(world):
+    a = view(world, *CAM_A)
+    b = cv2.convertScaleAbs(view(world, *CAM_B), alpha=1.15, beta=6)
+    assert analyse_pair(a, b, None).data["visual_count"] == 0
+
+
+def test_should_verify_only_claims_whose_own_region_moved(world):
+    objs = movers(12)
+    a = draw(view(world, *CAM_A), objs, CAM_A, False)
+    b = draw(view(world, *CAM_B), objs, CAM_B, True)
+    tx, ty, _ = CAM_A
+    claims = [{"id": f"m{i}", "category": ["car", "bus", "tram"][i % 3], "x": x - tx + w / 2, "y": y - ty + h / 2,
+               "w": w, "h": h, "visible": True} for i, (x, y, w, h, _) in enumerate(objs)]
+    claims += [{"id": f"static{i}", "category": "ghost", "x": 40 + 60 * i, "y": 420, "w": 20, "h": 10}
+               for i in range(10)]                                      # nothing moves there
+    claims += [{"id": f"part{i}", "category": "wheel", "x": c["x"] + 2, "y": c["y"], "w": 6, "h": 5}
+               for i, c in enumerate(claims[:12])]                      # parts of real movers
+    claims += [{"id": "away", "category": "car", "x": -300, "y": 100, "w": 20, "h": 10}]
+    d = analyse_pair(a, b, claims).data
+    verdict = {c["id"]: c["verdict"] for c in d["claims"]}
+    assert d["verified_count"] == 12
+    assert d["categories"] == ["bus", "car", "tram"]
+    assert all(verdict[f"static{i}"] == "no own motion" for i in range(10))
+    assert all(verdict[f"part{i}"].startswith("part or duplicate") for i in range(12))
+    assert verdict["away"] == "off screen"
+    moved = {c["id"]: c for c in d["claims"] if c["verdict"] == "moved"}
+    assert abs(moved["m0"]["dx"] - 7) <= 1.5 and abs(moved["m0"]["dy"]) <= 1.5
+
+
+def _samples(velocities, n=6):
+    out = []
+    for k in range(n):
+        t = 20.0 + k
+        claims = [{"id": f"o{i}", "category": "car", "x": 100 + vx * (t - 20) + 50 * i, "y": 100 + vy * (t - 20),
+                   "verdict": "moved", "dx": vx / 10, "dy": vy / 10} for i, (vx, vy) in enumerate(velocities)]
+        out.append({"t": t, "claims": claims})
+    return out
+
+
+def test_should_flag_objects_that_move_in_lockstep():
+    b = summarise(_samples([(40, 0)] * 8), delta_s=0.1)
+    assert b["synchronised"] and b["lockstep"]["largest_group"] == 8
+
+
+def test_should_report_varied_speeds_and_directions_without_lockstep():
+    vel = [(40, 0), (-25, 10), (0, 60), (15, -15), (-70, -5), (33, 33)]
+    b = summarise(_samples(vel), delta_s=0.1)
+    assert not b["synchronised"] and b["lockstep"]["objects_in_lockstep"] == 0
+    assert b["distinct_directions"] >= 5
+    assert b["speed_px_s"]["max"] > 2 * b["speed_px_s"]["min"]

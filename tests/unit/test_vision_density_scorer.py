@@ -1,0 +1,88 @@
+"""The density scorers on hand-written evidence (no browser): N and C are minima over the
+samples, points come from the rubric item's full_at, no hook means categories untested,
+and a hook that claims far more than moved is called out in plain words."""
+
+from skycity_bench.report import ProbeRecord
+from skycity_bench.rubric import load_rubric
+from skycity_bench.scenario import load_scenario
+from skycity_bench.scorers import ScoreInput, all_scorers
+
+
+def _sample(t, visual, verified=None, cats=None, claimed=None):
+    s = {"t": t, "t_b": t + 0.1, "visual_count": visual, "excluded": {}, "regions": [], "camera": {}}
+    if verified is not None:
+        s.update(verified_count=verified, categories=cats, claimed_count=claimed if claimed is not None else verified,
+                 claims=[{"id": f"o{i}", "category": cats[i % len(cats)], "x": 10.0 + i, "y": 10.0,
+                          "verdict": "moved", "dx": 3.0 + i % 4, "dy": 0.0} for i in range(verified)])
+    return s
+
+
+def _score(item_id, samples):
+    rub = load_rubric()
+    inp = ScoreInput(item=rub.item(item_id), rubric=rub, scenario=load_scenario(),
+                     records={"density": ProbeRecord(name="density", data={"samples": samples, "delta_ms": 100})})
+    return all_scorers()[item_id].fn(inp)
+
+
+CATS5 = ["car", "bus", "bird", "person", "tram"]
+
+
+def test_should_take_the_lowest_verified_count_and_scale_points_by_full_at():
+    samples = [_sample(20, 60, 60, CATS5), _sample(25, 58, 40, CATS5[:3]), _sample(30, 61, 55, CATS5)]
+    r = _score("density.count", samples)
+    assert r.measurements["density.N"] == 40
+    assert r.points == 10 * 40 / 50 and r.status == "partial"
+    assert [s["t"] for s in r.measurements["density.samples"]] == [20, 25, 30]
+    assert set(r.measurements["density.samples"][0]) == {"t", "visual_count", "verified_count", "categories"}
+
+
+def test_should_give_full_count_points_at_or_beyond_full_at():
+    r = _score("density.count", [_sample(20, 70, 66, CATS5), _sample(25, 70, 50, CATS5)])
+    assert r.points == 10 and r.status == "pass"
+
+
+def test_should_take_categories_at_each_instant_and_their_minimum():
+    samples = [_sample(20, 60, 60, CATS5), _sample(25, 58, 55, ["car", "bus", "bird"])]
+    r = _score("density.categories", samples)
+    assert r.measurements["density.C"] == 3 and r.points == 3 and r.status == "partial"
+    assert _score("density.categories", [_sample(20, 60, 60, CATS5)]).points == 4
+
+
+def test_should_use_the_visual_count_and_leave_categories_untested_without_a_hook():
+    samples = [_sample(20, 33), _sample(25, 31), _sample(30, 35)]
+    r = _score("density.count", samples)
+    assert r.measurements["density.N"] == 31 and "visual count" in r.evidence["basis"]
+    c = _score("density.categories", samples)
+    assert c.status == "untested" and c.points is None
+
+
+def test_should_say_in_plain_words_when_the_hook_claims_much_more_than_moved():
+    r = _score("density.count", [_sample(20, 20, 20, ["car"], claimed=80)])
+    assert any("claimed 80" in n and "only 20" in n for n in r.evidence["notes"])
+    quiet = _score("density.count", [_sample(20, 20, 19, ["car"], claimed=21)])
+    assert not any("claimed" in n for n in quiet.evidence["notes"])
+
+
+def test_should_keep_behavior_for_reviewers_with_speed_and_lockstep_evidence():
+    r = _score("density.behavior", [_sample(20 + k, 10, 10, ["car", "bus"]) for k in range(5)])
+    assert r.status == "review" and r.points is None
+    assert r.evidence["objects_tracked"] == 10 and "lockstep" in r.evidence and "speed_px_s" in r.evidence
+
+
+def test_should_sample_the_rubric_points_and_every_second_of_the_dense_window():
+    from skycity_bench.probes.density import sample_times
+
+    ts = sample_times([20, 25, 30, 35], 20, 35, 1.0)
+    assert ts == [float(t) for t in range(20, 36)]
+    assert 27.5 in sample_times([27.5], 20, 35, 5.0)
+
+
+def test_should_densify_between_samples_where_the_count_drops_largest_drops_first():
+    from skycity_bench.probes.density import Settings, _densify_times
+
+    samples = [{"t": 20.0, "verified_count": 50}, {"t": 21.0, "verified_count": 44},
+               {"t": 22.0, "verified_count": 47}, {"t": 23.0, "verified_count": 46}]
+    s = Settings(densify_points=3, densify_max_intervals=1)
+    assert _densify_times(samples, s) == [20.25, 20.5, 20.75]
+    assert len(_densify_times(samples, Settings(densify_points=1, densify_max_intervals=4))) == 2
+    assert _densify_times([{"t": 20.0, "visual_count": 5}, {"t": 21.0, "visual_count": 6}], s) == []
