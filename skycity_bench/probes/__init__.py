@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from ..errors import UserError
 from .base import NoSettings, ProbeContext, ProbeSpec
 
 _REGISTRY: dict[str, ProbeSpec] = {}
 _loaded = False
+_lock = threading.Lock()   # tests load the registry from several threads at once
 
 
 def probe(name: str, **kw):
@@ -30,10 +32,13 @@ class _Registry:
         global _loaded
         if _loaded:
             return
-        _loaded = True
-        for m in pkgutil.iter_modules(__path__):
-            if m.name != "base" and not m.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{m.name}")
+        with _lock:
+            if _loaded:
+                return
+            for m in pkgutil.iter_modules(__path__):
+                if m.name != "base" and not m.name.startswith("_"):
+                    importlib.import_module(f"{__name__}.{m.name}")
+            _loaded = True
 
     def names(self) -> list[str]:
         self._load()

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 
 from .base import ItemScore, ScoreInput, ScorerSpec
 
 _REGISTRY: dict[str, ScorerSpec] = {}
 _loaded = False
+_lock = threading.Lock()
 
 
 def scorer(item_id: str, *, probes: tuple[str, ...], render=None):
@@ -25,10 +27,12 @@ def scorer(item_id: str, *, probes: tuple[str, ...], render=None):
 def all_scorers() -> dict[str, ScorerSpec]:
     global _loaded
     if not _loaded:
-        _loaded = True
-        for m in pkgutil.iter_modules(__path__):
-            if m.name != "base" and not m.name.startswith("_"):
-                importlib.import_module(f"{__name__}.{m.name}")
+        with _lock:
+            if not _loaded:
+                for m in pkgutil.iter_modules(__path__):
+                    if m.name != "base" and not m.name.startswith("_"):
+                        importlib.import_module(f"{__name__}.{m.name}")
+                _loaded = True
     return dict(_REGISTRY)
 
 
