@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import fields
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,7 +46,8 @@ class Settings(BaseModel):
     mesh_cols: int = Field(16, ge=1, le=64)
     mesh_rows: int = Field(9, ge=1, le=64)
     parallax_px: float = Field(0.25, ge=0)
-    dense_median: int = Field(7, ge=3, le=99)
+    dense_median: int = Field(15, ge=3, le=99)
+    parallax_max_px: float = Field(2.0, ge=0, le=50)
     # segmentation and exclusions
     edge_tolerance_px: int = Field(2, ge=0, le=8)
     diff_threshold: int = Field(28, ge=1, le=255)
@@ -71,29 +73,20 @@ class Settings(BaseModel):
     own_share: float = Field(0.4, gt=0, le=1)
     share_fit: float = Field(0.6, ge=0, le=1)
     still_rms: float = Field(12.0, ge=0)
+    min_shift_px: float = Field(1.5, ge=0)
+    shift_fit: float = Field(0.35, ge=0, le=1)
+    distinct_motion_px: float = Field(2.0, ge=0)
+    min_texture: float = Field(6.0, ge=0)
     # scorer thresholds (read by scorers/density.py)
     claim_disagreement: float = Field(0.2, ge=0, le=10)
     lockstep_speed_px_s: float = Field(8.0, ge=0)
     lockstep_min_samples: int = Field(3, ge=2)
 
     def params(self) -> Params:
-        return Params(
-            camera=CameraParams(work_width=self.work_width, max_features=self.max_features, ransac_px=self.ransac_px,
-                                mesh_cols=self.mesh_cols, mesh_rows=self.mesh_rows, parallax_px=self.parallax_px,
-                                dense_median=self.dense_median),
-            segment=SegmentParams(edge_tolerance_px=self.edge_tolerance_px, diff_threshold=self.diff_threshold,
-                                  group_px=self.group_px, min_area_px=self.min_area_px,
-                                  min_extent_px=self.min_extent_px, min_thickness_px=self.min_thickness_px,
-                                  streak_aspect=self.streak_aspect, long_streak_px=self.long_streak_px,
-                                  long_thickness_px=self.long_thickness_px,
-                                  parallax_sliver_aspect=self.parallax_sliver_aspect,
-                                  parallax_extra_px=self.parallax_extra_px,
-                                  soft_min_area_px=self.soft_min_area_px, soft_strong_ratio=self.soft_strong_ratio,
-                                  max_region_frac=self.max_region_frac, full_screen_frac=self.full_screen_frac),
-            verify=VerifyParams(claim_margin_px=self.claim_margin_px, claim_margin_frac=self.claim_margin_frac,
-                                min_support_px=self.min_support_px, part_overlap=self.part_overlap,
-                                max_displacement_px=self.max_displacement_px, own_share=self.own_share,
-                                share_fit=self.share_fit, still_rms=self.still_rms))
+        """The vision layer's parameter sets, each field taken from the setting of its name."""
+        def pick(cls):
+            return cls(**{f.name: getattr(self, f.name) for f in fields(cls) if f.name in type(self).model_fields})
+        return Params(camera=pick(CameraParams), segment=pick(SegmentParams), verify=pick(VerifyParams))
 
 
 def sample_times(main: list[float], a: float, b: float, step: float) -> list[float]:

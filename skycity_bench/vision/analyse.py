@@ -38,7 +38,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     bw, valid = warp_to_a(b, model, a.shape[:2])
     alt = None
     if model.residual_px > p.camera.parallax_px:
-        alt = dense_background(a, b, p.camera)
+        alt = dense_background(a, b, model, p.camera)
         model.notes.append("parallax: the mesh left residual motion, a dense background flow was added")
     seg = segment(a, bw, valid, p.segment, alt=alt)
     t2 = time.perf_counter()
@@ -52,7 +52,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         "full_screen_effect": seg.full_screen,
     }
     if claims is not None:
-        checked = verify_claims(claims, seg, a, bw, p.verify)
+        checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify)
         moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claims"] = checked
         data["claimed_count"] = len(checked)

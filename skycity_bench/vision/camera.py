@@ -36,7 +36,8 @@ class CameraParams:
     parallax_px: float = 0.25       # median track error after the mesh above which a dense
                                     # background flow is added (strong parallax)
     dense_cell: int = 4             # work px per cell of the background flow
-    dense_median: int = 7           # cells in its median window (objects smaller vanish from it)
+    dense_median: int = 15          # cells in its median window (objects smaller vanish from it)
+    parallax_max_px: float = 2.0    # most the background flow may depart from the mesh (full-res px)
 
 
 @dataclass
@@ -181,24 +182,35 @@ def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: i
     return warped, valid
 
 
-def dense_background(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> np.ndarray:
-    """Frame B warped into A by a *background* flow: dense DIS optical flow, then a median
-    over a window larger than an object, so small movers drop out of it while depth layers
-    larger than the window keep their own motion (parallax). Used beside the mesh where
-    the mesh alone leaves residual motion on depth edges."""
+def model_displacement(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:
+    """Where the camera model sends each full-res point of A, minus the point (full-res px)."""
+    return _apply(model.H, pts) + mesh_at(model, pts, w, h) - pts
+
+
+def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: CameraParams | None = None) -> np.ndarray:
+    """Frame B warped into A by a *background* flow, for depth steps the mesh cannot follow
+    (a near building's edge sliding over the far ground). Dense DIS optical flow is taken
+    relative to the camera model; that residual is median-filtered over a window larger than
+    a small object (so small movers drop out of it) and then clamped to `parallax_max_px`:
+    parallax inside one mesh cell is a few px at most, while a large mover's own motion is
+    more, so a mover bigger than the window is not explained away with the background."""
     p = p or CameraParams()
     h, w = a.shape[:2]
     s = min(1.0, p.work_width / w)
     ga, gb = _gray_small(a, s), _gray_small(b, s)
     flow = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_FAST).calc(ga, gb, None)
     cw, ch = max(1, flow.shape[1] // p.dense_cell), max(1, flow.shape[0] // p.dense_cell)
-    small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA)
-    bg = np.empty_like(small)
+    small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s          # full-res px
+    X, Y = np.meshgrid((np.arange(cw) + 0.5) * w / cw - 0.5, (np.arange(ch) + 0.5) * h / ch - 0.5)
+    base = model_displacement(model, np.stack([X.ravel(), Y.ravel()], 1), w, h).reshape(ch, cw, 2).astype(np.float32)
+    res = small - base
     k = p.dense_median | 1
     for c in range(2):
-        # medianBlur with a large window needs uint8: 1/8 work px steps, ±16 work px range
-        q = np.clip(small[..., c] * 8 + 128, 0, 255).astype(np.uint8)
-        bg[..., c] = (cv2.medianBlur(q, k).astype(np.float32) - 128) / 8 if min(cw, ch) >= k else small[..., c]
-    full = cv2.resize(bg, (w, h), interpolation=cv2.INTER_LINEAR) / s
+        if min(cw, ch) >= k:
+            # medianBlur with a large window needs uint8: 1/8 px steps, ±16 px range
+            q = np.clip(res[..., c] * 8 + 128, 0, 255).astype(np.uint8)
+            res[..., c] = (cv2.medianBlur(q, k).astype(np.float32) - 128) / 8
+    res = np.clip(res, -p.parallax_max_px, p.parallax_max_px)
+    full = cv2.resize(base + res, (w, h), interpolation=cv2.INTER_LINEAR)
     gx, gy = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
     return cv2.remap(b, gx + full[..., 0], gy + full[..., 1], cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)

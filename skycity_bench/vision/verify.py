@@ -2,13 +2,20 @@
 
 A claim (one entry of getDynamicObjects() marked visible) holds when
   1. its centre is inside the viewport (on screen), and
-  2. its own box, after camera compensation, contains changed pixels of an identifiable
-     moving region (not a particle, streak, cloud or full-screen effect), and
+  2. its own image region moved against the camera-compensated background, shown either
+     a. by changed pixels of an identifiable moving region that is mostly inside its box
+        (`region`), or
+     b. by its box's own content: the box changed, and its content is found again shifted
+        by at least `min_shift_px`, fitting there far better than where the camera alone
+        would have put it (`shift`; this catches slow movers whose edges stay inside the
+        edge tolerance of the pixel comparison), and
   3. it is not a duplicate or a part of another claim that holds (a box mostly inside an
-     already verified box: 重复计算的零件).
-For each claim that holds we also measure its own displacement relative to the
-compensated background (template matching of its box from A in the warped B): the speed
-and heading the behaviour evidence is built from.
+     already verified box that moves *with* it: 重复计算的零件). A box inside another that
+     moves differently is a separate object passing in front (a drone before an airship).
+One moving region belongs to one object: where several claims share one, the best-fitting
+claim keeps it, and another keeps it too only if it fits nearly as well or moves on its own.
+Every claim that holds carries its displacement (dx, dy, full-res px over Δ), from which the
+behaviour evidence takes speeds and headings.
 """
 
 from __future__ import annotations
@@ -31,8 +38,12 @@ class VerifyParams:
     max_displacement_px: int = 48      # search radius of the displacement measurement
     default_size_px: float = 16.0      # box size when the hook gives none
     share_fit: float = 0.6             # a second claim shares a region if it fits it this well relative to the first
-    still_rms: float = 12.0            # RMS change of a box that did not move below which it is unchanged
+    still_rms: float = 12.0            # RMS change of a box below which it is unchanged
     own_share: float = 0.4             # share of a moving region inside the box for it to be the claim's own
+    min_shift_px: float = 1.5          # content shift that counts as the box's own motion (route b)
+    shift_fit: float = 0.35            # ... when its fit there is at most this share of the fit in place
+    distinct_motion_px: float = 2.0    # displacements this far apart are two objects, not one
+    min_texture: float = 6.0           # gray std a box needs for its shift to mean anything
 
 
 def _num(v) -> float | None:
@@ -43,6 +54,68 @@ def _num(v) -> float | None:
     return f if math.isfinite(f) else None
 
 
+def _gray(img: np.ndarray) -> np.ndarray:
+    return img if img.ndim == 2 else cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
+
+
+def _subpixel(res: np.ndarray, x: int, y: int) -> tuple[float, float]:
+    """Parabola through the match cost around its minimum, per axis."""
+    def off(m, c, p):
+        den = m - 2 * c + p
+        return 0.0 if den <= 0 else float(np.clip(0.5 * (m - p) / den, -0.5, 0.5))
+    h, w = res.shape
+    ox = off(res[y, x - 1], res[y, x], res[y, x + 1]) if 0 < x < w - 1 else 0.0
+    oy = off(res[y - 1, x], res[y, x], res[y + 1, x]) if 0 < y < h - 1 else 0.0
+    return ox, oy
+
+
+@dataclass
+class Shift:
+    dx: float
+    dy: float
+    rms_in_place: float     # RMS change of the box where the camera alone puts it
+    fit: float              # cost with each pixel in place or shifted, whichever fits / cost in place
+    unique: bool = True     # the content is textured and fits clearly best at this one shift
+
+    @property
+    def norm(self) -> float:
+        return math.hypot(self.dx, self.dy)
+
+
+def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int], radius: int,
+                  min_texture: float = 6.0) -> Shift | None:
+    """Where the content of `box` in A is in the compensated B (gray), within `radius` px."""
+    x0, y0, x1, y1 = box
+    H, W = ga.shape[:2]
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return None
+    sx0, sy0, sx1, sy1 = max(0, x0 - radius), max(0, y0 - radius), min(W, x1 + radius), min(H, y1 + radius)
+    tpl = ga[y0:y1, x0:x1]
+    area = gb[sy0:sy1, sx0:sx1]
+    if area.shape[0] < tpl.shape[0] or area.shape[1] < tpl.shape[1]:
+        return None
+    res = cv2.matchTemplate(area, tpl, cv2.TM_SQDIFF)
+    lo, _, loc, _ = cv2.minMaxLoc(res)
+    zero = float(res[y0 - sy0, x0 - sx0])
+    fx, fy = _subpixel(res, *loc)
+    # A flat patch (a part inside a plain body) or a repeating one fits equally well at
+    # other shifts: then the shift says nothing. Unique = the best fit away from the minimum
+    # (beyond 2 px) is clearly worse than the minimum.
+    away = res.copy()
+    away[max(0, loc[1] - 2):loc[1] + 3, max(0, loc[0] - 2):loc[0] + 3] = np.inf
+    second = float(away.min()) if np.isfinite(away).any() else float("inf")
+    unique = float(tpl.std()) >= min_texture and second - lo >= 0.1 * max(zero - lo, 1e-6)
+    # The box holds the object and some background: in place the background fits and the
+    # object does not, shifted the other way round. Each pixel takes whichever explains it:
+    # a box that moved on its own is explained almost wholly; one that did not gains nothing.
+    ix, iy = sx0 + loc[0], sy0 + loc[1]
+    e_in = (gb[y0:y1, x0:x1].astype(np.float32) - tpl) ** 2
+    e_sh = (gb[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2
+    both = float(np.minimum(e_in, e_sh).sum())
+    return Shift(dx=ix + fx - x0, dy=iy + fy - y0, rms_in_place=math.sqrt(zero / tpl.size),
+                 fit=both / zero if zero > 0 else 1.0, unique=unique)
+
+
 def _box(c: dict, p: VerifyParams) -> tuple[float, float, float, float] | None:
     x, y = _num(c.get("x")), _num(c.get("y"))
     if x is None or y is None:
@@ -50,27 +123,6 @@ def _box(c: dict, p: VerifyParams) -> tuple[float, float, float, float] | None:
     w = _num(c.get("w")) or p.default_size_px
     h = _num(c.get("h")) or p.default_size_px
     return x, y, abs(w), abs(h)
-
-
-def _displacement(a: np.ndarray, b: np.ndarray, box: tuple[int, int, int, int], R: int) -> tuple[float, float] | None:
-    x0, y0, x1, y1 = box
-    H, W = a.shape[:2]
-    if x1 - x0 < 3 or y1 - y0 < 3:
-        return None
-    sx0, sy0, sx1, sy1 = max(0, x0 - R), max(0, y0 - R), min(W, x1 + R), min(H, y1 + R)
-    tpl = a[y0:y1, x0:x1]
-    area = b[sy0:sy1, sx0:sx1]
-    if area.shape[0] < tpl.shape[0] or area.shape[1] < tpl.shape[1] or float(tpl.std()) < 2:
-        return None
-    res = cv2.matchTemplate(area, tpl, cv2.TM_SQDIFF)
-    _, _, loc, _ = cv2.minMaxLoc(res)
-    return float(sx0 + loc[0] - x0), float(sy0 + loc[1] - y0)
-
-
-def _still(a: np.ndarray, b: np.ndarray, box, rms: float) -> bool:
-    x0, y0, x1, y1 = box
-    pa, pb = a[y0:y1, x0:x1].astype(np.float32), b[y0:y1, x0:x1].astype(np.float32)
-    return pa.size > 0 and float(np.sqrt(np.mean((pa - pb) ** 2))) < rms
 
 
 def _own_support(seg: Segmentation, support: np.ndarray, area: dict, box, own_share: float) -> dict[int, int]:
@@ -85,124 +137,155 @@ def _own_support(seg: Segmentation, support: np.ndarray, area: dict, box, own_sh
             if n >= own_share * area.get(int(lab), n)}
 
 
-def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray,
-                  p: VerifyParams | None = None) -> list[dict]:
-    p = p or VerifyParams()
-    H, W = a.shape[:2]
-    ident = np.zeros(seg.labels.max() + 2, bool)
-    for r in seg.regions:
-        # a streak can be a slow mover's thin leading/trailing strip: it may support a claim;
-        # particles, soft regions and full-screen effects never do
-        if r.identifiable or r.reason == STREAK:
-            ident[r.label] = True
-    support = (seg.mask > 0) & ident[seg.labels]
-    area = {r.label: r.area for r in seg.regions}
-    out: list[dict] = []
-    cand = []
-    for i, c in enumerate(claims):
+def _overlap(t, b) -> float:
+    """Intersection area of two (x0, y0, x1, y1) boxes."""
+    return max(0.0, min(t[2], b[2]) - max(t[0], b[0])) * max(0.0, min(t[3], b[3]) - max(t[1], b[1]))
+
+
+def _iou(t, b) -> float:
+    inter = _overlap(t, b)
+    union = (t[2] - t[0]) * (t[3] - t[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+class _Claims:
+    """The claims of one sample while they are being checked (private helpers share it)."""
+
+    def __init__(self, seg: Segmentation, a: np.ndarray, bw: np.ndarray, p: VerifyParams):
+        self.seg, self.p = seg, p
+        self.H, self.W = a.shape[:2]
+        self.ga, self.gb = _gray(a), _gray(bw)
+        ident = np.zeros(seg.labels.max() + 2, bool)
+        for r in seg.regions:
+            # a streak can be a slow mover's thin leading/trailing strip: it may support a claim;
+            # particles, soft regions and full-screen effects never do
+            if r.identifiable or r.reason == STREAK:
+                ident[r.label] = True
+        self.support = (seg.mask > 0) & ident[seg.labels]
+        self.area = {r.label: r.area for r in seg.regions}
+        self.bbox = {r.label: (r.x, r.y, r.x + r.w, r.y + r.h) for r in seg.regions}
+
+    def moves_alone(self, rec: dict) -> bool:
+        """Route b: the box changed, and its content reappears shifted, fitting far better."""
+        s: Shift | None = rec.get("_shift")
+        return (s is not None and s.unique and s.rms_in_place >= self.p.still_rms
+                and s.norm >= self.p.min_shift_px and s.fit <= self.p.shift_fit)
+
+    def distinct(self, r1: dict, r2: dict) -> bool:
+        """Two claims whose boxes both moved on their own, by clearly different amounts."""
+        if not (self.moves_alone(r1) and self.moves_alone(r2)):
+            return False
+        s1, s2 = r1["_shift"], r2["_shift"]
+        return math.hypot(s1.dx - s2.dx, s1.dy - s2.dy) >= self.p.distinct_motion_px
+
+    def check(self, i: int, c) -> dict:
+        p = self.p
         if not isinstance(c, dict):
-            out.append({"index": i, "verdict": "malformed"})
-            continue
+            return {"index": i, "verdict": "malformed"}
         rec = {"id": str(c.get("id", i))[:60], "category": str(c.get("category", "?"))[:40]}
         bx = _box(c, p)
         if bx is None:
             rec["verdict"] = "malformed"
-            out.append(rec)
-            continue
+            return rec
         x, y, w, h = bx
         rec.update({"x": round(x, 1), "y": round(y, 1), "w": round(w, 1), "h": round(h, 1)})
-        if not (0 <= x < W and 0 <= y < H):
+        if not (0 <= x < self.W and 0 <= y < self.H):
             rec["verdict"] = "off screen"
-            out.append(rec)
-            continue
+            return rec
         m = p.claim_margin_px + p.claim_margin_frac * max(w, h)
-        x0, y0 = int(max(0, x - w / 2 - m)), int(max(0, y - h / 2 - m))
-        x1, y1 = int(min(W, x + w / 2 + m + 1)), int(min(H, y + h / 2 + m + 1))
+        grown = (int(max(0, x - w / 2 - m)), int(max(0, y - h / 2 - m)),
+                 int(min(self.W, x + w / 2 + m + 1)), int(min(self.H, y + h / 2 + m + 1)))
         rec["_tight"] = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
-        own = _own_support(seg, support, area, (x0, y0, x1, y1), p.own_share)
-        s = sum(own.values())
-        rec["support_px"] = s
-        rec["_own"] = own
-        if s < p.min_support_px:
-            rec["verdict"] = "no own motion"
-            out.append(rec)
-            continue
-        rec["_box"] = (x0, y0, x1, y1)
-        rec["_tight"] = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
-        cand.append(rec)
-        out.append(rec)
-    # Larger boxes first: a smaller box mostly inside a verified one is a part / duplicate.
+        rec["_box"] = grown
+        tight = tuple(int(round(v)) for v in rec["_tight"])
+        rec["_shift"] = measure_shift(self.ga, self.gb, (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]),
+                                                         min(self.H, tight[3])), p.max_displacement_px,
+                                      p.min_texture)
+        rec["_own"] = _own_support(self.seg, self.support, self.area, grown, p.own_share)
+        rec["support_px"] = sum(rec["_own"].values())
+        s = rec["_shift"]
+        if s is not None:
+            rec["shift"] = {"dx": round(s.dx, 2), "dy": round(s.dy, 2), "rms_in_place": round(s.rms_in_place, 1),
+                            "fit": round(s.fit, 3), "unique": s.unique}
+        if rec["support_px"] >= p.min_support_px:
+            rec["how"] = "region"
+        elif self.moves_alone(rec):
+            rec["how"] = "shift"
+        else:
+            rec["verdict"] = ("no own motion: its own box is unchanged"
+                              if s is not None and s.rms_in_place < p.still_rms else "no own motion")
+            return rec
+        if s is not None and s.norm < 0.5 and s.rms_in_place < p.still_rms:
+            # its own box neither moved nor changed: the motion beside it is someone else's
+            rec["verdict"] = "no own motion: its own box is unchanged"
+            return rec
+        rec["verdict"] = "moved"
+        return rec
+
+    def fit(self, rec: dict, lab: int) -> float:
+        b = self.bbox.get(lab)
+        return 0.0 if b is None else _iou(rec["_tight"], b)
+
+    def best_fit(self, rec: dict) -> float:
+        return max((self.fit(rec, lab) for lab in rec["_own"]), default=1.0)
+
+
+def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray,
+                  p: VerifyParams | None = None) -> list[dict]:
+    """`a` at t, `bw` the frame at t + Δ compensated into A (the background lines up; under
+    parallax, by the background flow that also follows depth layers)."""
+    p = p or VerifyParams()
+    cl = _Claims(seg, a, bw, p)
+    out = [cl.check(i, c) for i, c in enumerate(claims)]
+    cand = [r for r in out if r.get("verdict") == "moved"]
+
+    # Larger boxes first: a smaller box mostly inside a verified one, moving with it, is a
+    # part or a duplicate of it.
     kept: list[dict] = []
 
-    def inside(rec):
-        ax0, ay0, ax1, ay1 = rec["_tight"]
-        own = max(1e-6, (ax1 - ax0) * (ay1 - ay0))
-        for k in kept:
-            bx0, by0, bx1, by1 = k["_tight"]
-            ix = max(0.0, min(ax1, bx1) - max(ax0, bx0))
-            iy = max(0.0, min(ay1, by1) - max(ay0, by0))
-            if ix * iy / own >= p.part_overlap:
-                return k["id"]
-        return None
+    def parent(rec):
+        t = rec["_tight"]
+        own = max(1e-6, (t[2] - t[0]) * (t[3] - t[1]))
+        return next((k for k in kept if _overlap(t, k["_tight"]) / own >= p.part_overlap), None)
 
-    def overlaps(r1, r2):
-        a0, b0 = r1["_box"], r2["_box"]
-        return min(a0[2], b0[2]) > max(a0[0], b0[0]) and min(a0[3], b0[3]) > max(a0[1], b0[1])
+    for rec in sorted(cand, key=lambda r: -(r["w"] * r["h"])):
+        k = parent(rec)
+        if k is not None and not cl.distinct(rec, k):
+            rec["verdict"] = f"part or duplicate of {k['id']}"
+            continue
+        kept.append(rec)
 
     # One moving region is one object's own: where claims near each other share a region,
     # the claim that fits it best keeps it (a mover driving past a parked car the hook calls
-    # dynamic does not make the parked car move); a second claim shares it only if it fits
-    # nearly as well (two objects merged into one region).
-    bbox = {r.label: (r.x, r.y, r.x + r.w, r.y + r.h) for r in seg.regions}
-
-    def fit(rec, lab):
-        t, b0 = rec["_tight"], bbox.get(lab)
-        if b0 is None:
-            return 0.0
-        ix = max(0.0, min(t[2], b0[2]) - max(t[0], b0[0]))
-        iy = max(0.0, min(t[3], b0[3]) - max(t[1], b0[1]))
-        inter = ix * iy
-        union = (t[2] - t[0]) * (t[3] - t[1]) + (b0[2] - b0[0]) * (b0[3] - b0[1]) - inter
-        return inter / union if union > 0 else 0.0
-
-    def best_fit(rec):
-        return max((fit(rec, lab) for lab in rec["_own"]), default=0.0)
+    # dynamic does not make the parked car move); another shares it only if it fits nearly
+    # as well (two objects merged into one region) or moves on its own.
+    def overlaps(r1, r2):
+        return _overlap(r1["_box"], r2["_box"]) > 0
 
     owner: dict[int, list[dict]] = {}
-    for rec in sorted(cand, key=lambda r: -(r["w"] * r["h"])):
-        dup = inside(rec)
-        if dup is not None:
-            rec["verdict"] = f"part or duplicate of {dup}"
-            continue
-        rec["verdict"] = "moved"
-        kept.append(rec)
-    for rec in sorted(kept, key=best_fit, reverse=True):
+    for rec in sorted((r for r in kept if r["how"] == "region"), key=cl.best_fit, reverse=True):
         free = {lab: n for lab, n in rec["_own"].items()
-                if not any(overlaps(rec, o) and fit(rec, lab) < p.share_fit * fit(o, lab) for o in owner.get(lab, []))}
+                if not any(overlaps(rec, o) and cl.fit(rec, lab) < p.share_fit * cl.fit(o, lab)
+                           and not cl.distinct(rec, o) for o in owner.get(lab, []))}
         if sum(free.values()) < p.min_support_px:
+            if cl.moves_alone(rec):
+                rec["how"] = "shift"
+                continue
             other = next(o["id"] for lab in rec["_own"] for o in owner.get(lab, []) if overlaps(rec, o))
             rec["verdict"] = f"no own motion: its moving region is {other}'s"
             continue
         for lab in free:
             owner.setdefault(lab, []).append(rec)
-    kept = [r for r in kept if r["verdict"] == "moved"]
-    for rec in kept:
-        tx0, ty0, tx1, ty1 = (int(round(v)) for v in rec["_tight"])  # measure its own displacement
-        box = (max(0, tx0), max(0, ty0), min(W, tx1), min(H, ty1))
-        d = _displacement(a, bw, box, p.max_displacement_px)
-        if d is not None:
-            rec["dx"], rec["dy"] = d
-            if d == (0.0, 0.0) and _still(a, bw, box, p.still_rms):
-                # its own box neither moved nor changed: the motion next to it is someone else's
-                rec["verdict"] = "no own motion: its own box is unchanged"
-    kept = [r for r in kept if r["verdict"] == "moved"]
+
+    kept = [r for r in out if r.get("verdict") == "moved"]
     for rec in out:
-        if rec.get("verdict") == "no own motion" and "_tight" in rec:
-            dup = inside(rec)          # say what it is: a part of an object that did move
-            if dup is not None:
-                rec["verdict"] = f"part or duplicate of {dup}"
+        if rec.get("verdict", "").startswith("no own motion") and "_tight" in rec:
+            k = parent(rec)                # say what it is: a part of an object that did move
+            if k is not None:
+                rec["verdict"] = f"part or duplicate of {k['id']}"
     for rec in out:
-        rec.pop("_box", None)
-        rec.pop("_tight", None)
-        rec.pop("_own", None)
+        if rec.get("verdict") == "moved" and rec.get("_shift") is not None:
+            rec["dx"], rec["dy"] = round(rec["_shift"].dx, 2), round(rec["_shift"].dy, 2)
+        for key in ("_box", "_tight", "_own", "_shift"):
+            rec.pop(key, None)
     return out

@@ -128,7 +128,7 @@ def test_should_verify_only_claims_whose_own_region_moved(world):
     verdict = {c["id"]: c["verdict"] for c in d["claims"]}
     assert d["verified_count"] == 12
     assert d["categories"] == ["bus", "car", "tram"]
-    assert all(verdict[f"static{i}"] == "no own motion" for i in range(10))
+    assert all(verdict[f"static{i}"].startswith("no own motion") for i in range(10))
     assert all(verdict[f"part{i}"].startswith("part or duplicate") for i in range(12))
     assert verdict["away"] == "off screen"
     moved = {c["id"]: c for c in d["claims"] if c["verdict"] == "moved"}
