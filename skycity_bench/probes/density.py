@@ -41,11 +41,13 @@ class Settings(BaseModel):
     densify_max_intervals: int = Field(4, ge=0, le=30)
     # camera
     work_width: int = Field(960, ge=160, le=4096)
-    max_features: int = Field(900, ge=50, le=10000)
+    max_features: int = Field(600, ge=50, le=10000)
     ransac_px: float = Field(1.5, gt=0, le=20)
     mesh_cols: int = Field(16, ge=1, le=64)
     mesh_rows: int = Field(9, ge=1, le=64)
     parallax_px: float = Field(0.25, ge=0)
+    dense_width: int = Field(480, ge=80, le=4096)
+    dense_cell: int = Field(3, ge=1, le=32)
     dense_median: int = Field(15, ge=3, le=99)
     parallax_max_px: float = Field(2.0, ge=0, le=50)
     # segmentation and exclusions

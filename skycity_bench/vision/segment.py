@@ -84,23 +84,50 @@ class Segmentation:
     full_screen: bool
 
 
-def tolerant_diff(a: np.ndarray, b: np.ndarray, r: int) -> np.ndarray:
+def _max_channel(d: np.ndarray) -> np.ndarray:
+    if d.ndim == 3:
+        c = cv2.split(d)
+        return cv2.max(cv2.max(c[0], c[1]), c[2])
+    return d
+
+
+def _tolerant(a: np.ndarray, b: np.ndarray, r: int) -> np.ndarray:
     k = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * r + 1, 2 * r + 1))
     bmax, bmin = cv2.dilate(b, k), cv2.erode(b, k)
     amax, amin = cv2.dilate(a, k), cv2.erode(a, k)
-    d = cv2.max(cv2.max(cv2.subtract(a, bmax), cv2.subtract(bmin, a)),
-                cv2.max(cv2.subtract(b, amax), cv2.subtract(amin, b)))
-    if d.ndim == 3:
-        c = cv2.split(d)
-        d = cv2.max(cv2.max(c[0], c[1]), c[2])
-    return d
+    return _max_channel(cv2.max(cv2.max(cv2.subtract(a, bmax), cv2.subtract(bmin, a)),
+                                cv2.max(cv2.subtract(b, amax), cv2.subtract(amin, b))))
+
+
+def tolerant_diff(a: np.ndarray, b: np.ndarray, r: int, cand: np.ndarray | None = None,
+                  band: int = 48) -> np.ndarray:
+    """Per pixel, how far A's colour lies outside B's range within r px (and B's outside A's),
+    the largest channel. `cand`: the only pixels that can change (the tolerant difference is
+    never above the plain one, so pixels whose plain difference is under the threshold need
+    not be computed); it is computed band by band over the columns holding candidates, and
+    is 0 elsewhere. At 1080p with a few % of the frame changed this is several times faster."""
+    if cand is None:
+        return _tolerant(a, b, r)
+    h, w = a.shape[:2]
+    out = np.zeros((h, w), np.uint8)
+    cols_any = [cand[y0:y0 + band].any(axis=0) for y0 in range(0, h, band)]
+    for k, cols in enumerate(cols_any):
+        xs = np.flatnonzero(cols)
+        if xs.size == 0:
+            continue
+        y0, y1 = k * band, min(h, (k + 1) * band)
+        x0, x1 = max(0, int(xs[0]) - r), min(w, int(xs[-1]) + r + 1)
+        ya, yb = max(0, y0 - r), min(h, y1 + r)      # a halo of r rows for the range filters
+        t = _tolerant(a[ya:yb, x0:x1], b[ya:yb, x0:x1], r)
+        out[y0:y1, x0:x1] = t[y0 - ya:y0 - ya + (y1 - y0)]
+    return out
 
 
 def match_photometry(a: np.ndarray, b: np.ndarray, valid: np.ndarray) -> np.ndarray:
     """A global brightness/colour change (a fade, a flash, day-night grading) is not an
     object's motion: match B's per-channel 10th/90th percentiles to A's over the valid area."""
-    idx = valid[::7, ::7] > 0
-    sa, sb = a[::7, ::7][idx].astype(np.float32), b[::7, ::7][idx].astype(np.float32)
+    idx = valid[::9, ::9] > 0
+    sa, sb = a[::9, ::9][idx].astype(np.float32), b[::9, ::9][idx].astype(np.float32)
     if sa.size == 0:
         return b
     pa, pb = np.percentile(sa, [10, 90], axis=0), np.percentile(sb, [10, 90], axis=0)
@@ -108,7 +135,9 @@ def match_photometry(a: np.ndarray, b: np.ndarray, valid: np.ndarray) -> np.ndar
     off = pa[0] - pb[0] * gain
     if np.all(np.abs(gain - 1) < 0.03) and np.all(np.abs(off + (gain - 1) * 128) < 3):
         return b
-    return cv2.convertScaleAbs(b.astype(np.float32) * gain + off)
+    # one 256-entry table per channel: a per-pixel float pass costs 10x more at 1080p
+    lut = np.clip(np.arange(256, dtype=np.float64)[:, None] * gain + off, 0, 255).round().astype(np.uint8)
+    return cv2.LUT(b, lut.reshape(1, 256, 3)) if b.ndim == 3 else cv2.LUT(b, lut[:, 0])
 
 
 def _classify(r: Region, a: np.ndarray, b: np.ndarray, labels: np.ndarray, mask: np.ndarray,
@@ -133,6 +162,33 @@ def _classify(r: Region, a: np.ndarray, b: np.ndarray, labels: np.ndarray, mask:
     return "mixed"
 
 
+def _blocks(k: int, stat: np.ndarray, labels: np.ndarray, mask: np.ndarray):
+    """`has(t)`: does region k hold a t x t block of changed pixels? Read on its own box only
+    (regions are at least 2 * group_px + 1 apart, so no block spans two of them)."""
+    x, y, w, h = (int(v) for v in stat[:4])
+    comp = ((labels[y:y + h, x:x + w] == k) & (mask[y:y + h, x:x + w] > 0)).astype(np.uint8)
+
+    def has(t: int) -> bool:
+        if t <= 1:
+            return bool(comp.any())
+        return bool(cv2.erode(comp, np.ones((t, t), np.uint8), borderType=cv2.BORDER_CONSTANT, borderValue=0).any())
+    return has
+
+
+def _is_streak(r: Region, block, p: SegmentParams, parallax: bool) -> bool:
+    """A streak (rain, a particle trail, an edge sliver) rather than an object, by its shape;
+    `block(t)`: the region holds a t x t block of changed pixels."""
+    long_side, short_side = max(r.w, r.h), min(r.w, r.h)
+    if short_side < p.min_extent_px or not block(p.min_thickness_px):
+        return True
+    # long and thin: a depth edge sliding under parallax, a disocclusion sliver or a long
+    # trail; an object's strip is as long as the object is wide, and thicker. Under parallax
+    # shorter slivers along depth edges count as streaks too.
+    return ((long_side >= p.streak_aspect * short_side and not block(3)) or
+            (long_side >= p.long_streak_px and not block(p.long_thickness_px)) or
+            (parallax and long_side >= p.parallax_sliver_aspect * short_side and not block(p.long_thickness_px)))
+
+
 def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | None = None,
             alt: np.ndarray | None = None) -> Segmentation:
     """`b`: frame B compensated into A; `alt`: optionally a second compensation (the dense
@@ -140,10 +196,11 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
     p = p or SegmentParams()
     h, w = a.shape[:2]
     b = match_photometry(a, b, valid)
-    d = tolerant_diff(a, b, p.edge_tolerance_px)
+    d = tolerant_diff(a, b, p.edge_tolerance_px, cand=_max_channel(cv2.absdiff(a, b)) > p.diff_threshold)
     if alt is not None:
         # depth edges and disocclusions shift by more than a static edge: one more px of slack
-        d = cv2.min(d, tolerant_diff(a, match_photometry(a, alt, valid), p.edge_tolerance_px + p.parallax_extra_px))
+        d = cv2.min(d, tolerant_diff(a, match_photometry(a, alt, valid), p.edge_tolerance_px + p.parallax_extra_px,
+                                     cand=d > p.diff_threshold))
     keep = cv2.erode(valid, np.ones((2 * p.edge_tolerance_px + 3,) * 2, np.uint8))
     if p.border_px:
         keep[:p.border_px], keep[-p.border_px:], keep[:, :p.border_px], keep[:, -p.border_px:] = 0, 0, 0, 0
@@ -152,17 +209,12 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
     changed = float(mask.sum()) / n_valid
     g = 2 * p.group_px + 1
     grouped = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) if p.group_px else mask
-    n, labels, stats, _ = cv2.connectedComponentsWithStats(grouped, connectivity=8, ltype=cv2.CV_32S)
+    # BBDT: the same components, about half the time of the default algorithm at 1080p
+    n, labels, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(grouped, 8, cv2.CV_32S, cv2.CCL_BBDT)
     on = mask > 0
     lab_on = labels[on]
     area = np.bincount(lab_on, minlength=n)
     strong = np.bincount(lab_on, weights=(d[on] > 2 * p.diff_threshold), minlength=n)
-    t = max(1, p.min_thickness_px)
-    thick = cv2.erode(mask, np.ones((t, t), np.uint8)) if t > 1 else mask
-    thick_n = np.bincount(labels[thick > 0], minlength=n)
-    thick3_n = np.bincount(labels[cv2.erode(mask, np.ones((3, 3), np.uint8)) > 0], minlength=n)
-    lt = max(1, p.long_thickness_px)
-    thick_long = np.bincount(labels[cv2.erode(mask, np.ones((lt, lt), np.uint8)) > 0], minlength=n)
     regions: list[Region] = []
     order = np.argsort(-area[1:])[: p.max_regions] + 1 if n > 1 else []
     for k in order:
@@ -179,15 +231,7 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
             r.reason = "large soft region (cloud, fog, waterfall)"
         elif r.area < p.min_area_px:
             r.reason = "tiny particle"
-        elif min(r.w, r.h) < p.min_extent_px or thick_n[k] == 0:
-            r.reason = STREAK
-        elif (max(r.w, r.h) >= p.streak_aspect * min(r.w, r.h) and thick3_n[k] == 0) or \
-                (max(r.w, r.h) >= p.long_streak_px and thick_long[k] == 0) or \
-                (alt is not None and max(r.w, r.h) >= p.parallax_sliver_aspect * min(r.w, r.h)
-                 and thick_long[k] == 0):
-            # long and thin: a depth edge sliding under parallax, a disocclusion sliver or a
-            # long trail; an object's strip is as long as the object is wide, and thicker.
-            # Under parallax (alt given) shorter slivers along depth edges count as streaks too.
+        elif _is_streak(r, _blocks(k, stats[k], labels, mask), p, alt is not None):
             r.reason = STREAK
         else:
             r.kind = _classify(r, a, b, labels, mask, grouped, p.diff_threshold / 2)
