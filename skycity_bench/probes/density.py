@@ -46,8 +46,8 @@ class Settings(BaseModel):
     mesh_cols: int = Field(16, ge=1, le=64)
     mesh_rows: int = Field(9, ge=1, le=64)
     parallax_px: float = Field(0.25, ge=0)
-    dense_width: int = Field(480, ge=80, le=4096)
-    dense_cell: int = Field(3, ge=1, le=32)
+    dense_width: int = Field(960, ge=80, le=4096)
+    dense_cell: int = Field(4, ge=1, le=32)
     dense_median: int = Field(15, ge=3, le=99)
     parallax_max_px: float = Field(2.0, ge=0, le=50)
     # segmentation and exclusions
@@ -79,6 +79,7 @@ class Settings(BaseModel):
     shift_fit: float = Field(0.35, ge=0, le=1)
     distinct_motion_px: float = Field(2.0, ge=0)
     min_texture: float = Field(6.0, ge=0)
+    speed_fit: float = Field(0.5, ge=0, le=1)
     # scorer thresholds (read by scorers/density.py)
     claim_disagreement: float = Field(0.2, ge=0, le=10)
     lockstep_speed_px_s: float = Field(8.0, ge=0)
@@ -110,7 +111,7 @@ class _Capture:
         self.delta_ms = delta_ms
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
-        self.lowest = None          # (count, t, frame A, data) of the lowest sample so far
+        self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
 
     async def sample(self, dp, t: float, hook: bool, densified: bool = False) -> dict:
         c0 = time.perf_counter()
@@ -137,22 +138,22 @@ class _Capture:
         if hook_error:
             data["hook_error"] = hook_error[:200]
         if round(t, 3) in self.main:
-            data["evidence"] = self._draw(a, data)
+            data["evidence"] = self._draw(a, data, res.seg.regions)
         c = count_of(data)
         if c is not None and (self.lowest is None or c < self.lowest[0]):
-            self.lowest = (c, t_a, a, data)
+            self.lowest = (c, t_a, a, data, res.seg.regions)
         return data
 
-    def _draw(self, a, data: dict) -> str:
+    def _draw(self, a, data: dict, regions: list) -> str:
         path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
         claimed = data.get("claimed_count")
         title = (f"t = {data['t']:.2f} s   visual count {data['visual_count']}" +
                  (f"   verified {data['verified_count']} of {claimed} claimed" if claimed is not None else "   no hook"))
-        draw_evidence(path, a, data, title)
+        draw_evidence(path, a, data, title, regions)
         return rel
 
 
-@probe("density", order=50, settings=Settings, version="1",
+@probe("density", order=50, settings=Settings, version="2",
        description="fake clock; frame pairs t, t+Δ across 20–35 s; camera-compensated motion; hook claims checked",
        budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
 async def collect(ctx) -> dict:
@@ -189,7 +190,7 @@ async def collect(ctx) -> dict:
     samples.sort(key=lambda d: d["t"])
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
-        lowest_file = cap.lowest[3]["evidence"] = cap._draw(cap.lowest[2], cap.lowest[3])
+        lowest_file = cap.lowest[3]["evidence"] = cap._draw(*cap.lowest[2:5])
     return {
         "hook": {"present": hook, "describe": desc.value if desc.ok else None, "error": desc.error},
         "delta_ms": round(s.delta_frames * _FRAME_MS, 3),

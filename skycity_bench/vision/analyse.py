@@ -40,7 +40,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     if model.residual_px > p.camera.parallax_px:
         alt = dense_background(a, b, model, p.camera)
         model.notes.append("parallax: the mesh left residual motion, a dense background flow was added")
-    seg = segment(a, bw, valid, p.segment, alt=alt)
+    seg = segment(a, bw, valid, p.segment, alt=alt, raw=b)
     t2 = time.perf_counter()
     excluded = Counter(r.reason for r in seg.regions if r.reason)
     data = {
@@ -52,7 +52,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         "full_screen_effect": seg.full_screen,
     }
     if claims is not None:
-        checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify)
+        checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
         moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claims"] = checked
         data["claimed_count"] = len(checked)

@@ -37,8 +37,8 @@ class CameraParams:
                                     # median track this far off (a flat scene fits to ~0.03)
     parallax_px: float = 0.25       # median track error after the mesh above which a dense
                                     # background flow is added (strong parallax)
-    dense_width: int = 480          # the background flow is computed on a copy this wide (px)
-    dense_cell: int = 3             # px of that copy per cell of the background flow
+    dense_width: int = 960          # the background flow is computed on a copy this wide (px)
+    dense_cell: int = 4             # px of that copy per cell of the background flow
     dense_median: int = 15          # cells in its median window (objects smaller vanish from it)
     parallax_max_px: float = 2.0    # most the background flow may depart from the mesh (full-res px)
 
@@ -150,7 +150,8 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
     if pts is None or len(pts) < 8:
         ident.notes.append("too few corners in the scene to track the camera: assumed still")
         return ident
-    lk = dict(winSize=(15, 15), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
+    # 2 pyramid levels follow 4 x 15 work px between frames Δ apart: far more than a camera moves
+    lk = dict(winSize=(15, 15), maxLevel=2, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
     p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **lk)
     p0r, st2, _ = cv2.calcOpticalFlowPyrLK(gb, ga, p1, None, **lk)
     fb = np.linalg.norm((p0r - pts).reshape(-1, 2), axis=1)

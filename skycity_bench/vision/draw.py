@@ -1,12 +1,16 @@
-"""The evidence image of one sample: frame A (time t) with every moving region outlined.
+"""The evidence image of one sample: frame A (time t) with every moving region outlined and
+every hook claim judged, so a reviewer sees what was counted and why.
 
   green box            counted object (identifiable, present at t)
   cyan box, thin       identifiable motion at its t + Δ position only (the same object's
                        leading strip / new copy: supports claims, not counted twice)
-  red box, thin + tag  excluded region, tagged P (tiny particle), S (thin streak),
-                       C (large soft region: cloud, fog) or F (full-screen effect)
-  yellow cross         hook claim that held (its own region moved)
-  magenta cross        hook claim that did not hold (static, off screen, part/duplicate)
+  red box + tag        excluded region: S thin streak (rain, trail, edge sliver), C large soft
+                       region (cloud, fog, waterfall), F full-screen effect
+  red dot              excluded tiny particle
+  yellow cross         hook claim that held; its arrow is the object's own motion (camera
+                       removed), drawn 3x longer than over Δ so it reads
+  magenta cross + tag  hook claim that did not hold: s no own motion (static), p part or
+                       duplicate of another object, r its moving region is another's
 """
 
 from __future__ import annotations
@@ -16,8 +20,18 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-_TAG = {"tiny particle": "P", "thin streak (rain, particle trail, edge)": "S",
-        "large soft region (cloud, fog, waterfall)": "C", "full-screen effect": "F"}
+_TAG = {"thin streak (rain, particle trail, edge)": "S", "large soft region (cloud, fog, waterfall)": "C",
+        "full-screen effect": "F"}
+_RED, _GREEN, _CYAN, _YELLOW, _MAGENTA = (40, 40, 255), (60, 255, 60), (255, 230, 0), (0, 230, 255), (255, 0, 255)
+ARROW_GAIN = 3
+
+
+def _claim_tag(verdict: str) -> str:
+    if verdict.startswith("part or duplicate"):
+        return "p"
+    if "moving region is" in verdict:
+        return "r"
+    return "s"
 
 
 def _cross(img, x, y, color, s=5):
@@ -26,25 +40,47 @@ def _cross(img, x, y, color, s=5):
     cv2.line(img, (x - s, y + s), (x + s, y - s), color, 2, cv2.LINE_AA)
 
 
-def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str) -> None:
+def _text(img, text, org, scale, color):
+    cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, color, 1, cv2.LINE_AA)
+
+
+def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: list | None = None) -> None:
+    """`regions`: every region of the segmentation (Region objects or their JSON), the tiny
+    particles too; without it, the regions kept in `data`."""
     img = (a.astype(np.float32) * 0.75).astype(np.uint8)   # dim the frame so outlines read
-    for r in data.get("regions", []):
+    for r in (regions if regions is not None else data.get("regions", [])):
+        r = r if isinstance(r, dict) else r.to_json()
         x, y, w, h = r["bbox"]
         if r["counted"]:
-            cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), (60, 255, 60), 2)
+            cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _GREEN, 2)
         elif r["reason"] is None:
-            cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), (255, 230, 0), 1)
+            cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _CYAN, 1)
+        elif r["reason"] == "tiny particle":
+            cv2.circle(img, (x + w // 2, y + h // 2), 2, _RED, -1, cv2.LINE_AA)
         else:
-            cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), (40, 40, 255), 1)
-            cv2.putText(img, _TAG.get(r["reason"], "?"), (x, max(10, y - 3)), cv2.FONT_HERSHEY_SIMPLEX, 0.4,
-                        (40, 40, 255), 1, cv2.LINE_AA)
+            cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
+            _text(img, _TAG.get(r["reason"], "?"), (x, max(10, y - 3)), 0.4, _RED)
     for c in data.get("claims") or []:
-        if "x" not in c:
+        if "x" not in c or c.get("verdict") == "off screen":
             continue
-        _cross(img, c["x"], c["y"], (0, 230, 255) if c.get("verdict") == "moved" else (255, 0, 255))
+        if c.get("verdict") == "moved":
+            _cross(img, c["x"], c["y"], _YELLOW)
+            if "dx" in c:
+                tip = (int(round(c["x"] + ARROW_GAIN * c["dx"])), int(round(c["y"] + ARROW_GAIN * c["dy"])))
+                cv2.arrowedLine(img, (int(round(c["x"])), int(round(c["y"]))), tip, _YELLOW, 1, cv2.LINE_AA,
+                                tipLength=0.25)
+        else:
+            _cross(img, c["x"], c["y"], _MAGENTA)
+            _text(img, _claim_tag(c.get("verdict", "")), (int(c["x"]) + 6, int(c["y"]) - 4), 0.45, _MAGENTA)
+    ex = data.get("excluded") or {}
     lines = [title,
-             "green: counted  cyan: same mover at t+dt  red: excluded (P particle, S streak, C cloud/fog, F full screen)",
-             "crosses: hook claims (yellow held, magenta did not)"]
+             f"excluded: {ex.get('tiny particle', 0)} particles (red dots), "
+             f"{ex.get(next(iter(_TAG)), 0)} streaks (S), {ex.get('large soft region (cloud, fog, waterfall)', 0)} "
+             f"soft regions (C), {ex.get('full-screen effect', 0)} full-screen (F)   camera: "
+             f"{(data.get('camera') or {}).get('kind', '?')}",
+             "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
+             "magenta x: claim failed (s static, p part/duplicate, r region is another's)"]
     y = 22
     for i, text in enumerate(lines):
         scale = 0.6 if i == 0 else 0.45

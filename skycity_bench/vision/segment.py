@@ -45,6 +45,7 @@ class SegmentParams:
     soft_strong_ratio: float = 0.25
     max_region_frac: float = 0.2
     full_screen_frac: float = 0.3
+    screen_static_max: int = 2         # raw frame difference up to which a pixel stood still on screen
     border_px: int = 3
     max_regions: int = 3000
 
@@ -85,10 +86,8 @@ class Segmentation:
 
 
 def _max_channel(d: np.ndarray) -> np.ndarray:
-    if d.ndim == 3:
-        c = cv2.split(d)
-        return cv2.max(cv2.max(c[0], c[1]), c[2])
-    return d
+    # on strided channel views: twice as fast as cv2.split at 1080p
+    return np.maximum(np.maximum(d[..., 0], d[..., 1]), d[..., 2]) if d.ndim == 3 else d
 
 
 def _tolerant(a: np.ndarray, b: np.ndarray, r: int) -> np.ndarray:
@@ -145,15 +144,16 @@ def _classify(r: Region, a: np.ndarray, b: np.ndarray, labels: np.ndarray, mask:
     pad = 6
     x0, y0 = max(0, r.x - pad), max(0, r.y - pad)
     x1, y1 = min(a.shape[1], r.x + r.w + pad), min(a.shape[0], r.y + r.h + pad)
-    lab = labels[y0:y1, x0:x1] == r.label
-    comp = lab & (mask[y0:y1, x0:x1] > 0)
-    ring = (cv2.dilate(lab.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0) & (grouped[y0:y1, x0:x1] == 0)
-    if ring.sum() < 8 or comp.sum() == 0:
+    lab = (labels[y0:y1, x0:x1] == r.label).astype(np.uint8)
+    comp = lab & mask[y0:y1, x0:x1]
+    ring = cv2.dilate(lab, np.ones((5, 5), np.uint8)) & (grouped[y0:y1, x0:x1] == 0).view(np.uint8)
+    if cv2.countNonZero(ring) < 8 or not comp.any():
         return "mixed"
     ra, rb = a[y0:y1, x0:x1], b[y0:y1, x0:x1]
-    bga, bgb = np.median(ra[ring], axis=0), np.median(rb[ring], axis=0)
-    ea = np.abs(ra[comp].astype(np.int16) - bga).max(axis=-1) if ra.ndim == 3 else np.abs(ra[comp] - bga)
-    eb = np.abs(rb[comp].astype(np.int16) - bgb).max(axis=-1) if rb.ndim == 3 else np.abs(rb[comp] - bgb)
+    on = comp > 0
+    bga, bgb = np.median(ra[ring > 0], axis=0), np.median(rb[ring > 0], axis=0)
+    ea = _max_channel(np.abs(ra[on].astype(np.int16) - bga))
+    eb = _max_channel(np.abs(rb[on].astype(np.int16) - bgb))
     fa, fb = float(np.mean(ea > eb + margin)), float(np.mean(eb > ea + margin))
     if fa >= 0.6 and fb <= 0.25:
         return "A"
@@ -190,13 +190,19 @@ def _is_streak(r: Region, block, p: SegmentParams, parallax: bool) -> bool:
 
 
 def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | None = None,
-            alt: np.ndarray | None = None) -> Segmentation:
+            alt: np.ndarray | None = None, raw: np.ndarray | None = None) -> Segmentation:
     """`b`: frame B compensated into A; `alt`: optionally a second compensation (the dense
-    background flow under parallax); a pixel is changed only if neither explains it."""
+    background flow under parallax); a pixel is changed only if neither explains it.
+    `raw`: frame B as captured. What did not change on screen at all (a shop card, a caption,
+    a HUD fixed to the viewport while the camera moves) is not an object's motion, although
+    the camera compensation shifts it."""
     p = p or SegmentParams()
     h, w = a.shape[:2]
     b = match_photometry(a, b, valid)
-    d = tolerant_diff(a, b, p.edge_tolerance_px, cand=_max_channel(cv2.absdiff(a, b)) > p.diff_threshold)
+    cand = _max_channel(cv2.absdiff(a, b)) > p.diff_threshold
+    if raw is not None:
+        cand &= _max_channel(cv2.absdiff(a, raw)) > p.screen_static_max
+    d = tolerant_diff(a, b, p.edge_tolerance_px, cand=cand)
     if alt is not None:
         # depth edges and disocclusions shift by more than a static edge: one more px of slack
         d = cv2.min(d, tolerant_diff(a, match_photometry(a, alt, valid), p.edge_tolerance_px + p.parallax_extra_px,

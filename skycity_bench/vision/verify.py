@@ -44,6 +44,7 @@ class VerifyParams:
     shift_fit: float = 0.35            # ... when its fit there is at most this share of the fit in place
     distinct_motion_px: float = 2.0    # displacements this far apart are two objects, not one
     min_texture: float = 6.0           # gray std a box needs for its shift to mean anything
+    speed_fit: float = 0.5             # a shift explaining the box at least this well gives its speed
 
 
 def _num(v) -> float | None:
@@ -75,7 +76,8 @@ class Shift:
     dy: float
     rms_in_place: float     # RMS change of the box where the camera alone puts it
     fit: float              # cost with each pixel in place or shifted, whichever fits / cost in place
-    unique: bool = True     # the content is textured and fits clearly best at this one shift
+    unique: bool = True     # the content fits clearly best at this one shift
+    textured: bool = True   # the content has texture of its own (not a flat patch)
 
     @property
     def norm(self) -> float:
@@ -123,7 +125,7 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
             return None
         res2, sx2, sy2 = got
         lo2, _, loc2, _ = cv2.minMaxLoc(res2)
-        unique = texture and _unique(res2, loc2, lo2, float(res2[cy0 - sy2, cx0 - sx2]), 1)
+        unique = _unique(res2, loc2, lo2, float(res2[cy0 - sy2, cx0 - sx2]), 1)
         gx, gy = x0 + 2 * (sx2 + loc2[0] - cx0), y0 + 2 * (sy2 + loc2[1] - cy0)   # coarse guess, full res
         got = _search(tpl, gb, gx, gy, 2)
         if got is None:
@@ -136,7 +138,7 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
             return None
         res, sx0, sy0 = got
         lo, _, loc, _ = cv2.minMaxLoc(res)
-        unique = texture and _unique(res, loc, lo, zero, 2)
+        unique = _unique(res, loc, lo, zero, 2)
     fx, fy = _subpixel(res, *loc)
     # The box holds the object and some background: in place the background fits and the
     # object does not, shifted the other way round. Each pixel takes whichever explains it:
@@ -145,7 +147,18 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
     e_sh = (gb[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2
     both = float(np.minimum(e_in, e_sh).sum())
     return Shift(dx=ix + fx - x0, dy=iy + fy - y0, rms_in_place=math.sqrt(zero / tpl.size),
-                 fit=both / zero if zero > 0 else 1.0, unique=unique)
+                 fit=both / zero if zero > 0 else 1.0, unique=unique, textured=texture)
+
+
+def _rms(a: np.ndarray, b: np.ndarray, box, W: int, H: int) -> float:
+    """RMS of the largest channel difference in the box (colour: two colours of one
+    brightness are as different as any)."""
+    x0, y0, x1, y1 = max(0, box[0]), max(0, box[1]), min(W, box[2]), min(H, box[3])
+    if x1 <= x0 or y1 <= y0:
+        return 0.0
+    d = np.abs(a[y0:y1, x0:x1].astype(np.int16) - b[y0:y1, x0:x1])
+    d = d.max(axis=-1) if d.ndim == 3 else d
+    return float(np.sqrt(np.mean(d.astype(np.float32) ** 2)))
 
 
 def _box(c: dict, p: VerifyParams) -> tuple[float, float, float, float] | None:
@@ -183,10 +196,12 @@ def _iou(t, b) -> float:
 class _Claims:
     """The claims of one sample while they are being checked (private helpers share it)."""
 
-    def __init__(self, seg: Segmentation, a: np.ndarray, bw: np.ndarray, p: VerifyParams):
+    def __init__(self, seg: Segmentation, a: np.ndarray, bw: np.ndarray, p: VerifyParams,
+                 raw: np.ndarray | None = None):
         self.seg, self.p = seg, p
         self.H, self.W = a.shape[:2]
         self.ga, self.gb = _gray(a), _gray(bw)
+        self.a, self.raw = a, raw
         self.half = (cv2.pyrDown(self.ga), cv2.pyrDown(self.gb))
         # a streak can be a slow mover's thin leading/trailing strip: it may support a claim;
         # particles, soft regions and full-screen effects never do
@@ -200,7 +215,7 @@ class _Claims:
     def moves_alone(self, rec: dict) -> bool:
         """Route b: the box changed, and its content reappears shifted, fitting far better."""
         s: Shift | None = rec.get("_shift")
-        return (s is not None and s.unique and s.rms_in_place >= self.p.still_rms
+        return (s is not None and s.unique and s.textured and s.rms_in_place >= self.p.still_rms
                 and s.norm >= self.p.min_shift_px and s.fit <= self.p.shift_fit)
 
     def distinct(self, r1: dict, r2: dict) -> bool:
@@ -233,12 +248,18 @@ class _Claims:
         rec["_shift"] = measure_shift(self.ga, self.gb, (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]),
                                                          min(self.H, tight[3])), p.max_displacement_px,
                                       p.min_texture, self.half)
+        if self.raw is not None and _rms(self.a, self.raw, tight, self.W, self.H) < p.still_rms:
+            # nothing changed there on screen: the object is covered (a shop card over it) or
+            # drawn fixed to the screen; compensating the camera would shift it, not move it
+            rec["verdict"] = "no own motion: nothing changed there on screen (covered or screen-fixed)"
+            return rec
         rec["_own"] = _own_support(self.seg, self.ident, self.area, grown, p.own_share)
         rec["support_px"] = sum(rec["_own"].values())
         s = rec["_shift"]
         if s is not None:
             rec["shift"] = {"dx": round(s.dx, 2), "dy": round(s.dy, 2), "rms_in_place": round(s.rms_in_place, 1),
-                            "fit": round(s.fit, 3), "unique": s.unique}
+                            "fit": round(s.fit, 3), "unique": s.unique,
+                            "textured": s.textured}
         if rec["support_px"] >= p.min_support_px:
             rec["how"] = "region"
         elif self.moves_alone(rec):
@@ -263,11 +284,12 @@ class _Claims:
 
 
 def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray,
-                  p: VerifyParams | None = None) -> list[dict]:
+                  p: VerifyParams | None = None, raw: np.ndarray | None = None) -> list[dict]:
     """`a` at t, `bw` the frame at t + Δ compensated into A (the background lines up; under
-    parallax, by the background flow that also follows depth layers)."""
+    parallax, by the background flow that also follows depth layers); `raw` that frame as
+    captured (a box that did not change on screen is covered or fixed to the screen)."""
     p = p or VerifyParams()
-    cl = _Claims(seg, a, bw, p)
+    cl = _Claims(seg, a, bw, p, raw)
     out = [cl.check(i, c) for i, c in enumerate(claims)]
     cand = [r for r in out if r.get("verdict") == "moved"]
 
@@ -320,8 +342,11 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
             if k is not None:
                 rec["verdict"] = f"part or duplicate of {k['id']}"
     for rec in out:
-        if rec.get("verdict") == "moved" and rec.get("_shift") is not None:
-            rec["dx"], rec["dy"] = round(rec["_shift"].dx, 2), round(rec["_shift"].dy, 2)
+        s = rec.get("_shift")
+        if rec.get("verdict") == "moved" and s is not None and s.unique and s.fit <= p.speed_fit:
+            # only a displacement that explains the box is evidence of speed and heading (a
+            # flapping bird or a turning wheel is verified by its region, its shift is noise)
+            rec["dx"], rec["dy"] = round(s.dx, 2), round(s.dy, 2)
         for key in ("_box", "_tight", "_own", "_shift"):
             rec.pop(key, None)
     return out
