@@ -4,11 +4,15 @@
 
 Prints every figure beside its target:
 - camera only (2D pan/zoom, 3D orbit with parallax): false positives per sample <= 2;
-- K movers (K = 12, 50, 80, with particles, clouds and a fog bank): N within ±10 % of K,
+- K movers (K = 10, 50, 80, with particles, clouds and a fog bank): N within ±10 % of K,
   with the hook (verified count) and without it (the visual count; skipped by --quick);
 - the lying hook: N = true movers ±10 % and C = true categories;
 - one 1920x1080 frame pair analysed in < 150 ms on one core (cv2.setNumThreads(1)),
-  median of several runs, for a flat scene and for the parallax scene.
+  median of 9 runs, for the flat scene with 80 movers and for the parallax scene.
+Beyond the issue's targets (marked "extra"), the case most model-written demos are: a 3D
+city under an orbiting camera with 30 flying movers (N and C with the hook, the visual count
+without), its analysis time, and how many of 640 static boxes claimed over the camera-only
+orbit's frames get through (a lying hook in 3D: parallax makes still things slide).
 Timing depends on the machine and on what else runs on it: read it with that in mind.
 """
 
@@ -56,55 +60,78 @@ def within(v, k, tol=0.1) -> bool:
     return v is not None and abs(v - k) <= tol * k + 1e-9
 
 
-async def grab_pair(name: str, t: float) -> tuple:
-    """Frames t and t + Δ of a fixture at 1920x1080, and its claims at t."""
+async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080") -> list[tuple]:
+    """Frames t and t + Δ of a fixture at each time, with its claims at t."""
     from playwright.async_api import async_playwright
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
 
-    sc = load_scenario(None, {"viewport": "1920x1080"})
+    sc = load_scenario(None, {"viewport": viewport})
     delta = sc.probe_settings("density").delta_frames * 1000 / 60
     fx = fixture(f"density/{name}")
+    out = []
     with DemoServer(fx.html.read_bytes()) as srv:
         async with async_playwright() as pw:
             h = await BrowserHandle(pw).start()
             try:
                 dp = await h.open_page(sc, srv.url, fake_clock=True)
-                await dp.seek(t)
-                a = await dp.frame()
-                claims = (await dp.hook.call("getDynamicObjects")).value
-                await dp.run_for(delta)
-                b = await dp.frame()
+                for t in times:
+                    await dp.seek(t)
+                    a = await dp.frame()
+                    claims = (await dp.hook.call("getDynamicObjects")).value
+                    await dp.run_for(delta)
+                    out.append((a, await dp.frame(), claims))
             finally:
                 await h.kill()
-    return a, b, claims, sc
+    return out
 
 
-def timing(name: str) -> None:
+def timing(name: str, extra: bool = False) -> None:
     from skycity_bench.vision import analyse_pair
 
-    a, b, claims, sc = asyncio.run(grab_pair(name, 25.0))
-    params = sc.probe_settings("density").params()
+    ((a, b, claims),) = asyncio.run(grab_pairs(name, [25.0]))
+    params = load_scenario(None, {}).probe_settings("density").params()
     cv2.setNumThreads(1)
     ms = []
-    for _ in range(7):
+    for _ in range(9):
         t = time.perf_counter()
         r = analyse_pair(a, b, claims, params)
         ms.append((time.perf_counter() - t) * 1000)
     med = statistics.median(ms)
-    row(f"{name}: 1920x1080 pair, one core, median of 7 (ms)", f"{med:.0f} (min {min(ms):.0f})", "< 150",
-        med < 150)
+    row(f"{'extra: ' if extra else ''}{name}: 1920x1080 pair, one core, median of 9 (ms)",
+        f"{med:.0f} (min {min(ms):.0f})", "< 150", med < 150)
     print(f"      camera {r.data['camera']['kind']}, split {r.data['timing_ms']}", flush=True)
+
+
+def static_claims_in_orbit() -> None:
+    """A lying hook in 3D: boxes claimed over still buildings and ground of the camera-only
+    orbit (parallax makes them slide against what is behind them) must not verify."""
+    import numpy as np
+
+    from skycity_bench.vision import analyse_pair
+
+    params = load_scenario(None, {}).probe_settings("density").params()
+    rng = np.random.default_rng(1)
+    total = held = 0
+    for a, b, _ in asyncio.run(grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720")):
+        claims = [{"id": f"s{i}", "category": "ghost", "x": float(rng.uniform(40, 1240)),
+                   "y": float(rng.uniform(150, 700)), "w": float(rng.uniform(14, 60)),
+                   "h": float(rng.uniform(10, 40))} for i in range(64)]
+        d = analyse_pair(a, b, claims, params).data
+        total += len(claims)
+        held += d["verified_count"]
+    row(f"extra: camera_orbit3d: static boxes claimed that verify ({total} claims)",
+        f"{held} ({100 * held / total:.1f} %)", "<= 5 %", held <= 0.05 * total)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
-    ap.add_argument("--only", nargs="*", help="fixture names (movers_12 ... liar, timing)")
+    ap.add_argument("--only", nargs="*", help="fixture names (movers_10 ... liar, movers_orbit3d_30), static_orbit, timing")
     args = ap.parse_args()
-    want = set(args.only or ["camera_pan_zoom", "camera_orbit3d", "movers_12", "movers_50", "movers_80", "liar",
-                             "timing"])
+    want = set(args.only or ["camera_pan_zoom", "camera_orbit3d", "movers_10", "movers_50", "movers_80", "liar",
+                             "movers_orbit3d_30", "static_orbit", "timing"])
     tmp = Path(tempfile.mkdtemp(prefix="density-bench-"))
     print(f"density benchmark (evidence under {tmp}); timing figures are noisy on a shared machine", flush=True)
     for name in ("camera_pan_zoom", "camera_orbit3d"):
@@ -114,21 +141,22 @@ def main() -> None:
             row(f"{name}: false positives per sample (max of {len(vis)})", max(vis), "<= 2", max(vis) <= 2)
             row(f"{name}: false positives per sample (mean)", f"{statistics.mean(vis):.2f}", "<= 2",
                 statistics.mean(vis) <= 2)
-    for name, k in (("movers_12", 12), ("movers_50", 50), ("movers_80", 80)):
+    for name, k, extra in (("movers_10", 10, ""), ("movers_50", 50, ""), ("movers_80", 80, ""),
+                           ("movers_orbit3d_30", 30, "extra: ")):
         if name not in want:
             continue
         rep = run(name, tmp / name)
         m = rep["measurements"]["density"]
-        row(f"{name}: N (verified, with hook)", m["N"], f"{k} ± 10 %", within(m["N"], k))
-        row(f"{name}: C (verified categories)", m["C"], str(fixture(f'density/{name}').truth['page']['categories']),
-            m["C"] == fixture(f"density/{name}").truth["page"]["categories"])
+        cats = fixture(f"density/{name}").truth["page"]["categories"]
+        row(f"{extra}{name}: N (verified, with hook)", m["N"], f"{k} ± 10 %", within(m["N"], k))
+        row(f"{extra}{name}: C (verified categories)", m["C"], str(cats), m["C"] == cats)
         vis = [s["visual_count"] for s in m["samples"]]
-        row(f"{name}: visual count range over samples (with hook run)", f"{min(vis)}..{max(vis)}", f"{k} ± 10 %",
-            within(min(vis), k) and within(max(vis), k))
+        row(f"{extra}{name}: visual count range over samples (with hook run)", f"{min(vis)}..{max(vis)}",
+            f"{k} ± 10 %", within(min(vis), k) and within(max(vis), k))
         if not args.quick:
             rep = run(name, tmp / f"{name}-nohook", hook=False)
             m = rep["measurements"]["density"]
-            row(f"{name}: N without hook (visual count)", m["N"], f"{k} ± 10 %", within(m["N"], k))
+            row(f"{extra}{name}: N without hook (visual count)", m["N"], f"{k} ± 10 %", within(m["N"], k))
     if "liar" in want:
         rep = run("liar", tmp / "liar")
         m = rep["measurements"]["density"]
@@ -137,9 +165,12 @@ def main() -> None:
         ver = [s["verified_count"] for s in m["samples"]]
         row("liar: verified count range over samples", f"{min(ver)}..{max(ver)}", "20 ± 10 %",
             within(min(ver), 20) and within(max(ver), 20))
+    if "static_orbit" in want:
+        static_claims_in_orbit()
     if "timing" in want:
         timing("movers_80")
         timing("camera_orbit3d")
+        timing("movers_orbit3d_30", extra=True)
     bad = [r for r in ROWS if not r[3]]
     print(f"{len(ROWS) - len(bad)} of {len(ROWS)} figures meet their targets")
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from ..vision.behavior import summarise
@@ -64,10 +65,17 @@ def summary(inp: ScoreInput) -> dict:
     return out
 
 
-def _why(s: dict) -> str:
-    from collections import Counter
+def _kind(verdict: str) -> str:
+    """A claim's verdict in a few words: 'part or duplicate of car-3' -> 'part or duplicate'."""
+    if "on screen (covered" in verdict:
+        return "covered or fixed to the screen"
+    if "moving region is" in verdict:
+        return "sharing another object's motion"
+    return verdict.split(" of ")[0].split(":")[0]
 
-    v = Counter(c.get("verdict", "?").split(" of ")[0].split(":")[0] for c in s.get("claims") or [] if c.get("verdict") != "moved")
+
+def _why(s: dict) -> str:
+    v = Counter(_kind(c.get("verdict", "?")) for c in s.get("claims") or [] if c.get("verdict") != "moved")
     return ", ".join(f"{n} {k}" for k, n in v.most_common()) or "no details"
 
 

@@ -192,7 +192,7 @@ def _centres(cols: int, rows: int, w: int, h: int) -> np.ndarray:
     return np.stack([X.ravel(), Y.ravel()], axis=1)
 
 
-def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = 8) -> tuple[np.ndarray, np.ndarray]:
+def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = 16) -> tuple[np.ndarray, np.ndarray]:
     """Frame B resampled into A's pixel grid (so static scene points line up), and the mask of
     A pixels whose source lies inside B. The map is computed on a coarse grid and upsampled:
     a homography plus a smooth mesh is linear enough over `step` pixels."""
@@ -208,7 +208,7 @@ def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: i
     pts = _centres(gw, gh, gw * step, gh * step)
     coarse = (_apply(model.H, pts) + mesh_at(model, pts, w, h)).reshape(gh, gw, 2)
     m = _upsample(coarse, gw * step, gh * step)[:h, :w]
-    return _remap(b, m), cv2.inRange(m, (0.0, 0.0), (b.shape[1] - 1.0, b.shape[0] - 1.0)) // 255
+    return _remap(b, m), cv2.bitwise_and(cv2.inRange(m, (0.0, 0.0), (b.shape[1] - 1.0, b.shape[0] - 1.0)), 1)
 
 
 def model_displacement(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:
@@ -231,7 +231,10 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
     cw, ch = max(1, flow.shape[1] // p.dense_cell), max(1, flow.shape[0] // p.dense_cell)
     small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s          # full-res px
     centres = _centres(cw, ch, w, h)
-    base = model_displacement(model, centres, w, h).reshape(ch, cw, 2).astype(np.float32)
+    # the camera model's displacement is smooth: computed on a 16-px grid, resized to the cells
+    gw, gh = -(-w // 16), -(-h // 16)
+    base = cv2.resize(model_displacement(model, _centres(gw, gh, w, h), w, h).reshape(gh, gw, 2).astype(np.float32),
+                      (cw, ch), interpolation=cv2.INTER_LINEAR)
     res = small - base
     k = p.dense_median | 1
     for c in range(2):

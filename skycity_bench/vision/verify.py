@@ -245,14 +245,14 @@ class _Claims:
         rec["_tight"] = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
         rec["_box"] = grown
         tight = tuple(int(round(v)) for v in rec["_tight"])
-        rec["_shift"] = measure_shift(self.ga, self.gb, (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]),
-                                                         min(self.H, tight[3])), p.max_displacement_px,
-                                      p.min_texture, self.half)
         if self.raw is not None and _rms(self.a, self.raw, tight, self.W, self.H) < p.still_rms:
             # nothing changed there on screen: the object is covered (a shop card over it) or
             # drawn fixed to the screen; compensating the camera would shift it, not move it
             rec["verdict"] = "no own motion: nothing changed there on screen (covered or screen-fixed)"
             return rec
+        rec["_shift"] = measure_shift(self.ga, self.gb, (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]),
+                                                         min(self.H, tight[3])), p.max_displacement_px,
+                                      p.min_texture, self.half)
         rec["_own"] = _own_support(self.seg, self.ident, self.area, grown, p.own_share)
         rec["support_px"] = sum(rec["_own"].values())
         s = rec["_shift"]

@@ -1,7 +1,9 @@
 """Dynamic density on real Chromium: fixtures whose movers, categories and lies are known by
 construction (tests/fixtures/density/, written by make.py). One bench run per fixture,
-shared by every assertion about it. K = 12 / 50 / 80 and the 2D camera-only scene are in
-benchmarks/density_accuracy.py (run on demand), to keep this file inside its time budget."""
+shared by every assertion about it: the lying hook, the camera-only 3D orbit and 30 movers
+flying over it (the case most model-written demos are). K = 10 / 50 / 80 and the 2D
+camera-only scene are in benchmarks/density_accuracy.py (run on demand), to keep this file
+inside its time budget."""
 
 import asyncio
 from pathlib import Path
@@ -12,7 +14,7 @@ from tests.truth import all_fixtures, assert_truth, fixture, run_fixture
 
 pytestmark = pytest.mark.browser
 
-RUN_HERE = ["density/liar", "density/camera_orbit3d"]
+RUN_HERE = ["density/liar", "density/camera_orbit3d", "density/movers_orbit3d_30"]
 
 
 @pytest.fixture(scope="module")

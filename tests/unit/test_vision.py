@@ -156,3 +156,96 @@ def test_should_report_varied_speeds_and_directions_without_lockstep():
     assert not b["synchronised"] and b["lockstep"]["objects_in_lockstep"] == 0
     assert b["distinct_directions"] >= 5
     assert b["speed_px_s"]["max"] > 2 * b["speed_px_s"]["min"]
+
+
+def _textured_box(img, x, y, w, h, seed):
+    """A small object with a texture of its own (random 3x3-px blocks, no repeating pattern),
+    drawn at integer (x, y)."""
+    rng = np.random.default_rng(seed)
+    tex = rng.integers(40, 255, (-(-h // 3), -(-w // 3), 3)).astype(np.uint8)
+    img[y:y + h, x:x + w] = np.repeat(np.repeat(tex, 3, 0), 3, 1)[:h, :w]
+    return img
+
+
+def test_should_verify_a_slow_mover_by_its_own_content_shift_and_not_a_still_one(world):
+    # a still camera; one object moves 2 px (every colour stays inside the 2-px edge
+    # tolerance, so no pixel counts as changed), another stands still beside it
+    base = view(world, 60, 40)
+    a = _textured_box(_textured_box(base.copy(), 300, 200, 36, 18, 1), 500, 200, 36, 18, 2)
+    b = _textured_box(_textured_box(base.copy(), 302, 200, 36, 18, 1), 500, 200, 36, 18, 2)
+    claims = [{"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
+              {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18}]
+    d = analyse_pair(a, b, claims).data
+    got = {c["id"]: c for c in d["claims"]}
+    assert got["slow"]["verdict"] == "moved", got["slow"]
+    assert got["slow"]["support_px"] == 0 and got["slow"]["how"] == "shift"
+    assert abs(got["slow"]["dx"] - 2) <= 0.3 and abs(got["slow"]["dy"]) <= 0.3
+    assert got["still"]["verdict"].startswith("no own motion"), got["still"]
+
+
+def test_should_tell_a_separate_object_in_front_from_a_part_by_how_it_moves(world):
+    base = view(world, 60, 40)
+    a = _textured_box(base.copy(), 300, 200, 80, 40, 3)              # a large airship ...
+    b = _textured_box(base.copy(), 306, 200, 80, 40, 3)              # ... moving 6 px right
+    for img, dy in ((a, 0), (b, 5)):                                  # a drone in front, going down
+        _textured_box(img, 330, 205 + dy, 14, 14, 4)
+    claims = [{"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
+              {"id": "drone", "category": "drone", "x": 337, "y": 212, "w": 14, "h": 14},
+              {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12}]   # part of the ship
+    got = {c["id"]: c for c in analyse_pair(a, b, claims).data["claims"]}
+    assert got["ship"]["verdict"] == "moved"
+    assert got["drone"]["verdict"] == "moved", got["drone"]
+    assert got["window"]["verdict"] == "part or duplicate of ship", got["window"]
+
+
+def test_should_not_count_what_stands_still_on_screen_while_the_camera_pans(world):
+    # a caption fixed to the screen over a panning city: after the camera is removed it
+    # seems to slide, but nothing changed there on screen; an object under it is covered
+    a, b = view(world, *CAM_A), view(world, *CAM_B)
+    for img in (a, b):
+        cv2.rectangle(img, (200, 150), (520, 260), (235, 235, 235), -1)
+        cv2.putText(img, "SKY CITY", (215, 225), cv2.FONT_HERSHEY_SIMPLEX, 1.8, (30, 30, 30), 4)
+    claims = [{"id": "under", "category": "car", "x": 300, "y": 200, "w": 30, "h": 14}]
+    d = analyse_pair(a, b, claims).data
+    assert d["visual_count"] == 0, [r for r in d["regions"] if r["counted"]]
+    assert d["claims"][0]["verdict"].startswith("no own motion: nothing changed there on screen")
+
+
+def test_should_compute_the_band_limited_tolerant_difference_exactly_where_it_matters(world):
+    from skycity_bench.vision.segment import _max_channel, tolerant_diff
+
+    a = draw(view(world, *CAM_A), movers(12), CAM_A, False)
+    b = draw(view(world, *CAM_A), movers(12), CAM_A, True)
+    full = tolerant_diff(a, b, 2)
+    cand = _max_channel(cv2.absdiff(a, b)) > 28
+    fast = tolerant_diff(a, b, 2, cand=cand)
+    assert np.array_equal(full > 28, fast > 28)
+
+
+def test_should_measure_a_content_shift_to_a_fraction_of_a_pixel_and_know_a_flat_patch():
+    from skycity_bench.vision.verify import measure_shift
+
+    rng = np.random.default_rng(5)
+    a = cv2.GaussianBlur(rng.integers(0, 255, (200, 300)).astype(np.uint8), (5, 5), 0)
+    M = np.float32([[1, 0, 4.5], [0, 1, -2.25]])                     # content moves +4.5, -2.25
+    b = cv2.warpAffine(a, M, (300, 200), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    s = measure_shift(a, b, (100, 80, 140, 110), 20, half=(cv2.pyrDown(a), cv2.pyrDown(b)))
+    assert s.unique and s.textured and abs(s.dx - 4.5) < 0.3 and abs(s.dy + 2.25) < 0.3
+    flat = np.full((200, 300), 90, np.uint8)
+    s = measure_shift(flat, flat, (100, 80, 140, 110), 20)
+    assert not s.textured
+
+
+def test_should_fit_the_mesh_to_coherent_parallax_and_ignore_scattered_movers():
+    from skycity_bench.vision.camera import CameraParams, _mesh
+
+    rng = np.random.default_rng(2)
+    pts = rng.uniform([0, 0], [1920, 1080], (800, 2))
+    res = np.stack([pts[:, 0] / 1920 * 3, np.zeros(len(pts))], axis=1)   # parallax: 0 px left .. 3 px right
+    movers_ = rng.random(len(pts)) < 0.1
+    res[movers_] += rng.normal(0, 15, (movers_.sum(), 2))                # 10 % of tracks on movers
+    mesh = _mesh(pts, res, 1920, 1080, CameraParams())
+    cols = mesh.shape[1]
+    want = (np.arange(cols) + 0.5) / cols * 3
+    assert np.allclose(mesh[..., 0].mean(axis=0), want, atol=0.35)
+    assert np.abs(mesh[..., 1]).max() < 0.5
