@@ -45,6 +45,7 @@ class Settings(BaseModel):
     ransac_px: float = Field(1.5, gt=0, le=20)
     mesh_cols: int = Field(16, ge=1, le=64)
     mesh_rows: int = Field(9, ge=1, le=64)
+    mesh_gate_px: float = Field(0.15, ge=0)
     parallax_px: float = Field(0.25, ge=0)
     dense_width: int = Field(960, ge=80, le=4096)
     dense_cell: int = Field(4, ge=1, le=32)
@@ -66,6 +67,7 @@ class Settings(BaseModel):
     soft_strong_ratio: float = Field(0.25, ge=0, le=1)
     max_region_frac: float = Field(0.2, gt=0, le=1)
     full_screen_frac: float = Field(0.3, gt=0, le=1)
+    screen_static_max: int = Field(2, ge=0, le=255)
     # hook claims
     claim_margin_px: float = Field(4.0, ge=0)
     claim_margin_frac: float = Field(0.25, ge=0)
