@@ -320,17 +320,24 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
     def overlaps(r1, r2):
         return _overlap(r1["_box"], r2["_box"]) > 0
 
+    # The best fit is the claim whose box matches the region AND whose own shift explains its
+    # box: a parked car a mover drives over may match the region as well, but its box is only
+    # half explained by the mover's shift (the other half is the parked car, standing still).
+    def claim_fit(rec):
+        s = rec.get("_shift")
+        return cl.best_fit(rec) * (1.0 - min(1.0, s.fit) if s is not None else 0.5)
+
     owner: dict[int, list[dict]] = {}
-    for rec in sorted((r for r in kept if r["how"] == "region"), key=cl.best_fit, reverse=True):
+    for rec in sorted((r for r in kept if r["how"] == "region"), key=claim_fit, reverse=True):
+        rivals = {o["id"]: o for lab in rec["_own"] for o in owner.get(lab, []) if overlaps(rec, o)}
         free = {lab: n for lab, n in rec["_own"].items()
                 if not any(overlaps(rec, o) and cl.fit(rec, lab) < p.share_fit * cl.fit(o, lab)
                            and not cl.distinct(rec, o) for o in owner.get(lab, []))}
         if sum(free.values()) < p.min_support_px:
-            if cl.moves_alone(rec):
-                rec["how"] = "shift"
+            if cl.moves_alone(rec) and all(cl.distinct(rec, o) for o in rivals.values()):
+                rec["how"] = "shift"       # its own box moves on, differently from the region's owner
                 continue
-            other = next(o["id"] for lab in rec["_own"] for o in owner.get(lab, []) if overlaps(rec, o))
-            rec["verdict"] = f"no own motion: its moving region is {other}'s"
+            rec["verdict"] = f"no own motion: its moving region is {next(iter(rivals))}'s"
             continue
         for lab in free:
             owner.setdefault(lab, []).append(rec)

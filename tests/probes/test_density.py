@@ -48,9 +48,10 @@ def test_should_draw_evidence_images_for_the_rubric_samples_and_a_behaviour_plot
     assert all((d / f).stat().st_size > 10_000 for f in files)
     assert (d / "density_behavior.png").is_file()
     beh = rep["items"]["density.behavior"]["evidence"]
-    # only verified objects are tracked: the 20 movers, plus at most a few parked objects a
-    # mover drove over at one sample (their box did change then)
-    assert 20 <= beh["objects_tracked"] <= 24 and not beh["synchronised"]
+    # only verified objects are tracked (not the 80 claimed): the 20 movers, plus a few
+    # parked objects a mover drove over at one sample (their box did change then) and parts
+    # standing in for their mover at a sample where the mover itself did not verify
+    assert 20 <= beh["objects_tracked"] <= 28 and not beh["synchronised"]
     assert beh["distinct_directions"] >= 6
 
 
