@@ -172,12 +172,18 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
     # parallax (spatially coherent), the node medians ignore the scattered movers. Only where
     # the homography leaves the typical track off (parallax): in a flat scene crowded with
     # textured movers a node can be outvoted by them and would explain their motion away.
-    mesh = _mesh(q0, res, w, h, p) if np.median(err) > p.mesh_gate_px else np.zeros((1, 1, 2))
-    if np.abs(mesh).max() >= p.mesh_min_px:
-        model.mesh, model.kind = mesh, "mesh"
-        err = np.linalg.norm(res - mesh_at(model, q0, w, h), axis=1)
+    if np.median(err) > p.mesh_gate_px:
+        mesh = _mesh(q0, res, w, h, p)
+        if np.abs(mesh).max() >= p.mesh_min_px:
+            model.mesh, model.kind = mesh, "mesh"
+            err = np.linalg.norm(res - mesh_at(model, q0, w, h), axis=1)
     model.residual_px = float(np.median(err))
     return model
+
+
+# The camera model (homography + smooth mesh) is linear enough over this many px to be
+# computed on a grid this coarse and interpolated in between.
+MAP_STEP = 16
 
 
 def _upsample(coarse: np.ndarray, w: int, h: int) -> np.ndarray:
@@ -192,7 +198,7 @@ def _centres(cols: int, rows: int, w: int, h: int) -> np.ndarray:
     return np.stack([X.ravel(), Y.ravel()], axis=1)
 
 
-def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = 16) -> tuple[np.ndarray, np.ndarray]:
+def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = MAP_STEP) -> tuple[np.ndarray, np.ndarray]:
     """Frame B resampled into A's pixel grid (so static scene points line up), and the mask of
     A pixels whose source lies inside B. The map is computed on a coarse grid and upsampled:
     a homography plus a smooth mesh is linear enough over `step` pixels."""
@@ -231,8 +237,8 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
     cw, ch = max(1, flow.shape[1] // p.dense_cell), max(1, flow.shape[0] // p.dense_cell)
     small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s          # full-res px
     centres = _centres(cw, ch, w, h)
-    # the camera model's displacement is smooth: computed on a 16-px grid, resized to the cells
-    gw, gh = -(-w // 16), -(-h // 16)
+    # the camera model's displacement is smooth: computed on the coarse map grid, resized to the cells
+    gw, gh = -(-w // MAP_STEP), -(-h // MAP_STEP)
     base = cv2.resize(model_displacement(model, _centres(gw, gh, w, h), w, h).reshape(gh, gw, 2).astype(np.float32),
                       (cw, ch), interpolation=cv2.INTER_LINEAR)
     res = small - base

@@ -20,8 +20,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-_TAG = {"thin streak (rain, particle trail, edge)": "S", "large soft region (cloud, fog, waterfall)": "C",
-        "full-screen effect": "F"}
+from .segment import FULL_SCREEN, SOFT, STREAK
+
+_TAG = {STREAK: "S", SOFT: "C", FULL_SCREEN: "F"}
 _RED, _GREEN, _CYAN, _YELLOW, _MAGENTA = (40, 40, 255), (60, 255, 60), (255, 230, 0), (0, 230, 255), (255, 0, 255)
 ARROW_GAIN = 3
 
@@ -76,8 +77,8 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
     ex = data.get("excluded") or {}
     lines = [title,
              f"excluded: {ex.get('tiny particle', 0)} particles (red dots), "
-             f"{ex.get(next(iter(_TAG)), 0)} streaks (S), {ex.get('large soft region (cloud, fog, waterfall)', 0)} "
-             f"soft regions (C), {ex.get('full-screen effect', 0)} full-screen (F)   camera: "
+             f"{ex.get(STREAK, 0)} streaks (S), {ex.get(SOFT, 0)} soft regions (C), "
+             f"{ex.get(FULL_SCREEN, 0)} full-screen (F)   camera: "
              f"{(data.get('camera') or {}).get('kind', '?')}",
              "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
              "magenta x: claim failed (s static, p part/duplicate, r region is another's)"]

@@ -26,6 +26,8 @@ import numpy as np
 
 
 STREAK = "thin streak (rain, particle trail, edge)"
+SOFT = "large soft region (cloud, fog, waterfall)"
+FULL_SCREEN = "full-screen effect"
 
 
 @dataclass
@@ -232,9 +234,9 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
         r = Region(int(k), x + gx, y + gy, max(1, bw - 2 * gx), max(1, bh - 2 * gy), int(area[k]),
                    float(strong[k] / area[k]))
         if r.w * r.h > p.max_region_frac * w * h:
-            r.reason = "full-screen effect"
+            r.reason = FULL_SCREEN
         elif r.area >= p.soft_min_area_px and r.strong < p.soft_strong_ratio:
-            r.reason = "large soft region (cloud, fog, waterfall)"
+            r.reason = SOFT
         elif r.area < p.min_area_px:
             r.reason = "tiny particle"
         elif _is_streak(r, _blocks(k, stats[k], labels, mask), p, alt is not None):
