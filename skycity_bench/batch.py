@@ -543,6 +543,7 @@ def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=
     b = Batch(out, opts, console=err)
     try:
         b.plan(files)
+        _prefetch(b, files, err)
         for n in notes:
             err.print(f"[yellow]{n}[/]", highlight=False, soft_wrap=True)
         runs = b.run()
@@ -552,6 +553,29 @@ def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=
     print_summary(summary, runs, Console(), b.out)
     bad = [r for r in runs if (r.get("outcome") or {}).get("exit_reason") or (r.get("outcome") or {}).get("probe_errors")]
     return 1 if bad else 0
+
+
+def _prefetch(b: Batch, files: list[Path], console) -> None:
+    """issue 16: while planning, fetch the CDN releases the demos name that the offline cache
+    lacks (once here, not in each worker; off with --no-fetch); the manifest keeps the list.
+    The workers' runs then find them cached; what could not be fetched each run reports."""
+    try:
+        from .cache.ondemand import prefetch_demos
+    except ImportError:
+        return
+
+    def say(rec: dict) -> None:
+        if rec["outcome"] != "unreachable":
+            console.print(f"{'' if rec['outcome'] == 'fetched' else '[yellow]'}offline library cache: {rec['detail']}",
+                          highlight=False, soft_wrap=True)
+    od, _ = prefetch_demos(files, "while planning the batch", log=say)
+    if any(r["outcome"] == "unreachable" for r in od.records):
+        console.print(f"[yellow]offline library cache: the npm registry is unreachable; "
+                      f"{sum(r['outcome'] == 'unreachable' for r in od.records)} release(s) the demos name are not "
+                      f"cached (each run names them)[/]", highlight=False, soft_wrap=True)
+    if od.records:
+        b.manifest.setdefault("prefetched", []).extend(od.records)
+        b._save()
 
 
 def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:

@@ -37,14 +37,49 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def extra_resolvers(network: str) -> list:
+def extra_resolvers(network: str, ondemand=None) -> list:
     """Request resolvers (answer a demo's request instead of a network error). The offline
     library cache plugs in here when present."""
     try:
         from .cache import resolvers  # issue 5
     except ImportError:
         return []
-    return resolvers(network)
+    return resolvers(network, ondemand)
+
+
+def _fetch_named(demo, progress: Progress):
+    """issue 16: fetch the CDN releases the demo names that the cache lacks, before the
+    browser starts (cache/ondemand.py; off with --no-fetch). Never stops the run."""
+    try:
+        from .cache.ondemand import OnDemand
+    except ImportError:
+        return None
+
+    def say(rec: dict) -> None:
+        if rec["outcome"] == "fetched":
+            progress.log(f"offline library cache: {rec['detail']}")
+    try:
+        ondemand = OnDemand(log=say)
+        ondemand.prefetch_html(demo.text)
+        return ondemand
+    except Exception as e:  # the bench's own fault: measure with the cache as it is
+        log.debug("on-demand fetch failed", exc_info=True)
+        progress.log(f"[yellow]offline library cache: fetching what the demo names failed: {e}[/]")
+        return None
+
+
+def _note_fetches(report: Report, handle, ondemand) -> None:
+    """issue 16: which releases were fetched for this run (or could not be), in the network
+    data and the warnings; run-time misses are fetched after the run for the next one."""
+    if ondemand is None:
+        return
+    try:
+        after = ondemand.after_run(handle.resolvers)
+    except Exception as e:  # the bench's own fault: the run's evidence stands
+        log.debug("fetching run-time misses failed", exc_info=True)
+        after = [f"fetching what the demo asked for at run time failed: {e}"]
+    report.probes["network"].data.update(ondemand.report())
+    report.warnings.extend(f"offline library cache: {w}" for w in ondemand.warnings() + after)
 
 
 async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
@@ -87,10 +122,11 @@ async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path
 async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, progress: Progress, network: str) -> None:
     from playwright.async_api import async_playwright
 
+    ondemand = _fetch_named(demo, progress)
     with DemoServer(demo.html) as server:
         demo.url = server.url
         async with async_playwright() as pw:
-            handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network))
+            handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network, ondemand))
             await handle.start()
             try:
                 path, source = find_chromium()
@@ -115,6 +151,7 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
                 # issue 5: say in the report (and the terminal) which library is missing and how to add it
                 for miss in dict.fromkeys(handle.misses):
                     report.warnings.append(f"offline library cache: {miss}")
+                _note_fetches(report, handle, ondemand)
                 report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
                 _page_events(report, handle)
                 await handle.kill()

@@ -10,6 +10,7 @@ inline; packaging.single_file still charges the dependency once, from the networ
     cdn.py       the one table of CDN URL patterns
     esm.py       entry/exports resolution and bare-import rewriting of ES-module CDNs
     resolver.py  the request resolver the runner gives the closed network
+    ondemand.py  fetching the releases a demo names that the cache lacks (issue 16)
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from .resolver import CacheResolver
 from .store import Store, default_root
 
 
-def resolvers(network: str) -> list:
-    """The resolvers of one run (fresh per run: each keeps the run's `served` log)."""
-    return [CacheResolver(Store(), network)]
+def resolvers(network: str, ondemand=None) -> list:
+    """The resolvers of one run (fresh per run: each keeps the run's `served` log).
+    `ondemand` (ondemand.OnDemand): what was fetched for this run and what could not be."""
+    return [CacheResolver(Store(), network, ondemand)]
 
 
 def served_from_cache(resolver_list: list) -> list[dict]:

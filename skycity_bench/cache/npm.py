@@ -37,6 +37,15 @@ class IntegrityError(CacheError):
     """The tarball's bytes are not the ones the registry vouches for."""
 
 
+class NotOnRegistry(CacheError):
+    """The registry answered: no such package, or no release matching the version asked for."""
+
+
+class RegistryUnreachable(CacheError):
+    """No answer from the registry (offline, DNS, refused, timed out): nothing is known about
+    the package, so callers keep their offline message."""
+
+
 def registry_url() -> str:
     return os.environ.get("SKYCITY_NPM_REGISTRY", DEFAULT_REGISTRY).rstrip("/")
 
@@ -119,27 +128,31 @@ def install_tarball(store: Store, name: str, version: str, tarball: bytes, *, in
     return rel
 
 
-def _get(url: str) -> bytes:
+def _get(url: str, timeout: float = _TIMEOUT_S) -> bytes:
     req = urllib.request.Request(url, headers={"Accept": "application/json", "User-Agent": "skycity-bench"})
     try:
-        with urllib.request.urlopen(req, timeout=_TIMEOUT_S) as r:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
             data = r.read(_MAX_TARBALL + 1)
     except urllib.error.HTTPError as e:
+        if e.code >= 500 or e.code == 429:      # the registry is there but not answering
+            raise RegistryUnreachable(f"{url}: HTTP {e.code} (the npm registry is not answering)") from None
         raise CacheError(f"{url}: HTTP {e.code}") from None
     except (urllib.error.URLError, OSError) as e:
-        raise CacheError(f"{url}: {getattr(e, 'reason', e)} (is the npm registry reachable?)") from None
+        raise RegistryUnreachable(f"{url}: {getattr(e, 'reason', e)} (is the npm registry reachable?)") from None
     if len(data) > _MAX_TARBALL:
         raise CacheError(f"{url}: larger than {_MAX_TARBALL >> 20} MiB")
     return data
 
 
-def packument(name: str) -> dict:
+def packument(name: str, timeout: float = _TIMEOUT_S) -> dict:
     quoted = urllib.parse.quote(name, safe="@")
     try:
-        doc = json.loads(_get(f"{registry_url()}/{quoted.replace('/', '%2F')}"))
+        doc = json.loads(_get(f"{registry_url()}/{quoted.replace('/', '%2F')}", timeout))
+    except ValueError:
+        raise CacheError(f"the registry's answer for {name!r} is not JSON") from None
     except CacheError as e:
         if "HTTP 404" in str(e):
-            raise CacheError(f"no package {name!r} on the npm registry") from None
+            raise NotOnRegistry(f"no package {name!r} on the npm registry") from None
         raise
     if not isinstance(doc, dict) or "versions" not in doc:
         raise CacheError(f"the registry's answer for {name!r} has no versions")
@@ -158,17 +171,19 @@ def resolve(doc: dict, name: str, spec: str) -> str:
         return spec
     v = semver.best(versions, spec)
     if v is None:
-        raise CacheError(f"no release of {name} matches {spec!r} on the npm registry")
+        raise NotOnRegistry(f"no release of {name} matches {spec!r} on the npm registry")
     return v
 
 
-def add(store: Store, text: str, *, force: bool = False) -> tuple[Release, bool]:
+def add(store: Store, text: str, *, force: bool = False, timeout: float = _TIMEOUT_S) -> tuple[Release, bool]:
     """`cache add PKG@VER`: returns (release, fetched). An exact version already in the
-    cache is not fetched again unless `force` (no network needed at all then)."""
+    cache is not fetched again unless `force` (no network needed at all then). `timeout`
+    bounds the registry's first answer (the package document); the tarball gets the usual
+    limit, since a reachable registry is then known."""
     name, spec = split_spec(text)
     if semver.is_exact(spec) and store.has(name, spec) and not force:
         return store.get(name, spec), False
-    doc = packument(name)
+    doc = packument(name, timeout)
     version = resolve(doc, name, spec)
     if store.has(name, version) and not force:
         return store.get(name, version), False

@@ -49,10 +49,15 @@ def add_command(name: str, spec: str) -> str:
 
 
 class CacheResolver:
-    def __init__(self, store: Store | None = None, network: str = "offline"):
+    def __init__(self, store: Store | None = None, network: str = "offline", ondemand=None):
         self.store = store or Store()
         self.network = network
         self.served: list[dict] = []
+        # issue 16: releases fetched for this run (marked in `served`), and for names the
+        # registry could not provide, the one line their blocked request gets (ondemand.py)
+        self.fetched: set[tuple[str, str]] = ondemand.fetched() if ondemand else set()
+        self.failures: dict[tuple[str, str], str] = ondemand.failures() if ondemand else {}
+        self.missed: list[tuple[str, str, str]] = []     # (package, spec, url) no cached release answered
         self._by_url: dict[str, dict] = {}
         self._releases: dict[tuple[str, str], Optional[Release]] = {}
         self._pkg_json: dict[tuple[str, str], dict] = {}
@@ -103,7 +108,8 @@ class CacheResolver:
             return None
         version, why = self.pick_version(hit.package, hit.spec)
         if version is None:
-            return self._miss(why)
+            self.missed.append((hit.package, hit.spec, url))
+            return self._miss(self.failures.get((hit.package, hit.spec), why))
         rel = self._release(hit.package, version)
         if rel is None:
             return self._miss(f"{hit.package}@{version}: the cache manifest could not be read")
@@ -189,5 +195,7 @@ class CacheResolver:
                  "bytes": len(body), "integrity": rel.integrity, "requests": 1}
         if rewritten:
             entry["rewritten_imports"] = sorted(set(rewritten))
+        if (rel.name, rel.version) in self.fetched:
+            entry["fetched_for_this_run"] = True
         self._by_url[url] = entry
         self.served.append(entry)

@@ -5,6 +5,8 @@
     cache remove PKG@VER            forget a release (and the files only it used)
     cache seed FILE                 add every PKG@VER listed in FILE (the set-up uses it)
     cache verify                    re-hash every cached file
+    cache prefetch PATH [PATH …]    add every release the demos (files, folders, globs) name
+                                    that the cache lacks (issue 16; batches do it while planning)
 """
 
 from __future__ import annotations
@@ -80,6 +82,37 @@ def register(app: typer.Typer) -> None:
         failed = _add_all(specs, False, c)
         if failed:
             c.print(f"[yellow]cache seed: {len(failed)} of {len(specs)} could not be added[/]")
+            raise typer.Exit(1)
+
+    @cache.command("prefetch")
+    def prefetch(paths: List[str] = typer.Argument(..., metavar="PATH...",
+                                                   help="demo HTML files, folders of them, or globs (as `run` takes)")) -> None:
+        """Scan demos for the CDN releases they name and fetch those the cache lacks (integrity-checked)."""
+        from ..batch import discover
+        from ..cache.ondemand import prefetch_demos
+
+        c = Console()
+        files, notes = discover(paths)
+        for n in notes:
+            c.print(f"[yellow]{n}[/]", highlight=False, soft_wrap=True)
+
+        def say(rec: dict) -> None:
+            if rec["outcome"] == "fetched":
+                c.print(f"added {rec['package']}@{rec['version']}: {rec['files']} files, {rec['bytes'] / 1e6:.1f} MB, "
+                        f"{rec['integrity'][:30]}…", highlight=False, soft_wrap=True)
+            elif rec["outcome"] != "unreachable":
+                c.print(f"[red]{rec['detail']}[/]", highlight=False, soft_wrap=True)
+        od, names = prefetch_demos(files, "by `cache prefetch`", log=say, enabled=True)
+        unreachable = [r for r in od.records if r["outcome"] == "unreachable"]
+        if unreachable:
+            c.print(f"[red]the npm registry is unreachable ({unreachable[0]['detail']}): not cached: "
+                    f"{', '.join(r['package'] + ('@' + r['spec'] if r['spec'] else '') for r in unreachable)}[/]",
+                    highlight=False, soft_wrap=True)
+        fetched = sum(r["outcome"] == "fetched" for r in od.records)
+        c.print(f"{len(files)} demo(s) name {len(names)} release(s): {fetched} fetched, "
+                f"{len(names) - len(od.records)} already cached, {len(od.records) - fetched} not cached",
+                highlight=False)
+        if len(od.records) > fetched:
             raise typer.Exit(1)
 
     @cache.command("list")

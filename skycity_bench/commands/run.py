@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -55,6 +56,9 @@ def register(app: typer.Typer) -> None:
             None, "--candidate-timeout", help="batch: hard wall-clock seconds per candidate run (default: from the probes' budgets)"),
         max_memory_mb: float = typer.Option(
             3072, "--max-memory-mb", help="a browser process above this many MB is killed (a memory blow-up)"),
+        no_fetch: bool = typer.Option(
+            False, "--no-fetch", help="keep the offline library cache frozen: never fetch a CDN release a demo names "
+                                      "that it lacks (same as SKYCITY_NO_FETCH=1)"),
     ) -> None:
         """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
         from ..worker import run_watched
@@ -68,6 +72,8 @@ def register(app: typer.Typer) -> None:
         if max_memory_mb < 256:
             raise UserError(f"--max-memory-mb: expected at least 256, got {max_memory_mb:g}")
         sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration})
+        if no_fetch:                    # read by cache/ondemand.py here and in batch workers (issue 16)
+            os.environ["SKYCITY_NO_FETCH"] = "1"
         for name in probe or []:
             registry.get(name)          # unknown name: one line listing the known ones
         if _is_batch(demos, repeat):

@@ -125,11 +125,12 @@ def test_should_score_every_other_item_as_if_the_library_were_inline(runs):
     assert runs["inline"]["probes"]["network"]["data"]["served_from_cache"] == []
 
 
-def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path):
+def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path, monkeypatch):
     _require_seeded_cache()
     if Store().has("three", "0.149.0"):
         pytest.fail("three@0.149.0 is in the offline cache: this fixture needs it absent "
                     "(`skycity-bench cache remove three@0.149.0`)")
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")   # offline: nothing listens there
     report = run_fixture(MISSING, tmp_path / "missing", probes=_probes(MISSING))
     rows, _ = _split(MISSING, report)
     table = print_table(MISSING.name, rows)
@@ -137,6 +138,112 @@ def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path):
     want = "three@0.149.0 is not in the offline cache: run `skycity-bench cache add three@0.149.0`"
     assert report["probes"]["network"]["data"]["requests"][0]["detail"] == want
     assert f"offline library cache: {want}" in report["warnings"]
+    # issue 16: the run tried the registry (once), found it unreachable and kept the message
+    net = report["probes"]["network"]["data"]
+    assert net["fetched"] == [] and [f["outcome"] for f in net["fetch_failed"]] == ["unreachable"]
+    assert [w for w in report["warnings"] if "offline library cache" in w] == [f"offline library cache: {want}"]
+
+
+# --------------------------------------------------------------------------- on demand (issue 16)
+def _three_registry(store: Store, version: str, *, integrity: str | None = None):
+    """A loopback npm registry publishing three@`version`: the seeded r160 files the CDN
+    fixture uses (module build, the addon, package.json relabelled), so a demo pinning that
+    unseeded version runs the very same library code as the seeded fixture."""
+    from tests.unit._cache_pkg import Registry, tarball
+
+    rel = store.get("three", "0.160.0")
+    pkg = json.loads(store.read_blob(rel.files["package.json"][0]))
+    pkg["version"] = version
+    files = {p: store.read_blob(rel.files[p][0])
+             for p in ("build/three.module.js", "examples/jsm/geometries/RoundedBoxGeometry.js")}
+    reg = Registry()
+    reg.publish("three", version, tarball({"package.json": json.dumps(pkg), **files}), integrity=integrity)
+    return reg
+
+
+def test_should_fetch_an_unseeded_version_and_measure_it_like_the_seeded_one(runs, tmp_path, monkeypatch):
+    store = _require_seeded_cache()
+    reg = _three_registry(store, "0.153.0")
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)
+    monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))          # a cache without three@0.153.0
+    monkeypatch.delenv("SKYCITY_NO_FETCH", raising=False)
+    html = CDN.html.read_text(encoding="utf-8").replace("three@0.160.0", "three@0.153.0")
+    assert html.count("three@0.153.0") == 2
+    (tmp_path / "three_153.html").write_text(html, encoding="utf-8")
+    try:
+        got = run_fixture(Fixture(html=tmp_path / "three_153.html", truth=CDN.truth), tmp_path / "run",
+                          probes=_probes(CDN))
+    finally:
+        reg.close()
+    seeded = runs["cdn"]
+    net = got["probes"]["network"]["data"]
+    assert Store(tmp_path / "cache").has("three", "0.153.0")
+    assert [(f["package"], f["version"], f["when"]) for f in net["fetched"]] == [("three", "0.153.0", "before the run")]
+    assert net["misses"] == [] and {r["outcome"] for r in net["requests"]} == {"served"}
+    # the same library bytes as the seeded run, each marked as fetched for this run
+    assert [(e["path"], e["file_sha256"]) for e in net["served_from_cache"]] == \
+        [(e["path"], e["file_sha256"]) for e in seeded["probes"]["network"]["data"]["served_from_cache"]]
+    assert all(e["version"] == "0.153.0" and e["fetched_for_this_run"] for e in net["served_from_cache"])
+    line = [w for w in got["warnings"] if "offline library cache" in w]
+    assert len(line) == 1 and "three@0.153.0 was not in the offline cache: fetched from the npm registry before the run" \
+        in line[0]
+    # measured like the seeded one: every item scored (or not) for the same reason, the same
+    # packaging verdict, and the scene animates (frame-pacing points are timing figures: they
+    # may differ by machine load between two runs, as in the inline comparison above)
+    assert set(got["items"]) == set(seeded["items"])
+    for iid, a in got["items"].items():
+        b = seeded["items"][iid]
+        assert (a["points"] is None) == (b["points"] is None), (iid, a, b)
+        if a["status"] == "untested":
+            assert a["evidence"].get("reason") == b["evidence"].get("reason"), iid
+    pa, pb = got["items"]["packaging.single_file"], seeded["items"]["packaging.single_file"]
+    assert (pa["status"], pa["points"]) == (pb["status"], pb["points"])
+    fp = got["items"]["smoothness.frame_pacing"]
+    assert fp["status"] != "untested" and fp["evidence"]["scene_update_ratio"] >= 0.9
+
+
+_UNFETCHABLE = """<!doctype html><html><head><meta charset="utf-8">
+<script type="importmap">{ "imports": {
+  "three": "https://unpkg.com/three@0.153.0/build/three.module.js",
+  "nolib": "https://cdn.jsdelivr.net/npm/skycity-no-such-lib@1.0.0/index.js" } }</script>
+</head><body><script>
+window.__fixtureTruth = { classic: true };
+requestAnimationFrame(function f() { requestAnimationFrame(f); });
+</script>
+<script type="module">import * as THREE from 'three'; window.__three = THREE.REVISION;</script>
+<script type="module">import 'nolib';</script>
+</body></html>"""
+
+
+def test_should_block_with_one_line_a_release_the_registry_cannot_provide(tmp_path, monkeypatch):
+    store = _require_seeded_cache()
+    reg = _three_registry(store, "0.153.0", integrity="sha512-" + base64.b64encode(b"x" * 64).decode())
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)
+    monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("SKYCITY_NO_FETCH", raising=False)
+    (tmp_path / "d.html").write_text(_UNFETCHABLE, encoding="utf-8")
+    try:
+        report = run_fixture(Fixture(html=tmp_path / "d.html", truth={}), tmp_path / "run", probes=["packaging"])
+    finally:
+        reg.close()
+    assert not Store(tmp_path / "cache").has("three", "0.153.0")                 # a bad tarball stores nothing
+    assert report["probes"]["packaging"]["status"] == "ok" and not report.get("exit_reason")   # the run went on
+    net = report["probes"]["network"]["data"]
+    by_url = {r["url"]: r for r in net["requests"]}
+    three = by_url["https://unpkg.com/three@0.153.0/build/three.module.js"]
+    nolib = by_url["https://cdn.jsdelivr.net/npm/skycity-no-such-lib@1.0.0/index.js"]
+    assert three["outcome"] == nolib["outcome"] == "blocked"
+    assert three["detail"].startswith("three@0.153.0 is not in the offline cache and could not be fetched: the npm "
+                                      "registry's tarball failed its integrity check (tarball sha512 is ")
+    assert nolib["detail"] == ("skycity-no-such-lib@1.0.0 is not in the offline cache and could not be fetched: "
+                               "no package 'skycity-no-such-lib' on the npm registry")
+    lines = [w for w in report["warnings"] if "offline library cache" in w]
+    assert lines == [f"offline library cache: {three['detail']}", f"offline library cache: {nolib['detail']}"] or \
+        lines == [f"offline library cache: {nolib['detail']}", f"offline library cache: {three['detail']}"]
+    assert {f["outcome"] for f in net["fetch_failed"]} == {"integrity", "not_on_registry"} and net["fetched"] == []
+    if "packaging.single_file" in all_scorers():          # charged as any missing dependency
+        text = json.dumps(report["items"]["packaging.single_file"]["evidence"], ensure_ascii=False)
+        assert "skycity-no-such-lib@1.0.0" in text and "three@0.153.0" in text
 
 
 # --------------------------------------------------------------------------- pixels
