@@ -325,3 +325,32 @@ def test_should_render_the_same_pixels_as_the_inline_library_and_animate(tmp_pat
         assert got[name]["rev"] == rev, name
         assert _foreground(a) > 0.02, name
         assert np.abs(a.astype(int) - b.astype(int)).mean() > 0.1, name
+
+
+def test_run_no_fetch_should_keep_the_cache_frozen_and_the_offline_message(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from skycity_bench import cli
+
+    store = _require_seeded_cache()
+    reg = _three_registry(store, "0.153.0")
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)                   # reachable, but not to be used
+    monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("SKYCITY_NO_FETCH", "0")          # restored after the test: --no-fetch sets it in-process
+    monkeypatch.setenv("COLUMNS", "200")
+    demo = tmp_path / "three_153.html"
+    demo.write_text(CDN.html.read_text(encoding="utf-8").replace("three@0.160.0", "three@0.153.0"), encoding="utf-8")
+    monkeypatch.setattr(sys, "argv", ["skycity-bench", "run", str(demo), "--no-fetch", "-q", "--probe", "packaging",
+                                      "--viewport", "640x360", "-o", str(tmp_path / "run")])
+    try:
+        with pytest.raises(SystemExit):
+            cli.main()
+    finally:
+        reg.close()
+    out = capsys.readouterr()
+    report = json.loads((tmp_path / "run" / "report.json").read_text(encoding="utf-8"))
+    want = "three@0.153.0 is not in the offline cache: run `skycity-bench cache add three@0.153.0`"
+    net = report["probes"]["network"]["data"]
+    assert net["misses"][0] == want and net["fetch_enabled"] is False and net["fetched"] == []
+    assert not Store(tmp_path / "cache").has("three", "0.153.0")
+    assert "skycity-bench cache add three@0.153.0" in out.out + out.err and "Traceback" not in out.out + out.err

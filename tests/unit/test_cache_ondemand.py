@@ -155,3 +155,35 @@ def test_should_prefetch_what_every_demo_names(store, registry, tmp_path):
     assert len(names) == 3
     assert {(r["package"], r["outcome"]) for r in od.records} == {
         ("fakelib", "fetched"), ("oldlib", "fetched"), ("otherlib", "not_on_registry")}
+
+
+def test_a_batch_should_prefetch_while_planning_unless_the_cache_is_frozen(store, registry, tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from skycity_bench import batch
+
+    class Planned:                      # what batch._prefetch uses of a planned Batch
+        def __init__(self):
+            self.manifest, self.saved = {}, 0
+
+        def _save(self):
+            self.saved += 1
+
+    registry.publish("fakelib", "1.1.0", package("fakelib", "1.1.0", LIB))
+    demo = tmp_path / "a.html"
+    demo.write_text('<html><script src="https://unpkg.com/fakelib@1.1.0/build/main.module.js"></script>'
+                    '<script src="https://unpkg.com/nolib@1.0.0/x.js"></script></html>')
+    monkeypatch.setenv("SKYCITY_NO_FETCH", "1")
+    b, out = Planned(), io.StringIO()
+    batch._prefetch(b, [demo], Console(file=out, width=300))
+    assert (b.manifest, b.saved, out.getvalue(), store.has("fakelib", "1.1.0")) == ({}, 0, "", False)
+    monkeypatch.delenv("SKYCITY_NO_FETCH")
+    batch._prefetch(b, [demo], Console(file=out, width=300))
+    assert store.has("fakelib", "1.1.0") and b.saved == 1
+    assert [(r["package"], r["outcome"], r["when"]) for r in b.manifest["prefetched"]] == [
+        ("fakelib", "fetched", "while planning the batch"), ("nolib", "not_on_registry", "while planning the batch")]
+    text = out.getvalue()
+    assert "fakelib@1.1.0 was not in the offline cache: fetched from the npm registry while planning the batch" in text
+    assert "nolib@1.0.0 is not in the offline cache and could not be fetched: no package 'nolib'" in text
