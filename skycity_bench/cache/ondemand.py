@@ -16,6 +16,7 @@ Outcomes, one record per missing name (the report keeps them in probes.network.d
   integrity        the tarball failed its integrity check: nothing was stored
   error            another reason the release could not be cached (e.g. an unsafe tarball)
   unreachable      no answer from the registry: the run keeps the offline message unchanged
+  skipped          past the run's limits (MAX_FETCHES_PER_RUN, FETCH_BUDGET_S): not tried
 For the three failures that are not "unreachable", the request the page makes is blocked
 (charged as any missing dependency) and its one line says why it could not be fetched.
 
@@ -42,6 +43,11 @@ from .store import CacheError, Store
 # The registry's first answer (the package document) within this, else the registry counts
 # as unreachable for the rest of the run: an offline machine must not wait a minute a name.
 REGISTRY_TIMEOUT_S = 15.0
+# A demo imports one to three libraries; one naming dozens of missing releases is noise or
+# hostile (every fetch costs time, disk and the registry's goodwill), so a run fetches at most
+# this many and spends at most this long fetching; the rest are blocked, each with its line.
+MAX_FETCHES_PER_RUN = 10
+FETCH_BUDGET_S = 180.0
 NO_FETCH_ENV = "SKYCITY_NO_FETCH"
 
 
@@ -107,13 +113,16 @@ class OnDemand:
     why; hands the resolver its failure lines and the releases fetched for this run."""
 
     def __init__(self, store: Store | None = None, enabled: bool | None = None,
-                 log: Optional[Callable[[dict], None]] = None):
+                 log: Optional[Callable[[dict], None]] = None, max_fetches: Optional[int] = MAX_FETCHES_PER_RUN,
+                 budget_s: Optional[float] = FETCH_BUDGET_S):
         self.store = store or Store()
         self.enabled = fetch_enabled() if enabled is None else enabled
         self.log = log or (lambda rec: None)        # called with each record once it is known
         self.records: list[dict] = []
         self._tried: dict[tuple[str, str], dict] = {}
         self._unreachable: Optional[str] = None
+        self.max_fetches, self.budget_s = max_fetches, budget_s     # None: no limit (`cache prefetch`)
+        self._tries, self._spent_s = 0, 0.0
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, names: list[Named], when: str = "before the run") -> list[dict]:
@@ -134,7 +143,16 @@ class OnDemand:
         rec = {"package": n.package, "spec": n.spec, "when": when, "urls": n.urls[:5]}
         if self._unreachable:
             rec.update(outcome="unreachable", detail=f"not tried: {self._unreachable}")
+        elif self.max_fetches is not None and self._tries >= self.max_fetches:
+            rec.update(outcome="skipped", detail=failure_line(
+                n, f"a run fetches at most {self.max_fetches} releases, and the demo names more that are missing"))
+        elif self.budget_s is not None and self._spent_s >= self.budget_s:
+            rec.update(outcome="skipped", detail=failure_line(
+                n, f"a run spends at most {self.budget_s:.0f} s fetching, spent on other releases"))
+        if "outcome" in rec:
+            self.log(rec)
             return rec
+        self._tries += 1
         t = time.monotonic()
         try:
             rel, _ = npm.add(self.store, n.text, timeout=REGISTRY_TIMEOUT_S)
@@ -154,17 +172,23 @@ class OnDemand:
                        detail=f"{rel.spec} was not in the offline cache: fetched from the npm registry "
                               f"{when} ({rel.integrity[:23]}…, {len(rel.files)} files, {rel.size / 1e6:.1f} MB)")
         rec["seconds"] = round(time.monotonic() - t, 2)
+        self._spent_s += rec["seconds"]
         self.log(rec)
         return rec
 
     def prefetch_html(self, text: str) -> list[dict]:
         return self.fetch(named_in_html(text))
 
+    def next_demo(self) -> None:
+        """Fresh limits for the next demo of a batch or `cache prefetch` (they are per demo,
+        so one demo naming dozens of releases cannot use up the others' share)."""
+        self._tries, self._spent_s = 0, 0.0
+
     # ------------------------------------------------------------------ for the resolver
     def failures(self) -> dict[tuple[str, str], str]:
         """(package, spec as written) -> the line its blocked request gets."""
         return {(r["package"], r["spec"]): r["detail"] for r in self.records
-                if r["outcome"] in ("not_on_registry", "integrity", "error")}
+                if r["outcome"] in ("not_on_registry", "integrity", "error", "skipped")}
 
     def fetched(self) -> set[tuple[str, str]]:
         return {(r["package"], r["version"]) for r in self.records if r["outcome"] == "fetched"}
@@ -206,16 +230,19 @@ __all__ = ["OnDemand", "Named", "named_in_html", "missing", "fetch_enabled", "fa
 
 
 def prefetch_demos(files: list, when: str, *, log: Optional[Callable[[dict], None]] = None,
-                   enabled: bool | None = None) -> tuple[OnDemand, list[Named]]:
+                   enabled: bool | None = None, max_fetches: Optional[int] = MAX_FETCHES_PER_RUN
+                   ) -> tuple[OnDemand, list[Named]]:
     """`cache prefetch` and a batch's planning: fetch what every demo of `files` names and
     the cache lacks. Returns the fetches and every name found (urls from all demos)."""
     from ..demo_file import load_demo
 
     names: dict[tuple[str, str], Named] = {}
+    od = OnDemand(enabled=enabled, log=log, max_fetches=max_fetches)
     for f in files:
-        for n in named_in_html(load_demo(f).text):
+        named = named_in_html(load_demo(f).text)
+        for n in named:
             m = names.setdefault(n.key, Named(n.package, n.spec))
             m.urls += [u for u in n.urls if u not in m.urls]
-    od = OnDemand(enabled=enabled, log=log)
-    od.fetch(list(names.values()), when=when)
+        od.next_demo()
+        od.fetch(named, when=when)
     return od, list(names.values())

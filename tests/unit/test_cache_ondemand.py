@@ -187,3 +187,23 @@ def test_a_batch_should_prefetch_while_planning_unless_the_cache_is_frozen(store
     text = out.getvalue()
     assert "fakelib@1.1.0 was not in the offline cache: fetched from the npm registry while planning the batch" in text
     assert "nolib@1.0.0 is not in the offline cache and could not be fetched: no package 'nolib'" in text
+
+
+def test_should_fetch_at_most_so_many_releases_per_demo_and_block_the_rest_with_a_line(store, registry, tmp_path):
+    from skycity_bench.cache import ondemand
+
+    assert ondemand.MAX_FETCHES_PER_RUN == OnDemand(store).max_fetches
+    od = OnDemand(store, max_fetches=2)
+    recs = od.fetch([Named(f"lib{i}", "1.0.0") for i in range(3)])
+    assert [r["outcome"] for r in recs] == ["not_on_registry", "not_on_registry", "skipped"]
+    assert CacheResolver(store, "offline", od)("https://unpkg.com/lib2@1.0.0/x.js") == (
+        "lib2@1.0.0 is not in the offline cache and could not be fetched: a run fetches at most 2 releases, "
+        "and the demo names more that are missing")
+    # per demo: in a batch, one greedy demo does not use up the next demo's share
+    demos = []
+    for k, names in enumerate((["a1", "a2", "a3"], ["b1"])):
+        demos.append(tmp_path / f"d{k}.html")
+        demos[-1].write_text("<html>" + "".join(f'<script src="https://unpkg.com/{n}@1.0.0/x.js"></script>' for n in names))
+    od, _ = prefetch_demos(demos, "while planning the batch", max_fetches=2)
+    assert [(r["package"], r["outcome"]) for r in od.records] == [
+        ("a1", "not_on_registry"), ("a2", "not_on_registry"), ("a3", "skipped"), ("b1", "not_on_registry")]
