@@ -195,6 +195,8 @@ class CacheResolver:
                  "bytes": len(body), "integrity": rel.integrity, "requests": 1}
         if rewritten:
             entry["rewritten_imports"] = sorted(set(rewritten))
+        if rel.fetched_at:
+            entry["cached_at"] = rel.fetched_at          # when the release entered the cache
         if (rel.name, rel.version) in self.fetched:
             entry["fetched_for_this_run"] = True
         self._by_url[url] = entry

@@ -83,6 +83,7 @@ def test_should_fetch_an_unseeded_version_and_serve_it_marked_as_fetched_for_thi
     got = r("https://unpkg.com/fakelib@1.1.0/build/main.module.js")
     assert isinstance(got, Resolved) and got.body == b"export const v = 'lib';\n"
     assert r.served[0]["fetched_for_this_run"] is True
+    assert r.served[0]["cached_at"] == store.get("fakelib", "1.1.0").fetched_at != ""
     r("https://unpkg.com/fakelib@1.0.0/build/main.module.js")
     assert "fetched_for_this_run" not in r.served[1]          # was cached before the run
     assert od.report()["fetched"][0]["package"] == "fakelib" and od.warnings() == [recs[0]["detail"]]
