@@ -83,6 +83,10 @@ def named_in_html(text: str) -> list[Named]:
     """Every package@version the demo's literal CDN URLs name, in the order first seen."""
     from ..probes._html_audit import audit
 
+    # The audit takes seconds on a demo with a library inlined (MBs of script); a file that
+    # does not even mention a CDN host of the table names nothing, so it is not audited.
+    if not any(h in text for c in cdn.CDNS for h in c.hosts):
+        return []
     found: dict[tuple[str, str], Named] = {}
     for ref in audit(text)["references"]:
         url = ref["url"]
