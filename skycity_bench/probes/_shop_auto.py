@@ -6,15 +6,19 @@ interval {shop_id, start_s, end_s}. start_s is the first sample it was seen, end
 sample it was no longer seen, so durations are exact to one sample interval.
 
 Manual priority: another fresh page, the clock taken to a moment when an automatic card was
-seen, the real mouse onto a different shop, then samples for manual_hold_s while the pointer
-stays: the user's card must answer within close_within_ms and then stay, neither replaced nor
-overlapped by another shop's card.
+seen, the real mouse onto a different shop, then manual_hold_s of fake-clock steps during
+which the pointer follows the shop (_shop_follow.py: the hook's position each step, small
+real mouse moves). Each step records the cards showing, what is under the pointer, how far
+the shop got from it and whether the pixels moved with the hook's point; the scorer decides
+from that record whether the user's card answered within close_within_ms and held, and when
+it was lost, why (scorers/shops.py, Manual).
 """
 
 from __future__ import annotations
 
 from ._shop_dom import shop_cards
-from ._shop_session import ShopPage, card_union, joined_text, overlaps
+from ._shop_follow import Follow
+from ._shop_session import ShopPage, card_union, joined_text
 
 
 def intervals_from(samples: list[tuple[float, list[dict]]], shops: list[dict], end_s: float) -> tuple[list, list]:
@@ -118,48 +122,51 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
     own.discard(iv["shop_id"])
     pg = ShopPage(ctx)
     await pg.open()
-    samples, shots, out = [], [], {"tested": True, "auto_interval": {k: iv[k] for k in ("shop_id", "start_s", "end_s")},
-                        "user_shop": user["id"]}
+    shots: list[str | None] = []
+    out = {"tested": True, "auto_interval": {k: iv[k] for k in ("shop_id", "start_s", "end_s")},
+           "user_shop": user["id"], "user_card_names": sorted(own), "hold_s": s.manual_hold_s,
+           "answer_within_ms": s.close_within_ms}
+    fol = None
     try:
         t_h = iv["start_s"] + min(0.5, iv["duration_s"] / 3)
         await pg.dp.seek(t_h)
+        t_h = round(await pg.dp.now_s(), 3)
         before = await pg.read(shops)
         out["auto_card_before_hover"] = sorted({c["shop"] for c in before})
         pos = (await pg.shops_now()).get(user["id"])
         if not pg.in_view(pos):
             return {**out, "tested": False, "reason": f"shop {user['id']} was not on screen at {t_h:.1f} s"}
-        out["hovered"] = {"x": round(pos["x"], 1), "y": round(pos["y"], 1), "t_s": round(t_h, 3)}
-        await pg.cards.start(s.sample_interval_ms)
-        await pg.dp.page.mouse.move(pos["x"], pos["y"])
-        raw = []
-        for ms in (s.close_within_ms, s.manual_hold_s * 1000 - s.close_within_ms):
-            if ms > 0:
-                await pg.dp.run_for(ms)
-            raw += await pg.cards.take()
-            now = await pg.read(shops)
-            shot = await pg.crop(f"manual-priority-{len(shots) + 1}", [c["rect"] for c in now] or
-                                 [[pos["x"], pos["y"], 1, 1]], mark=(pos["x"], pos["y"]))
-            shots.append(shot)
-            if len(shots) == 1:
-                out["hook_active_card"] = await pg.active_card()
-                out["text"] = joined_text(now)
-        await pg.cards.stop()
-        for t, cs in raw:
-            if t <= t_h + 1e-6:
-                continue                  # the sample taken as the pointer arrived
-            cards = shop_cards({"cards": cs}, shops)
-            mine = [c for c in cards if set(c["names"]) & own and c["shop"] != iv["shop_id"]]
-            others = [c for c in cards if c not in mine]
-            ur = card_union(mine)
-            covered = bool(ur and any(overlaps(ur, c["rect"]) for c in others))
-            samples.append({"t_s": t, "user_card": bool(mine), "covered": covered,
-                            "others": sorted({c["shop"] for c in others})})
+        out["hovered"] = {"x": round(pos["x"], 1), "y": round(pos["y"], 1), "t_s": t_h}
+        # The pointer follows the shop for the whole hold (issue 16): a still pointer loses a
+        # shop the camera carries away, and the card closing then says nothing about priority.
+        fol = Follow(pg, user["id"], shops)
+        await fol.begin(pos)
+        answer_s = t_h + s.close_within_ms / 1000
+        seen: list | None = None
+        while True:
+            now = await pg.dp.now_s()
+            if now >= t_h + s.manual_hold_s - 5e-4:
+                break
+            rec = await fol.step(min(fol.step_ms, (t_h + s.manual_hold_s - now) * 1000))
+            names = sorted({n for c in rec.get("cards", []) for n in c["names"]})
+            # Evidence crops (raw moments, no judgement): the first step past the answer
+            # time, each change of the cards showing after it, and the last step.
+            if rec["t_s"] >= answer_s - 5e-4 and (seen is None or names != seen) and len(shots) < 4:
+                shots.append(await _shot(pg, rec, len(shots) + 1))
+                if seen is None:
+                    out["hook_active_card"] = await pg.active_card()
+                    out["text"] = joined_text(await pg.read(shops))
+                seen = names
+        last = fol.steps[-1]
+        if len(shots) < 5 and last.get("t_s", 0) > answer_s:
+            shots.append(await _shot(pg, last, len(shots) + 1))
     finally:
         await pg.close()
-    answered = [x for x in samples if x["user_card"] and x["t_s"] - t_h <= s.close_within_ms / 1000 + 1e-6]
-    first = answered[0]["t_s"] if answered else None
-    held = bool(first is not None and all(x["user_card"] and not x["covered"] for x in samples if x["t_s"] >= first))
-    lost = next((x["t_s"] for x in samples if first is not None and x["t_s"] >= first
-                 and (not x["user_card"] or x["covered"])), None)
-    return {**out, "answered": first is not None, "first_seen_s": first, "held": held, "lost_at_s": lost,
-            "hold_s": s.manual_hold_s, "samples": samples, "screenshots": [f for f in shots if f]}
+    return {**out, "steps": fol.steps if fol else [], "follow": fol.summary() if fol else None,
+            "screenshots": [f for f in shots if f]}
+
+
+async def _shot(pg: ShopPage, rec: dict, k: int) -> str | None:
+    rects = [c["rect"] for c in rec.get("cards", [])]
+    mark = rec.get("moved_to") or rec.get("hook")
+    return await pg.crop(f"manual-priority-{k}", rects or [[mark[0], mark[1], 1, 1]], mark=tuple(mark))

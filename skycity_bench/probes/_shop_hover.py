@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ._shop_follow import Follow
 from ._shop_pixels import canvas_card_evidence, composite, contrast_ratio, pixel_contrast
 from ._shop_session import ShopPage, card_union, joined_text
 from ._shop_dom import shop_cards
@@ -71,16 +72,21 @@ async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | 
     return None
 
 
-async def _wait_card(pg: ShopPage, shops: list[dict]) -> tuple[list[dict], float | None]:
+async def _wait_card(pg: ShopPage, shops: list[dict], fol: Follow | None = None) -> tuple[list[dict], float | None]:
     """Cards after settle_ms; when none yet, once more at close_within_ms (a short hover
-    delay is a design choice, not a fault). Returns (cards, the ms at which they were read)."""
+    delay is a design choice, not a fault). Returns (cards, the ms at which they were read).
+    With `fol`, the pointer follows the shop while the clock runs (a hover must hold)."""
     s = pg.s
-    await pg.dp.run_for(s.settle_ms)
+
+    async def wait(ms: float) -> None:
+        await (fol.run(ms) if fol is not None else pg.dp.run_for(ms))
+
+    await wait(s.settle_ms)
     cards = await pg.read(shops, settle_css=True)
     if cards:
         return cards, s.settle_ms
     if s.close_within_ms > s.settle_ms:
-        await pg.dp.run_for(s.close_within_ms - s.settle_ms)
+        await wait(s.close_within_ms - s.settle_ms)
         cards = await pg.read(shops, settle_css=True)
         if cards:
             return cards, s.close_within_ms
@@ -112,8 +118,12 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             await pg.dp.run_for(s.step_ms)
             await pg.cards.base()
             t_hover = await pg.dp.now_s()
-            await pg.dp.page.mouse.move(p["x"], p["y"])
-            cards, res["opened_within_ms"] = await _wait_card(pg, shops)
+            # The pointer follows the shop while the card is awaited (issue 16): the camera
+            # may carry the shop away from where it was when the pointer arrived.
+            fol = Follow(pg, shop["id"], shops, cards=False, pixels=False)
+            await fol.begin(p)
+            cards, res["opened_within_ms"] = await _wait_card(pg, shops, fol)
+            res["follow"] = fol.summary()
             p_now = (await pg.shops_now()).get(shop["id"]) or p
             res["hovered"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(t_hover, 3), "away": away}
             res["hook_active_card_open"] = await pg.active_card()

@@ -120,3 +120,51 @@ def canvas_card_evidence(before: np.ndarray, control: np.ndarray, hovered: np.nd
     hover = changed_blob(control, hovered)
     card_like = (hover["area"] >= min_area and hover["fill"] >= min_fill and hover["area"] > 3 * max(scene["area"], 1))
     return {"scene_motion": scene, "across_hover": hover, "card_like": bool(card_like)}
+
+
+def patch_at(img: np.ndarray, origin, point, half: int) -> tuple[np.ndarray, tuple[float, float]] | None:
+    """The (2*half+1)² grey patch of `img` (a grab whose top-left is `origin` in viewport px)
+    centred on the pixel nearest `point`, and the sub-pixel part of `point` that rounding
+    dropped (so a later match can put the point back where it was inside the patch)."""
+    cx, cy = point[0] - origin[0], point[1] - origin[1]
+    ix, iy = int(round(cx)), int(round(cy))
+    h, w = img.shape[:2]
+    if ix - half < 0 or iy - half < 0 or ix + half + 1 > w or iy + half + 1 > h:
+        return None
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
+    return grey[iy - half: iy + half + 1, ix - half: ix + half + 1].copy(), (cx - ix, cy - iy)
+
+
+def _peak(v_m: float, v_0: float, v_p: float) -> float:
+    """Sub-pixel offset of a peak from three samples around it (parabola through them)."""
+    v_m, v_0, v_p = float(v_m), float(v_0), float(v_p)
+    d = v_m - 2 * v_0 + v_p
+    return 0.0 if abs(d) < 1e-9 else max(-0.5, min(0.5, 0.5 * (v_m - v_p) / d))
+
+
+def follow_residual(prev: tuple[np.ndarray, tuple[float, float]], prev_point, img: np.ndarray, origin,
+                    hook_now) -> dict | None:
+    """Where the look of the previous step's hook point went, against where the hook says it
+    is now. `prev` is patch_at() of the previous frame around the previous hook point; `img`
+    the new grab (top-left `origin`), which must contain the patch's whole search area.
+
+    Returns raw figures only: `residual` [dx, dy] = (where the pixels went) - (where the hook
+    says), the match `score` (normalised cross-correlation, 1 = identical) and the patch's
+    `texture` (grey-level standard deviation: a flat patch matches anywhere)."""
+    patch, frac = prev
+    half = patch.shape[0] // 2
+    grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
+    if grey.shape[0] < patch.shape[0] + 2 or grey.shape[1] < patch.shape[1] + 2:
+        return None
+    texture = float(patch.std())
+    if texture < 1e-6:
+        return {"residual": None, "score": None, "texture": 0.0}
+    res = cv2.matchTemplate(grey, patch, cv2.TM_CCOEFF_NORMED)
+    _, score, _, (mx, my) = cv2.minMaxLoc(res)
+    sx = _peak(res[my, mx - 1], res[my, mx], res[my, mx + 1]) if 0 < mx < res.shape[1] - 1 else 0.0
+    sy = _peak(res[my - 1, mx], res[my, mx], res[my + 1, mx]) if 0 < my < res.shape[0] - 1 else 0.0
+    # the previous hook point sits at (half + frac) inside the patch
+    px = float(origin[0] + mx + sx + half + frac[0])
+    py = float(origin[1] + my + sy + half + frac[1])
+    return {"residual": [round(px - hook_now[0], 2), round(py - hook_now[1], 2)], "score": round(float(score), 3),
+            "texture": round(texture, 1), "moved": [round(px - prev_point[0], 2), round(py - prev_point[1], 2)]}

@@ -9,7 +9,9 @@ pixel evidence where a card is drawn on a canvas (then the item goes to review).
 Four fresh pages, all on the fake clock so the camera holds still between steps:
   1. hover, shop by shop, at hover_times_s (outside the automatic window);
   2. automatic display, no input, sampled through auto_window_s;
-  3. manual priority, a hover during one of the automatic cards seen in 2;
+  3. manual priority, a hover during one of the automatic cards seen in 2, the pointer
+     following the shop for the whole hold (_shop_follow.py; so does every hover awaiting
+     its card in 1);
   4. touch, in a has_touch + is_mobile context, page.touchscreen.tap on each shop.
 getActiveCard() is read beside every decision as a cross-check only.
 """
@@ -48,6 +50,18 @@ class Settings(BaseModel):
     evidence_max_px: int = Field(480, ge=64)
     max_screenshots: int = Field(60, ge=0)
     max_auto_intervals: int = Field(20, ge=1)
+    # A pointer that follows the shop (issue 16; _shop_follow.py): how the probe collects ...
+    follow_step_ms: float = Field(50, gt=0, description="fake-clock step between two pointer moves")
+    follow_min_step_ms: float = Field(16, gt=0, description="shortest step for a fast shop")
+    follow_lag_target_px: float = Field(6, gt=0, description="steps shrink so a shop moves at most this far in one")
+    hand_step_px: float = Field(6, gt=0, description="the pointer moves in pointermoves at most this far apart")
+    pixel_patch_px: int = Field(20, ge=4, description="half size of the patch tracked around the hook's point")
+    pixel_search_px: int = Field(24, ge=4, description="how far beyond the hook's points the patch is searched")
+    # ... and what the scorer judges with (scorers/shops.py)
+    follow_max_lag_px: float = Field(12, gt=0, description="pointer further than this from the shop: it left it")
+    hook_mismatch_px: float = Field(24, gt=0, description="pixels this far from the hook's point: the hook is wrong")
+    pixel_min_match: float = Field(0.6, ge=-1, le=1, description="a patch match below this score is not counted")
+    pixel_min_texture: float = Field(6, ge=0, description="a flatter patch (grey std) matches anywhere: not counted")
 
 
 def _budget(sc) -> float:

@@ -14,6 +14,9 @@ from the scenario's `probes: shops:` section, point values from the rubric item.
 
 from __future__ import annotations
 
+import math
+from enum import Enum
+
 from . import ItemScore, ScoreInput, scorer
 
 
@@ -36,6 +39,8 @@ def _status(points: float, full: float) -> str:
 def _shop_row(p: dict, touch: dict | None) -> dict:
     row = {k: p.get(k) for k in ("id", "name", "opened", "content_matches", "closed", "closed_after_ms", "text",
                                  "hovered", "names_in_card", "hook_agrees", "reason")}
+    if p.get("follow"):
+        row["follow_max_lag_px"] = p["follow"].get("max_lag_px")
     row["screenshots"] = [f for f in (p.get("screenshot_open"), p.get("screenshot_stayed_open"),
                                       (p.get("canvas_card") or {}).get("screenshot")) if f]
     if p.get("canvas_card"):
@@ -83,6 +88,14 @@ def hover(inp: ScoreInput) -> ItemScore:
     if untried:
         ev["reason"] = f"shop(s) {untried} were never on screen at the hover times and could not be tried"
         return ItemScore("untested", None, ev, m)
+    # A hover that opened nothing while the pointer could not keep up with the shop says
+    # nothing about the demo (issue 16): the bench's failure to follow, not a missing card.
+    lost = [p["id"] for p in per if not p.get("opened") and ((p.get("follow") or {}).get("max_lag_px") or 0)
+            > s.follow_max_lag_px]
+    if lost:
+        ev["reason"] = (f"no card for {lost}, but the pointer fell more than {s.follow_max_lag_px:g} px behind the "
+                        "moving shop: the bench failed to follow, so those hovers are untested")
+        return ItemScore("untested", None, ev, m)
     return ItemScore(_status(points, inp.item.points), points, ev, m)
 
 
@@ -127,12 +140,166 @@ def auto_display(inp: ScoreInput) -> ItemScore:
     return ItemScore(_status(points, inp.item.points), points, ev, m)
 
 
+class Manual(str, Enum):
+    """Why shops.manual_priority came out as it did, decided from the probe's per-step record
+    (the pointer followed the shop; _shop_follow.py). Each code has one status and one prose
+    verdict (_VERDICT); the code itself is in the evidence as `outcome`."""
+    HELD = "held"                                  # the user's card answered and held: pass
+    REPLACED_BY_AUTO = "replaced_by_auto"          # answered, then another shop's card took its place: partial
+    COVERED_BY_AUTO = "covered_by_auto"            # answered, then another shop's card overlapped it: partial
+    CLOSED_ON_SHOP = "closed_on_shop"              # answered, then closed with the pointer on the shop: partial
+    AUTO_KEPT_STAGE = "auto_kept_stage"            # never answered; the automatic card stayed instead: 0
+    NO_ANSWER = "no_answer"                        # never answered; no card at all: 0
+    POINTER_LEFT_SHOP = "pointer_left_shop"        # the bench failed to follow: untested
+    SHOP_OFF_SCREEN = "shop_off_screen"            # the shop left the viewport: untested
+    HOOK_POSITION_MISMATCH = "hook_position_mismatch"  # the hook's point is not where the shop is: untested
+
+
+_STATUS = {Manual.HELD: "pass", Manual.REPLACED_BY_AUTO: "partial", Manual.COVERED_BY_AUTO: "partial",
+           Manual.CLOSED_ON_SHOP: "partial", Manual.AUTO_KEPT_STAGE: "fail", Manual.NO_ANSWER: "fail",
+           Manual.POINTER_LEFT_SHOP: "untested", Manual.SHOP_OFF_SCREEN: "untested",
+           Manual.HOOK_POSITION_MISMATCH: "untested"}
+
+_VERDICT = {
+    Manual.HELD: "the user's card for {user} showed at {first_s} s and stayed, uncovered, for the {hold_s:g} s the "
+                 "pointer followed the shop (largest lag {max_lag_px} px)",
+    Manual.REPLACED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was replaced by the automatic "
+                             "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
+    Manual.COVERED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was covered by the automatic "
+                            "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
+    Manual.CLOSED_ON_SHOP: "the user's card for {user} showed at {first_s} s but closed at {lost_s} s while the "
+                           "pointer stayed on the shop (lag {lag_px} px) and no other card showed",
+    Manual.AUTO_KEPT_STAGE: "the automatic display ({others}) kept the stage and replaced the user's card: with the "
+                            "pointer on {user} (largest lag {max_lag_px} px), the user's card did not show within "
+                            "{answer_ms:g} ms",
+    Manual.NO_ANSWER: "with the pointer on {user} (largest lag {max_lag_px} px), no card showed within "
+                      "{answer_ms:g} ms, neither the user's nor the automatic one",
+    Manual.POINTER_LEFT_SHOP: "the bench's pointer left {user} at {lost_s} s (it was {lag_px} px from the hook's "
+                              "point, more than {tol_px:g} px) when {event}: the bench failed to follow, so that "
+                              "says nothing about priority",
+    Manual.SHOP_OFF_SCREEN: "shop {user} left the screen at {lost_s} s, so no pointer could stay on it, when {event}: "
+                            "that says nothing about priority",
+    Manual.HOOK_POSITION_MISMATCH: "the hook's position for {user} does not match the card or pixels: the pointer "
+                                   "followed getShops() (lag {lag_px} px), but the scene under it moved {drift_px} px "
+                                   "away from that point{card_note}; {event} (at {lost_s} s). Priority cannot be judged "
+                                   "from a wrong position",
+}
+
+
+def _user_card(c: dict, own: set, auto_id: str) -> bool:
+    names = c.get("names") or []
+    shop = names[0] if len(names) == 1 else "ambiguous"
+    return bool(set(names) & own) and shop != auto_id
+
+
+def _covered(rect, others: list[dict]) -> bool:
+    return any(rect[0] < o["rect"][0] + o["rect"][2] and o["rect"][0] < rect[0] + rect[2] and
+               rect[1] < o["rect"][1] + o["rect"][3] and o["rect"][1] < rect[1] + rect[3] for o in others)
+
+
+def manual_outcome(man: dict, s) -> tuple[Manual, dict]:
+    """The outcome code and the facts its verdict names, from the follow record (steps).
+    A step's card state comes from frames during which the pointer was at `pointer` and the
+    shop moved to `hook`; so `lag_px` is how far the shop was from the pointer then."""
+    own = set(man.get("user_card_names") or [man["user_shop"]])
+    auto_id = man["auto_interval"]["shop_id"]
+    t_h = man["hovered"]["t_s"]
+    answer_by = t_h + man.get("answer_within_ms", s.close_within_ms) / 1000 + 1e-6
+    rows = []
+    drift = [0.0, 0.0]
+    for st in man.get("steps", [])[1:]:
+        cards = st.get("cards") or []
+        mine = [c for c in cards if _user_card(c, own, auto_id)]
+        others = [c for c in cards if c not in mine]
+        px = st.get("pixels") or {}
+        if (px.get("residual") is not None and (px.get("score") or 0) >= s.pixel_min_match
+                and (px.get("texture") or 0) >= s.pixel_min_texture):
+            # the residuals add up: each step says how far the look moved beyond the hook's move
+            drift = [drift[0] + px["residual"][0], drift[1] + px["residual"][1]]
+        ur = _union([c["rect"] for c in mine])
+        rows.append({"t_s": st["t_s"], "lag_px": st.get("lag_px"), "on_screen": st.get("on_screen", True),
+                     "user_card": bool(mine), "covered": bool(ur and _covered(ur, others)),
+                     "others": sorted({n for c in others for n in c.get("names", [])}),
+                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.get("pointer")})
+    lags = [r["lag_px"] for r in rows if r["lag_px"] is not None]
+    facts = {"user": man["user_shop"], "hold_s": man.get("hold_s", s.manual_hold_s), "tol_px": s.follow_max_lag_px,
+             "answer_ms": man.get("answer_within_ms", s.close_within_ms),
+             "max_lag_px": max(lags) if lags else None, "first_s": None, "lost_s": None, "lag_px": None,
+             "others": None, "drift_px": max((r["drift_px"] for r in rows), default=0.0), "card_note": "",
+             "event": "the user's card closed"}
+    first = next((r for r in rows if r["user_card"] and r["t_s"] <= answer_by), None)
+    if first is None:
+        window = [r for r in rows if r["t_s"] <= answer_by] or rows[:1]
+        facts["event"] = "the user's card did not show"
+        bad = _bench_side(window, rows, rows, facts, s)
+        if bad:
+            return bad, facts
+        others = sorted({o for r in window for o in r["others"]})
+        facts["others"] = ", ".join(others) or None
+        return (Manual.AUTO_KEPT_STAGE if others else Manual.NO_ANSWER), facts
+    facts["first_s"] = first["t_s"]
+    after = rows[rows.index(first):]
+    lost = next((r for r in after if not r["user_card"] or r["covered"]), None)
+    if lost is None:
+        return Manual.HELD, facts
+    facts.update(lost_s=lost["t_s"], lag_px=lost["lag_px"], others=", ".join(lost["others"]) or None)
+    if lost["user_card"]:
+        facts["event"] = f"the user's card was covered by {facts['others']}"
+    elif lost["others"]:
+        facts["event"] = f"the user's card was replaced by {facts['others']}"
+    bad = _bench_side([lost], after[after.index(lost):], rows, facts, s)
+    if bad:
+        return bad, facts
+    if lost["user_card"]:
+        return Manual.COVERED_BY_AUTO, facts
+    return (Manual.REPLACED_BY_AUTO if lost["others"] else Manual.CLOSED_ON_SHOP), facts
+
+
+def _bench_side(at: list[dict], later: list[dict], rows: list[dict], facts: dict, s) -> Manual | None:
+    """When the card was lost (or never came) for a reason on the bench's side: the pointer was
+    not on the shop (it could not follow, or the shop left the screen), or the hook's point
+    drifted from the shop's pixels from then on (the pointer followed a wrong position)."""
+    for r in at:
+        if not r["on_screen"]:
+            facts["lost_s"] = facts["lost_s"] or r["t_s"]
+            return Manual.SHOP_OFF_SCREEN
+        if r["lag_px"] is not None and r["lag_px"] > s.follow_max_lag_px:
+            facts.update(lost_s=facts["lost_s"] or r["t_s"], lag_px=r["lag_px"])
+            return Manual.POINTER_LEFT_SHOP
+    worst = max(later, key=lambda r: r["drift_px"])
+    if worst["drift_px"] > s.hook_mismatch_px:
+        facts.update(drift_px=worst["drift_px"], lost_s=facts["lost_s"] or at[0]["t_s"],
+                     lag_px=facts["lag_px"] if facts["lag_px"] is not None else at[0]["lag_px"])
+        seen = [r for r in rows if r["card_rect"] and r["pointer"]]
+        if seen:
+            d0 = _dist_to_rect(seen[0]["pointer"], seen[0]["card_rect"])
+            d1 = _dist_to_rect(seen[-1]["pointer"], seen[-1]["card_rect"])
+            facts["card_note"] = (f" (the user's card was {d0:.0f} px from the pointer at {seen[0]['t_s']} s, "
+                                  f"{d1:.0f} px when last seen at {seen[-1]['t_s']} s)")
+        return Manual.HOOK_POSITION_MISMATCH
+    return None
+
+
+def _union(rects: list) -> list | None:
+    if not rects:
+        return None
+    x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
+    x1, y1 = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
+    return [x0, y0, x1 - x0, y1 - y0]
+
+
+def _dist_to_rect(p, r) -> float:
+    dx = max(r[0] - p[0], 0, p[0] - r[0] - r[2])
+    dy = max(r[1] - p[1], 0, p[1] - r[1] - r[3])
+    return math.hypot(dx, dy)
+
+
 @scorer("shops.manual_priority", probes=("shops",))
 def manual_priority(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     man = d.get("manual") or {}
-    ev = {k: man.get(k) for k in ("auto_interval", "user_shop", "hovered", "answered", "first_seen_s", "held",
-                                  "lost_at_s", "hold_s", "text", "screenshots", "hook_active_card") if k in man}
+    ev = {k: man.get(k) for k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots",
+                                  "hook_active_card", "follow") if k in man}
     if "error" in man:
         return ItemScore("untested", None, {"reason": man["error"]})
     if not man.get("tested"):
@@ -141,17 +308,19 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
                 return ItemScore("review", None, {"reason": "cards look canvas-drawn: reviewers decide"})
             return ItemScore("fail", 0.0, {"reason": "a hover never opened a card, so a user's hover cannot win"})
         return ItemScore("untested", None, {"reason": man.get("reason", "not tested")})
-    if man["held"]:
-        ev["verdict"] = (f"the user's card for {man['user_shop']} showed at {man['first_seen_s']} s and stayed, "
-                         f"uncovered, for the {man['hold_s']:g} s the pointer stayed")
-        return ItemScore("pass", inp.objective("pass"), ev)
-    if man["answered"]:
-        ev["verdict"] = (f"the user's card showed but was replaced or covered by the automatic display at "
-                         f"{man['lost_at_s']} s, before {man['hold_s']:g} s had passed")
-        return ItemScore("partial", inp.objective("partial"), ev)
-    ev["verdict"] = (f"the automatic card ({man['auto_interval']['shop_id']}) kept the stage: the user's card did "
-                     f"not show within {s.close_within_ms:g} ms of the hover")
-    return ItemScore("fail", 0.0, ev)
+    code, facts = manual_outcome(man, s)
+    status = _STATUS[code]
+    ev.update(outcome=code.value, verdict=_VERDICT[code].format(**facts), first_seen_s=facts["first_s"],
+              lost_at_s=facts["lost_s"], answered=facts["first_s"] is not None, held=code is Manual.HELD,
+              pixel_drift_px=facts["drift_px"], max_lag_px=facts["max_lag_px"])
+    m = {"shops.manual_priority": {"outcome": code.value, "first_seen_s": facts["first_s"],
+                                   "lost_at_s": facts["lost_s"], "max_lag_px": facts["max_lag_px"],
+                                   "pixel_drift_px": facts["drift_px"]}}
+    if status == "untested":
+        ev["reason"] = ev["verdict"]
+        return ItemScore("untested", None, ev, m)
+    points = {"pass": inp.objective("pass"), "partial": inp.objective("partial"), "fail": 0.0}[status]
+    return ItemScore(status, points, ev, m)
 
 
 def _card_checks(p: dict, s) -> dict:

@@ -120,3 +120,42 @@ def test_should_leave_every_shop_item_untested_without_the_hook(reports):
     for item in ("shops.hover", "shops.auto_display", "shops.manual_priority", "shops.card_placement", "shops.touch"):
         assert rep["items"][item]["status"] == "untested" and rep["items"][item]["points"] is None
         assert "getShops" in rep["items"][item]["evidence"]["reason"]
+
+
+# ----------------------------------------------------------------- a pointer that follows (issue 16)
+def _manual(reports, name):
+    rep = reports[name][0]
+    return rep["items"]["shops.manual_priority"], rep["probes"]["shops"]["data"]["manual"]
+
+
+def test_should_follow_the_moving_shop_across_half_the_screen_and_give_full_points(reports):
+    item, man = _manual(reports, "shops/moving_shop")
+    assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("pass", 2, "held")
+    path = man["follow"]["path"]
+    xs = [p[1] for p in path]
+    assert max(xs) - min(xs) >= 480, "the shop crosses half of the 960 px screen during the hold"
+    # real small moves: the pointer never fell further behind than the scorer's tolerance
+    assert man["follow"]["max_lag_px"] <= 12
+    steps = man["steps"][1:]
+    assert len(steps) >= 30 and all("cards" in s and s["under"]["tag"] == "canvas" for s in steps)
+    # the scene under the hook's point moved with it: the pixels agree with the hook
+    assert item["evidence"]["pixel_drift_px"] < 12
+    assert all(st["cards"] and st["cards"][0]["names"] == ["s1"] for st in steps if st["t_s"] > 17.2)
+
+
+def test_should_give_zero_when_the_automatic_card_really_wins_over_the_moving_shop(reports):
+    item, man = _manual(reports, "shops/moving_shop_auto_wins")
+    assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("fail", 0, "auto_kept_stage")
+    assert "automatic display (s2)" in item["evidence"]["verdict"]
+    assert man["follow"]["max_lag_px"] <= 12          # the pointer was on the shop all along
+
+
+def test_should_end_where_the_lying_hook_says_and_blame_the_hooks_position(reports):
+    item, man = _manual(reports, "shops/moving_shop_hook_lies")
+    assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("untested", None,
+                                                                          "hook_position_mismatch")
+    assert "does not match the card or pixels" in item["evidence"]["verdict"]
+    last = man["steps"][-1]
+    assert abs(last["moved_to"][0] - last["hook"][0]) < 1 and abs(last["moved_to"][1] - last["hook"][1]) < 1
+    # the scene (and the shop) went on by the pan: hundreds of px from where the pointer is
+    assert item["evidence"]["pixel_drift_px"] > 200

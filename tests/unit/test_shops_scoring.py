@@ -97,10 +97,34 @@ GOOD = {
         {"shop_id": "s2", "start_s": 16, "end_s": 19, "duration_s": 3},
         {"shop_id": "s4", "start_s": 22, "end_s": 25, "duration_s": 3},
         {"shop_id": "s5", "start_s": 28, "end_s": 31, "duration_s": 3}]},
-    "manual": {"tested": True, "answered": True, "held": True, "first_seen_s": 16.6, "lost_at_s": None, "hold_s": 3,
-               "user_shop": "s1", "auto_interval": {"shop_id": "s2", "start_s": 16, "end_s": 19}},
+    "manual": {"tested": True, "hold_s": 3, "answer_within_ms": 500, "user_shop": "s1", "user_card_names": ["s1"],
+               "auto_interval": {"shop_id": "s2", "start_s": 16, "end_s": 19},
+               "hovered": {"x": 100, "y": 100, "t_s": 16.5}, "steps": None},
     "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "content_matches": True} for i in range(1, 7)]},
 }
+
+
+USER_CARD = {"names": ["s1"], "rect": [120, 60, 200, 80]}
+AUTO_CARD = {"names": ["s2"], "rect": [500, 60, 200, 80]}
+AUTO_OVER = {"names": ["s2"], "rect": [150, 70, 200, 80]}       # overlaps the user's card
+
+
+def _steps(states, *, lag=3.0, residual=(0.0, 0.0), score=0.95, texture=40.0, on_screen=True, x0=100.0, dx=10.0):
+    """A follow record: the pointer arrives at 16.5 s, then one 100 ms step per state (the
+    cards showing then); the shop moves dx a step and the pointer follows it."""
+    steps = [{"t_s": 16.5, "pointer": None, "hook": [x0, 100], "lag_px": None, "on_screen": True, "moved_to": [x0, 100]}]
+    for k, cards in enumerate(states, 1):
+        lg = lag(k) if callable(lag) else lag
+        res = residual(k) if callable(residual) else residual
+        steps.append({"t_s": round(16.5 + 0.1 * k, 3), "pointer": [x0 + dx * (k - 1), 100], "hook": [x0 + dx * k, 100],
+                      "lag_px": lg, "on_screen": on_screen(k) if callable(on_screen) else on_screen,
+                      "cards": cards, "under": {"tag": "canvas", "id": "c", "cls": None},
+                      "pixels": {"residual": list(res), "score": score, "texture": texture},
+                      "moved_to": [x0 + dx * k, 100]})
+    return steps
+
+
+GOOD["manual"]["steps"] = _steps([[AUTO_CARD, USER_CARD]] * 2 + [[USER_CARD]] * 28)
 
 
 def score(item_id, data):
@@ -144,12 +168,82 @@ def test_should_leave_hover_untested_when_a_shop_was_never_on_screen():
     assert (r.status, r.points) == ("untested", None)
 
 
-def test_should_give_half_when_the_users_card_is_replaced_before_three_seconds():
+def _manual(steps):
     d = copy.deepcopy(GOOD)
-    d["manual"].update(held=False, lost_at_s=18.0)
-    assert (score("shops.manual_priority", d).status, score("shops.manual_priority", d).points) == ("partial", 1)
-    d["manual"].update(answered=False)
-    assert score("shops.manual_priority", d).points == 0
+    d["manual"]["steps"] = steps
+    r = score("shops.manual_priority", d)
+    return r.status, r.points, r.evidence["outcome"], r.evidence["verdict"]
+
+
+def test_should_give_full_points_when_the_users_card_holds_while_the_pointer_follows():
+    st, pts, code, verdict = _manual(_steps([[AUTO_CARD, USER_CARD]] * 2 + [[USER_CARD]] * 28))
+    assert (st, pts, code) == ("pass", 2, "held")
+    assert "followed the shop" in verdict
+
+
+def test_should_give_half_when_the_automatic_card_replaces_the_users_card_on_the_shop():
+    st, pts, code, verdict = _manual(_steps([[USER_CARD]] * 12 + [[AUTO_CARD]] * 18))
+    assert (st, pts, code) == ("partial", 1, "replaced_by_auto")
+    assert "replaced by the automatic display (s2) at 17.8 s" in verdict
+
+
+def test_should_give_half_when_the_automatic_card_covers_the_users_card():
+    st, pts, code, verdict = _manual(_steps([[USER_CARD]] * 12 + [[USER_CARD, AUTO_OVER]] * 18))
+    assert (st, pts, code) == ("partial", 1, "covered_by_auto")
+    assert "covered by the automatic display" in verdict
+
+
+def test_should_give_half_when_the_card_closes_with_the_pointer_on_the_shop():
+    st, pts, code, verdict = _manual(_steps([[USER_CARD]] * 12 + [[]] * 18))
+    assert (st, pts, code) == ("partial", 1, "closed_on_shop")
+    assert "while the pointer stayed on the shop" in verdict
+
+
+def test_should_give_zero_when_the_automatic_card_keeps_the_stage():
+    st, pts, code, verdict = _manual(_steps([[AUTO_CARD]] * 25 + [[USER_CARD]] * 5))
+    assert (st, pts, code) == ("fail", 0, "auto_kept_stage")
+    assert "automatic display (s2)" in verdict and "replaced the user's card" in verdict
+    st, pts, code, _ = _manual(_steps([[]] * 30))
+    assert (st, pts, code) == ("fail", 0, "no_answer")
+
+
+def test_should_blame_the_bench_when_the_pointer_left_the_shop_before_the_card_closed():
+    # The card closes at the step where the shop got 30 px ahead of the pointer.
+    st, pts, code, verdict = _manual(_steps([[USER_CARD]] * 12 + [[]] * 18, lag=lambda k: 30.0 if k == 13 else 3.0))
+    assert (st, pts, code) == ("untested", None, "pointer_left_shop")
+    assert "failed to follow" in verdict and "17.8 s" in verdict
+    # ... and a shop that leaves the screen cannot be followed either
+    st, _, code, _ = _manual(_steps([[USER_CARD]] * 12 + [[]] * 18, on_screen=lambda k: k < 13))
+    assert (st, code) == ("untested", "shop_off_screen")
+
+
+def test_should_say_the_hooks_position_does_not_match_the_pixels_when_the_scene_drifts_from_it():
+    # A lying hook: the pointer sits where the hook says (lag 0), the scene under it moves on
+    # 8 px a step, the card closes.
+    st, pts, code, verdict = _manual(_steps([[USER_CARD]] * 3 + [[]] * 27, lag=0.0, residual=(8.0, 0.0), dx=0))
+    assert (st, pts, code) == ("untested", None, "hook_position_mismatch")
+    assert "does not match the card or pixels" in verdict
+    # the same drift on flat or unmatched patches is not counted: then it is the demo's card
+    for kw in ({"texture": 1.0}, {"score": 0.3}):
+        assert _manual(_steps([[USER_CARD]] * 3 + [[]] * 27, lag=0.0, residual=(8.0, 0.0), dx=0, **kw))[2] == \
+            "closed_on_shop"
+
+
+def test_should_track_a_patch_to_where_the_scene_moved_with_sub_pixel_residuals():
+    from skycity_bench.probes._shop_pixels import follow_residual, patch_at
+
+    rng = np.random.default_rng(3)
+    world = (rng.random((200, 400)) * 255).astype(np.uint8)
+    world = np.stack([world] * 3, axis=2)
+    world = __import__("cv2").GaussianBlur(world, (5, 5), 1.2)
+    a = world[:, 100:300]                       # frame 1: viewport x = world x - 100
+    b = world[:, 93:293]                        # frame 2: the scene moved 7 px right
+    prev = patch_at(a, (0, 0), (100.3, 80.0), 20)
+    honest = follow_residual(prev, (100.3, 80.0), b, (0, 0), (107.3, 80.0))
+    assert honest["score"] > 0.95 and abs(honest["residual"][0]) < 0.6 and abs(honest["residual"][1]) < 0.6
+    liar = follow_residual(prev, (100.3, 80.0), b, (0, 0), (100.3, 80.0))      # the hook says it stayed
+    assert liar["residual"][0] == pytest.approx(7, abs=0.6)
+    assert patch_at(a, (0, 0), (5, 5), 20) is None                            # too near the edge
 
 
 def test_should_name_the_failed_placement_checks():
