@@ -2,11 +2,27 @@
 and share of intervals over the long-frame threshold, for the full run (0–60 s) and the dense
 window (20–35 s); each tier needs both conditions (≤ inclusive); the worse window decides.
 
-Two clocks per frame: rAF's timestamp (the frame clock) and performance.now() on entry
-(main-thread stalls the frame clock can hide). The worse of the two decides each figure;
-both are reported. When the scene itself updated in fewer than the scenario's share of
-frames, or froze longer than its limit while rAF ran, the item is `review` with null
-points: the rubric says such a run is pending review and never gets full marks.
+Clocks (issue 15). rAF's timestamp (the frame clock) is the rubric's measure. The sampler
+also keeps performance.now() on entry, which shows main-thread stalls the frame clock hides
+(a callback held up 42 ms reads 33.3 ms on the frame clock, 43 ms on entry). The entry
+clock may lengthen an interval only when that frame was really late: Chromium's own frame
+reporting (a trace of the pass, browser/frame_trace.py) says the frame the page was
+producing in that interval was not presented at its vsync. Without a usable trace, the
+frame clock itself must show a missed vsync. A callback that merely starts a few ms late in
+a frame that was presented on time is scheduling jitter, not a stall a viewer sees, and
+never counts: jitter cannot move a tier by construction. Every clock is in the report
+(`raf`, `entry`, the decided figures), with what decided each figure and why.
+
+Chromium's own dropped-frame share is reported beside the tier
+(`measurements.smoothness.chromium`, not scored). When the two accounts disagree by design
+(a compositor-only animation: the sampler sees no scene updates while Chromium presents an
+animation; rAF smooth while Chromium dropped many frames; or the reverse) the item goes to
+`review` with both as evidence.
+
+When the scene itself updated in fewer than the scenario's share of frames, or froze longer
+than its limit while rAF ran, the item is `review` with null points: the rubric says such a
+run is pending review and never gets full marks. The machine's own noise around the pass is
+judged here too (`noise_reasons`, used by the probe to re-run a noisy pass once).
 """
 
 from __future__ import annotations
@@ -18,22 +34,30 @@ import numpy as np
 from .. import stats
 from . import ItemScore, ScoreInput, scorer
 
+RAF, ENTRY = "rAF timestamp", "performance.now() on entry"
+CHROMIUM_LATE, FRAME_CLOCK_LATE = "chromium", "frame_clock"
 
-def window_stats(t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0) -> dict | None:
+
+def interval_stats(iv: np.ndarray, end: np.ndarray, a_s: float, b_s: float, long_ms: float,
+                   resolution_ms: float = 0.0) -> dict | None:
     """Intervals whose end frame lies in (a, b] seconds. A long frame is one over `long_ms`
     by more than the clock's resolution (Chromium coarsens performance.now() and rAF
     timestamps to 0.1 ms, so three 60 Hz frames read 49.9–50.1 ms: that is 50 ms, not over)."""
-    if t_ms.size < 2:
+    if iv.size == 0:
         return None
-    iv = np.diff(t_ms)
-    end = t_ms[1:]
     sel = (end > a_s * 1000) & (end <= b_s * 1000)
     if not sel.any():
         return None
     v = iv[sel]
     return {"p95_ms": stats.p95(v), "long_frame_ratio": stats.share_over(v, long_ms + resolution_ms),
-            "intervals": int(v.size),
-            "max_ms": float(v.max()), "median_ms": float(np.median(v))}
+            "intervals": int(v.size), "max_ms": float(v.max()), "median_ms": float(np.median(v))}
+
+
+def window_stats(t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0) -> dict | None:
+    """interval_stats of one clock's frame times."""
+    if t_ms.size < 2:
+        return None
+    return interval_stats(np.diff(t_ms), t_ms[1:], a_s, b_s, long_ms, resolution_ms)
 
 
 def scene_updates(raf_ms: np.ndarray, drew: np.ndarray) -> tuple[float | None, float]:
@@ -55,13 +79,91 @@ def scene_updates(raf_ms: np.ndarray, drew: np.ndarray) -> tuple[float | None, f
     return ratio, longest
 
 
-def _decide(raf: float, entry: float, tolerance: float) -> tuple[float, str]:
-    """rAF's timestamp is the rubric's measure; when performance.now() on entry is worse by
-    more than the tolerance, the two clocks disagree (a stall the frame clock hid) and the
-    worse one decides. Within the tolerance the entry clock's scheduling jitter is noise."""
-    if entry > raf + tolerance:
-        return entry, "performance.now() on entry"
-    return raf, "rAF timestamp"
+def trace_alignment(raf: np.ndarray, chrom_t: np.ndarray, match_ms: float) -> float | None:
+    """Share of rAF timestamps that find a Chromium frame begin within `match_ms`: rAF passes
+    its callbacks the begin time of the frame being produced, so on a correctly anchored
+    trace (almost) every one does."""
+    if raf.size == 0 or chrom_t.size == 0:
+        return None
+    k = np.clip(np.searchsorted(chrom_t, raf), 1, chrom_t.size - 1) if chrom_t.size > 1 else np.zeros(raf.size, int)
+    d = np.minimum(np.abs(chrom_t[k] - raf), np.abs(chrom_t[k - 1] - raf)) if chrom_t.size > 1 else np.abs(chrom_t[0] - raf)
+    return float(np.mean(d <= match_ms))
+
+
+def late_intervals(raf: np.ndarray, chromium: dict, settings, vsync_ms: float,
+                   entry_abs: np.ndarray | None = None) -> tuple[np.ndarray, str, dict]:
+    """Which intervals (frame i-1 -> i) hold a frame that was really late, by which signal.
+
+    Chromium: the page's frame was dropped (not presented at its vsync) at a vsync that
+    begins in [raf[i-1], raf[i]) — a callback that stalls has its own frame dropped, which
+    lengthens the interval after it — or strictly after raf[i] but before callback i was
+    entered (`entry_abs`, performance.now() on entry on the rAF clock): vsyncs that passed
+    while callback i had not even begun (a main thread held up by other work). Both less
+    the matching tolerance. Fallback (no usable trace): the frame clock skipped a vsync."""
+    iv = np.diff(raf)
+    info: dict = {}
+    t = np.asarray(chromium.get("t_ms") or [], float)
+    fate = chromium.get("fate") or ""
+    align = trace_alignment(raf, t, settings.trace_match_ms) if t.size else None
+    info["trace_alignment"] = None if align is None else round(align, 4)
+    if align is not None and align >= settings.trace_alignment_min and len(fate) == t.size:
+        tol = settings.trace_match_ms
+        dropped = np.sort(t[np.frombuffer(fate.encode(), np.uint8) == ord("D")])
+
+        def any_in(lo_ms: np.ndarray, hi_ms: np.ndarray) -> np.ndarray:
+            return np.searchsorted(dropped, hi_ms, side="left") > np.searchsorted(dropped, lo_ms, side="left")
+
+        late = any_in(raf[:-1] - tol, raf[1:] - tol)
+        if entry_abs is not None and entry_abs.size == raf.size:
+            late |= any_in(raf[1:] + tol, np.maximum(raf[1:] + tol, entry_abs[1:] - tol))
+        return late, CHROMIUM_LATE, info
+    if chromium.get("error"):
+        info["trace_unusable"] = chromium["error"]
+    elif align is not None:
+        info["trace_unusable"] = (f"only {align:.0%} of rAF timestamps found their frame in the trace "
+                                  f"(needs {settings.trace_alignment_min:.0%})")
+    return iv >= settings.late_frame_vsyncs * vsync_ms, FRAME_CLOCK_LATE, info
+
+
+def chromium_figure(chromium: dict, duration_s: float) -> dict:
+    """measurements.smoothness.chromium: {dropped_frame_pct, frames_presented, source} over
+    the played duration, from Chromium's frame reporting of the demo's renderer."""
+    src = chromium.get("source") or "trace"
+    t = np.asarray(chromium.get("t_ms") or [], float)
+    fate = np.frombuffer((chromium.get("fate") or "").encode(), np.uint8)
+    if chromium.get("error") or t.size == 0 or fate.size != t.size:
+        why = chromium.get("error") or "no frames reported"
+        return {"dropped_frame_pct": None, "frames_presented": None, "frames_dropped": None,
+                "source": f"unavailable ({why})"}
+    sel = (t >= 0) & (t <= duration_s * 1000)
+    f = fate[sel]
+    presented, dropped = int(np.sum(f == ord("P"))), int(np.sum(f == ord("D")))
+    comp = np.frombuffer((chromium.get("compositor_animation") or "").encode(), np.uint8)
+    comp_share = float(np.mean(comp[sel] == ord("1"))) if comp.size == t.size and sel.any() else None
+    return {"dropped_frame_pct": round(100.0 * dropped / (presented + dropped), 2) if presented + dropped else None,
+            "frames_presented": presented, "frames_dropped": dropped,
+            "compositor_animation_share": None if comp_share is None else round(comp_share, 4),
+            "source": src}
+
+
+def noise_reasons(noise: dict, settings) -> list[str]:
+    """Why the machine was too noisy to trust a pacing pass (pyperf's idea): other processes
+    busy on the CPUs, time stolen by the hypervisor, or a blank page that could not hold 60 Hz
+    just before or after the pass. Empty when quiet enough."""
+    out = []
+    cpu = noise.get("cpu") or {}
+    if cpu.get("foreign_load") is not None and cpu["foreign_load"] > settings.noise_max_foreign_load:
+        out.append(f"other processes kept {cpu['foreign_load']:.0%} of the CPUs busy "
+                   f"(limit {settings.noise_max_foreign_load:.0%})")
+    if cpu.get("steal") is not None and cpu["steal"] > settings.noise_max_steal:
+        out.append(f"the hypervisor stole {cpu['steal']:.1%} of CPU time (limit {settings.noise_max_steal:.0%})")
+    for when in ("before", "after"):
+        cal = noise.get(f"calibration_{when}") or {}
+        p95 = cal.get("p95_ms")
+        if p95 is not None and p95 > settings.noise_max_calibration_p95_ms:
+            out.append(f"a blank page's P95 frame interval was {p95:.1f} ms {when} the pass "
+                       f"(limit {settings.noise_max_calibration_p95_ms:g} ms)")
+    return out
 
 
 def _windows(inp: ScoreInput, duration: float) -> dict[str, tuple[float, float]]:
@@ -82,6 +184,10 @@ def _render(inp: ScoreInput, score: ItemScore, out_dir: Path) -> list[str]:
     return [name]
 
 
+def _r(d: dict | None) -> dict:
+    return {k: round(v, 5) for k, v in (d or {}).items() if isinstance(v, float)}
+
+
 @scorer("smoothness.frame_pacing", probes=("frame_pacing",), render=_render)
 def frame_pacing(inp: ScoreInput) -> ItemScore:
     d = inp.data("frame_pacing")
@@ -89,30 +195,55 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     long_ms = inp.item.get("long_frame_ms")
     tiers = inp.item.get("tiers")
     floor = inp.item.get("floor_points", 0)
+    top = max(t["points"] for t in tiers)
     raf = np.asarray(d["raf_ms"], float)
     entry = np.asarray(d["entry_ms"], float)
     drew = np.asarray(d["drew"], int)
     duration = d["duration_s"]
+    chromium = d.get("chromium") or {"error": "not collected (evidence from before issue 15)"}
+    vsync = inp.scenario.calibration.expected_interval_ms
+    res = settings.clock_resolution_ms
     m: dict = {}
     ev: dict = {"frames": d["frames"], "long_frame_ms": long_ms}
+
+    # The decided intervals: rAF's, lengthened to the entry clock's only where a frame was late.
+    if raf.size >= 2:
+        off = d.get("entry_to_raf_ms")
+        late, late_by, late_info = late_intervals(raf, chromium, settings, vsync,
+                                                  None if off is None else entry + float(off))
+        iv_raf, iv_entry = np.diff(raf), np.diff(entry)
+        iv = np.where(late, np.maximum(iv_raf, iv_entry), iv_raf)
+        lengthened = late & (iv_entry > iv_raf)
+    else:
+        late = lengthened = np.zeros(0, bool)
+        late_by, late_info, iv = FRAME_CLOCK_LATE, {}, np.zeros(0)
+    why = ("a frame counts longer than the frame clock says only when it was late: "
+           + ("Chromium dropped the frame being produced in that interval (not presented at its vsync)"
+              if late_by == CHROMIUM_LATE else
+              f"the frame clock skipped a vsync (interval ≥ {settings.late_frame_vsyncs:g} × {vsync:g} ms; "
+              f"no usable trace: {late_info.get('trace_unusable', 'tracing off')})"))
+    m["clocks"] = {"decided_by": "rAF timestamp, lengthened to performance.now() on entry in late frames",
+                   "late_frames_from": late_by, "why": why, **late_info,
+                   "late_intervals": int(late.sum()), "lengthened_intervals": int(lengthened.sum())}
+
     worst = None
     for wname, (a, b) in _windows(inp, duration).items():
-        res = settings.clock_resolution_ms
-        sr, se = window_stats(raf, a, b, long_ms, res), window_stats(entry, a, b, long_ms, res)
-        if sr is None and se is None:
+        end = raf[1:]
+        sd = interval_stats(iv, end, a, b, long_ms, res)
+        if sd is None:
             m[wname] = {"p95_ms": None, "long_frame_ratio": None, "window_s": [a, b], "intervals": 0}
             continue
-        sr = sr or se
-        se = se or sr
-        p95, p95_by = _decide(sr["p95_ms"], se["p95_ms"], settings.clock_disagreement_ms)
-        lr, lr_by = _decide(sr["long_frame_ratio"], se["long_frame_ratio"], settings.clock_disagreement_ratio)
+        sr = window_stats(raf, a, b, long_ms, res)
+        se = window_stats(entry, a, b, long_ms, res)
+        p95, lr = sd["p95_ms"], sd["long_frame_ratio"]
+        p95_by = RAF if p95 <= sr["p95_ms"] + 1e-9 else ENTRY
+        lr_by = RAF if lr <= sr["long_frame_ratio"] + 1e-12 else ENTRY
         t = stats.tier(p95, lr, tiers, floor, resolution_ms=res)
         m[wname] = {"p95_ms": round(p95, 3), "long_frame_ratio": round(lr, 5), "tier": t, "window_s": [a, b],
-                    "intervals": sr["intervals"],
-                    "raf": {k: round(v, 5) for k, v in sr.items() if isinstance(v, float)},
-                    "entry": {k: round(v, 5) for k, v in se.items() if isinstance(v, float)},
+                    "intervals": sd["intervals"], "raf": _r(sr), "entry": _r(se), "decided": _r(sd),
+                    "raf_tier": stats.tier(sr["p95_ms"], sr["long_frame_ratio"], tiers, floor, resolution_ms=res),
                     "p95_decided_by": p95_by, "long_frame_ratio_decided_by": lr_by,
-                    "clocks_disagree": "performance.now() on entry" in (p95_by, lr_by)}
+                    "clocks_disagree": ENTRY in (p95_by, lr_by)}
         worst = t if worst is None else min(worst, t)
     if "dense" not in m or m["dense"].get("p95_ms") is None:
         ev["note"] = (f"the run played {duration:g} s, which does not reach the dense window "
@@ -120,25 +251,76 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     ratio, freeze = scene_updates(raf, drew)
     m["scene_update_ratio"] = None if ratio is None else round(ratio, 4)
     m["longest_scene_freeze_s"] = round(freeze, 3)
+    chrom = chromium_figure(chromium, duration)
+    m["chromium"] = chrom
+    noise = d.get("noise") or {}
+    if noise:
+        m["noise"] = {"too_noisy": noise.get("too_noisy") or [], "passes": d.get("passes", 1),
+                      "cpu": noise.get("cpu"),
+                      "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")]}
+    from ..realtime_video import capture_summary   # issue 15: the real-time video for 录屏复核 (not scored)
+    m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
     tier = floor if worst is None else worst
     m["tier"] = tier
-    ev.update({"tier": tier, "windows": {k: {kk: v.get(kk) for kk in ("p95_ms", "long_frame_ratio", "tier", "window_s")}
+    ev.update({"tier": tier, "windows": {k: {kk: v.get(kk) for kk in ("p95_ms", "long_frame_ratio", "tier", "window_s",
+                                                                       "p95_decided_by", "long_frame_ratio_decided_by")}
                                          for k, v in m.items() if k in ("full", "dense")},
+               "clocks": m["clocks"], "chromium": chrom,
                "scene_update_ratio": m["scene_update_ratio"], "longest_scene_freeze_s": m["longest_scene_freeze_s"]})
+    if noise.get("too_noisy"):
+        ev["machine_noise"] = ("the machine was too noisy to trust this pass"
+                               + (f" (also after {d.get('passes')} passes)" if d.get("passes", 1) > 1 else "")
+                               + ": " + "; ".join(noise["too_noisy"]))
+    meas = {"smoothness." + k: v for k, v in m.items()}
     if worst is None:
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
-        return ItemScore("fail", floor, ev, {"smoothness." + k: v for k, v in m.items()})
+        return ItemScore("fail", floor, ev, meas)
     if not drew.any() and d.get("page_errors"):
         # Nothing was ever drawn and the page threw: there is no playback to judge.
         ev["reason"] = f"the demo threw before drawing anything: {d['page_errors'][0]}"
-        return ItemScore("untested", None, ev, {"smoothness." + k: v for k, v in m.items()})
+        return ItemScore("untested", None, ev, meas)
+    both = (f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
+            f"Chromium: {_chrom_text(chrom)}")
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s
     if frozen:
-        ev["reason"] = (f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
-                        f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
-                        f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
-                        f"the rAF figures would give tier {tier}")
-        return ItemScore("review", None, ev, {"smoothness." + k: v for k, v in m.items()})
-    top = max(t["points"] for t in tiers)
+        comp = chrom.get("compositor_animation_share")
+        if comp is not None and comp >= settings.compositor_animation_min_share and _enough(chrom, duration, vsync, settings):
+            ev["reason"] = (f"the sampler and Chromium disagree by design: a compositor animation ran in {comp:.0%} of "
+                            f"Chromium's frames while the page's own rAF scene drew in "
+                            f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
+                            f"pending review (待复核) with both figures — {both}")
+            ev["disagreement"] = "compositor_only_animation"
+        else:
+            ev["reason"] = (f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
+                            f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
+                            f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
+                            f"the rAF figures would give tier {tier}; Chromium: {_chrom_text(chrom)}")
+        return ItemScore("review", None, ev, meas)
+    pct = chrom.get("dropped_frame_pct")
+    if pct is not None and _enough(chrom, duration, vsync, settings):
+        if tier == top and pct > settings.chromium_review_dropped_pct:
+            ev["disagreement"] = "raf_smooth_chromium_dropped"
+            ev["reason"] = (f"rAF reads smooth (tier {tier}) but Chromium dropped {pct:g} % of frames (more than "
+                            f"{settings.chromium_review_dropped_pct:g} %): the frames did not reach the screen on time "
+                            f"although the page's callbacks did: pending review (待复核) with both figures — {both}")
+            return ItemScore("review", None, ev, meas)
+        if tier < top and pct <= settings.chromium_smooth_dropped_pct:
+            ev["disagreement"] = "raf_janky_chromium_smooth"
+            ev["reason"] = (f"rAF reads tier {tier} but Chromium presented its frames on time ({pct:g} % dropped, "
+                            f"at most {settings.chromium_smooth_dropped_pct:g} %): pending review (待复核) with both "
+                            f"figures — {both}")
+            return ItemScore("review", None, ev, meas)
     status = "pass" if tier == top else ("fail" if tier == floor else "partial")
-    return ItemScore(status, float(tier), ev, {"smoothness." + k: v for k, v in m.items()})
+    return ItemScore(status, float(tier), ev, meas)
+
+
+def _enough(chrom: dict, duration: float, vsync: float, settings) -> bool:
+    """Chromium reported enough of the pass's vsyncs to be read as a figure at all."""
+    n = (chrom.get("frames_presented") or 0) + (chrom.get("frames_dropped") or 0)
+    return n >= settings.chromium_min_frames_share * duration * 1000.0 / vsync
+
+
+def _chrom_text(chrom: dict) -> str:
+    if chrom.get("dropped_frame_pct") is None:
+        return chrom.get("source", "unavailable")
+    return f"{chrom['dropped_frame_pct']:g} % of frames dropped, {chrom['frames_presented']} presented"

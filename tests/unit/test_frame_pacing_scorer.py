@@ -7,21 +7,42 @@ from skycity_bench.report import ProbeRecord
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
 from skycity_bench.scorers import ScoreInput
-from skycity_bench.scorers.frame_pacing import frame_pacing, scene_updates
+from skycity_bench.scorers.frame_pacing import frame_pacing, noise_reasons, scene_updates
 
 RUBRIC = load_rubric()
 ITEM = RUBRIC.item("smoothness.frame_pacing")
 
 
-def evidence(intervals_ms, entry_extra=None, drew=None, duration=60.0):
+VSYNC = 1000 / 60
+
+
+def chromium_frames(raf, dropped_at=(), comp=False, extra_dropped=0):
+    """Chromium's frame reporting as the probe keeps it: one frame per vsync from 0 to the
+    last rAF frame, presented unless its begin time is in `dropped_at` (rAF frame times)."""
+    end = raf[-1]
+    t = np.arange(0, end + VSYNC / 2, VSYNC)
+    t = np.unique(np.round(np.concatenate([t, raf]), 3))
+    fate = np.array(["P"] * t.size)
+    for x in dropped_at:
+        fate[np.argmin(np.abs(t - x))] = "D"
+    if extra_dropped:
+        fate[np.linspace(0, t.size - 1, extra_dropped).astype(int)] = "D"
+    return {"source": "test", "t_ms": t.tolist(), "fate": "".join(fate),
+            "compositor_animation": ("1" if comp else "0") * t.size}
+
+
+def evidence(intervals_ms, entry_extra=None, drew=None, duration=60.0, chromium=None):
     iv = np.asarray(intervals_ms, float)
     raf = np.concatenate([[0.0], np.cumsum(iv)])
     entry = raf + 0.3
     if entry_extra is not None:
         entry = entry + np.asarray(entry_extra, float)
     drew = np.ones(raf.size, int) if drew is None else np.asarray(drew, int)
-    return {"duration_s": duration, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
-            "drew": drew.tolist()}
+    d = {"duration_s": duration, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
+         "drew": drew.tolist()}
+    if chromium is not None:
+        d["chromium"] = chromium(raf) if callable(chromium) else chromium
+    return d
 
 
 def score(data, duration=60.0):
@@ -59,23 +80,133 @@ def test_should_let_the_full_window_decide_when_it_is_worse():
     assert r.measurements["smoothness.full"]["tier"] == r.points < 10
 
 
-def test_should_let_entry_clock_decide_when_it_shows_stalls_the_frame_clock_hid():
-    iv = steady(60)
-    extra = np.zeros(len(iv) + 1)
-    extra[::20] = 120.0           # every 20th frame entered 120 ms late: 5 % long on the entry clock
-    r = score(evidence(iv, entry_extra=extra))
+def stall_every(n_frames, stall_ms, seconds=60):
+    """A callback that stalls `stall_ms` every n-th frame: the frame clock skips to the next
+    vsync after the stall; the next callback is entered stall_ms + a little after."""
+    raf, entry = [0.0], [0.3]
+    k = 0
+    while raf[-1] < seconds * 1000:
+        k += 1
+        if k % n_frames == 0:
+            raf.append(raf[-1] + VSYNC * max(1, int(stall_ms // VSYNC)))   # the BeginFrame issued during the stall
+            entry.append(entry[-1] + stall_ms + 1.0)
+        else:
+            raf.append(raf[-1] + VSYNC)
+            entry.append(max(entry[-1] + 1.0, raf[-1] + 0.3))
+    return np.asarray(raf), np.asarray(entry)
+
+
+def stall_evidence(n_frames, stall_ms, chromium=True, seconds=60):
+    raf, entry = stall_every(n_frames, stall_ms, seconds)
+    stalled = raf[:-1][np.diff(raf) > 1.5 * VSYNC]      # the stalled callback's own frame is dropped
+    d = {"duration_s": seconds, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
+         "drew": [1] * raf.size}
+    if chromium:
+        d["chromium"] = chromium_frames(raf, dropped_at=stalled)
+    return d
+
+
+def test_should_let_entry_clock_decide_in_frames_chromium_dropped():
+    # 42 ms stall every 8th frame: the frame clock reads 33.3 ms (tier 6), entry ~43 ms (tier 3).
+    r = score(stall_evidence(8, 42))
     full = r.measurements["smoothness.full"]
-    assert full["raf"]["long_frame_ratio"] == 0
-    assert full["long_frame_ratio_decided_by"] == "performance.now() on entry"
-    assert r.points < 10
+    assert full["raf_tier"] == 6
+    assert full["p95_decided_by"] == "performance.now() on entry"
+    assert 34 < full["p95_ms"] <= 50 and r.points == 3
+    assert r.measurements["smoothness.clocks"]["late_frames_from"] == "chromium"
+    assert r.measurements["smoothness.chromium"]["dropped_frame_pct"] > 5
 
 
-def test_should_ignore_small_entry_jitter():
+def test_should_fall_back_to_the_frame_clock_when_there_is_no_trace():
+    d = stall_evidence(8, 42, chromium=False)
+    d["chromium"] = {"source": "test", "error": "tracing is off"}
+    r = score(d)
+    assert r.measurements["smoothness.clocks"]["late_frames_from"] == "frame_clock"
+    assert r.measurements["smoothness.full"]["p95_decided_by"] == "performance.now() on entry"
+    assert r.points == 3
+    assert r.measurements["smoothness.chromium"]["dropped_frame_pct"] is None
+    assert "unavailable" in r.measurements["smoothness.chromium"]["source"]
+
+
+def test_should_never_let_entry_jitter_count_in_frames_presented_on_time():
+    # Callbacks entered up to 9 ms late in every frame, every frame presented: tier 10, whatever the jitter.
     iv = steady(60)
     rng = np.random.default_rng(1)
-    r = score(evidence(iv, entry_extra=rng.uniform(0, 2.5, len(iv) + 1)))
-    assert r.measurements["smoothness.full"]["p95_decided_by"] == "rAF timestamp"
-    assert r.points == 10
+    for chromium in (lambda raf: chromium_frames(raf), None):
+        r = score(evidence(iv, entry_extra=rng.uniform(0, 9, len(iv) + 1), chromium=chromium))
+        full = r.measurements["smoothness.full"]
+        assert full["entry"]["p95_ms"] > 20          # the entry clock alone would lose the tier
+        assert full["p95_decided_by"] == "rAF timestamp"
+        assert r.points == 10 and r.status == "pass"
+
+
+def test_should_ignore_entry_clock_where_chromium_presented_the_frame():
+    # The frame clock skipped vsyncs (33.3 ms), entry read 43 ms, yet Chromium presented every
+    # frame: rAF's own figure stands.
+    raf, entry = stall_every(8, 42)
+    d = {"duration_s": 60, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
+         "drew": [1] * raf.size, "chromium": chromium_frames(raf)}
+    r = score(d)
+    full = r.measurements["smoothness.full"]
+    assert full["p95_decided_by"] == "rAF timestamp" and full["p95_ms"] == pytest.approx(33.3, abs=0.1)
+
+
+def test_should_not_use_a_trace_that_does_not_line_up_with_rAF():
+    d = stall_evidence(8, 42)
+    d["chromium"]["t_ms"] = [t + 7.0 for t in d["chromium"]["t_ms"]]     # wrong anchor
+    r = score(d)
+    clocks = r.measurements["smoothness.clocks"]
+    assert clocks["late_frames_from"] == "frame_clock" and "rAF timestamps found" in clocks["trace_unusable"]
+
+
+def test_should_report_chromium_figure_over_the_pass():
+    iv = steady(10)
+    r = score(evidence(iv, duration=10, chromium=lambda raf: chromium_frames(raf, extra_dropped=6)), duration=10)
+    c = r.measurements["smoothness.chromium"]
+    assert c["frames_dropped"] == 6 and c["frames_presented"] > 590
+    assert c["dropped_frame_pct"] == pytest.approx(100 * 6 / (c["frames_presented"] + 6), abs=0.01)
+    assert c["source"] == "test"
+
+
+def test_should_review_a_compositor_only_animation_with_both_figures():
+    iv = steady(10)
+    r = score(evidence(iv, drew=[0] * (len(iv) + 1), duration=10,
+                       chromium=lambda raf: chromium_frames(raf, comp=True)), duration=10)
+    assert r.status == "review" and r.points is None
+    assert r.evidence["disagreement"] == "compositor_only_animation"
+    assert "Chromium" in r.evidence["reason"] and r.evidence["chromium"]["dropped_frame_pct"] == 0
+
+
+def test_should_review_smooth_raf_when_chromium_dropped_many_frames():
+    iv = steady(10)
+    r = score(evidence(iv, duration=10, chromium=lambda raf: chromium_frames(raf, extra_dropped=200)), duration=10)
+    assert r.status == "review" and r.evidence["disagreement"] == "raf_smooth_chromium_dropped"
+
+
+def test_should_review_janky_raf_when_chromium_presented_every_frame():
+    r = score(evidence([100.0 if i % 10 == 0 else VSYNC for i in range(600)], duration=10,
+                       chromium=lambda raf: chromium_frames(raf)), duration=10)
+    assert r.status == "review" and r.evidence["disagreement"] == "raf_janky_chromium_smooth"
+
+
+def test_noise_reasons_name_each_cause():
+    sc = load_scenario(None, {})
+    s = sc.probe_settings("frame_pacing")
+    quiet = {"cpu": {"foreign_load": 0.05, "steal": 0.0}, "calibration_before": {"p95_ms": 16.8},
+             "calibration_after": {"p95_ms": 16.9}}
+    assert noise_reasons(quiet, s) == []
+    loud = {"cpu": {"foreign_load": 0.9, "steal": 0.1}, "calibration_before": {"p95_ms": 16.8},
+            "calibration_after": {"p95_ms": 33.4}}
+    why = noise_reasons(loud, s)
+    assert len(why) == 3 and any("after" in w for w in why)
+
+
+def test_should_say_in_the_evidence_when_the_pass_was_noisy():
+    d = evidence(steady(10), duration=10)
+    d["noise"] = {"too_noisy": ["other processes kept 90% of the CPUs busy (limit 25%)"], "cpu": {}}
+    d["passes"] = 2
+    r = score(d, duration=10)
+    assert "too noisy" in r.evidence["machine_noise"] and r.measurements["smoothness.noise"]["passes"] == 2
 
 
 def test_should_put_a_scene_that_draws_every_third_frame_to_review():

@@ -6,6 +6,16 @@
 //   drew[i] 1 when the scene drew anything since the previous frame: a canvas 2D / WebGL
 //           draw call or a DOM mutation. That is the scene's own update signal, independent
 //           of rAF running: a demo can keep rAF alive while its picture stands still.
+//
+// Cost inside the demo's frame (issue 15): one draw call per frame is enough to know that
+// the scene drew, so the instruments are armed once per frame and disarm themselves on
+// their first hit. The first canvas/WebGL call of a frame goes through a wrapper that puts
+// the native methods back; every later call of that frame is a plain native call. The
+// MutationObserver likewise disconnects on its first record and is re-observed on the next
+// frame. A demo making 12000 draw calls a frame pays for one wrapper call and a few
+// property writes per frame, not for 12000 wrapper calls. (A demo that keeps a reference
+// to a method taken while the wrapper was armed keeps calling the wrapper: still correct,
+// only not cheaper.)
 (() => {
   if (window.__skycityFrames) return;
   const CAP = 1 << 16;                 // 18 minutes at 60 Hz
@@ -16,23 +26,39 @@
   let dirty = 0;
   const raf = window.requestAnimationFrame.bind(window);
   const pnow = performance.now.bind(performance);
-  function tick(t) {
-    const e = pnow();
-    if (n < CAP) { ts[n] = t; now[n] = e; drew[n] = dirty; n++; }
-    dirty = 0;
-    raf(tick);
-  }
-  raf(tick);
+  const defineProperty = Object.defineProperty;
 
+  // [proto, name, native, wrapper] for every instrumented draw method.
+  const slots = [];
+  let armed = false;
+  function hit() {
+    dirty = 1;
+    if (armed) disarm();
+  }
+  function arm() {
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i];
+      defineProperty(s[0], s[1], { value: s[3], writable: true, configurable: true, enumerable: s[4] });
+    }
+    armed = true;
+  }
+  function disarm() {
+    armed = false;
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i];
+      // Only put the native back where our wrapper still stands (the demo may have
+      // replaced the method itself: leave its own function alone).
+      if (s[0][s[1]] === s[3]) defineProperty(s[0], s[1], { value: s[2], writable: true, configurable: true, enumerable: s[4] });
+    }
+  }
   function wrap(proto, names) {
     if (!proto) return;
     for (const k of names) {
-      const f = proto[k];
+      const d = Object.getOwnPropertyDescriptor(proto, k);
+      const f = d && d.value;
       if (typeof f !== 'function') continue;
-      Object.defineProperty(proto, k, {
-        value: function () { dirty = 1; return f.apply(this, arguments); },
-        writable: true, configurable: true,
-      });
+      const w = { [k]: function () { hit(); return f.apply(this, arguments); } }[k];
+      slots.push([proto, k, f, w, d.enumerable]);
     }
   }
   const c2d = ['fillRect', 'strokeRect', 'clearRect', 'fill', 'stroke', 'drawImage', 'fillText', 'strokeText', 'putImageData'];
@@ -41,9 +67,26 @@
   const gl = ['drawArrays', 'drawElements', 'clear', 'drawArraysInstanced', 'drawElementsInstanced', 'drawRangeElements'];
   wrap(window.WebGLRenderingContext && WebGLRenderingContext.prototype, gl);
   wrap(window.WebGL2RenderingContext && WebGL2RenderingContext.prototype, gl);
-  const mo = new MutationObserver(() => { dirty = 1; });
-  const watch = () => mo.observe(document.documentElement, { attributes: true, childList: true, subtree: true, characterData: true });
-  if (document.documentElement) watch(); else addEventListener('DOMContentLoaded', watch, { once: true });
+
+  let observing = false;
+  const mo = new MutationObserver(() => { dirty = 1; mo.disconnect(); observing = false; });
+  const observe = () => {
+    if (observing || !document.documentElement) return;
+    mo.observe(document.documentElement, { attributes: true, childList: true, subtree: true, characterData: true });
+    observing = true;
+  };
+
+  function tick(t) {
+    const e = pnow();
+    if (n < CAP) { ts[n] = t; now[n] = e; drew[n] = dirty; n++; }
+    dirty = 0;
+    if (!armed) arm();
+    if (!observing) observe();
+    raf(tick);
+  }
+  arm();
+  if (document.documentElement) observe(); else addEventListener('DOMContentLoaded', observe, { once: true });
+  raf(tick);
 
   Object.defineProperty(window, '__skycityFrames', {
     value: Object.freeze({
