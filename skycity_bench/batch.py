@@ -527,7 +527,8 @@ class _BatchProgress:
 
 # ----------------------------------------------------------------- the command's batch mode
 def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=None, duration=None, probe=None,
-              network="offline", quiet=False, repeat=1, candidate_timeout=None, max_memory_mb=3072) -> int:
+              network="offline", quiet=False, repeat=1, candidate_timeout=None, max_memory_mb=3072,
+              scenario_probes=None) -> int:
     """`skycity-bench run PATH...` with many candidates: returns the exit code (0 when every
     run collected all its evidence, 1 otherwise)."""
     from rich.console import Console
@@ -536,6 +537,8 @@ def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=
     if out is None:
         out = Path("recordings") / f"batch-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     overrides = {k: v for k, v in (("viewport", viewport), ("duration_s", duration)) if v is not None}
+    if scenario_probes:                     # probe settings from flags (run --realtime-capture)
+        overrides["probes"] = scenario_probes
     opts = BatchOptions(scenario_path=str(scenario) if scenario else None, overrides=overrides,
                         probes=list(probe) if probe else None, network=network, repeat=repeat,
                         candidate_timeout_s=candidate_timeout, max_memory_mb=max_memory_mb, quiet=quiet)

@@ -56,6 +56,10 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     files = _files(run_dir)
     known = set(files)
     used: set[str] = set()
+    from .review.realtime import ITEM as REALTIME_ITEM, realtime_view   # (review/ imports this module)
+
+    # the real-time video sits beside its item (录屏复核), not with the recordings
+    rt = realtime_view(report.to_json(), lambda n: n if n in known else None)
     rows = []
     for row in rubric.row_groups():
         lines = []
@@ -67,11 +71,12 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
             used.update(refs)
             lines.append({"item": it, "res": res, "images": [r for r in refs if _kind(r) == "image"],
                           "links": [r for r in refs if _kind(r) != "image"],
-                          "evidence": json.dumps(ev, ensure_ascii=False, indent=1, default=str)[:4000] if ev else ""})
+                          "evidence": json.dumps(ev, ensure_ascii=False, indent=1, default=str)[:4000] if ev else "",
+                          "realtime": rt if iid == REALTIME_ITEM else None})
         got = [x["res"].points for x in lines if x["res"] is not None]
         sub = round(sum(got), 2) if len(got) == len(lines) and all(p is not None for p in got) else None
         rows.append({"row": row, "lines": lines, "subtotal": sub})
-    videos = [f for f in files if _kind(f) == "video"]
+    videos = [f for f in files if _kind(f) == "video" and not (rt and f == rt["name"])]
     keyframes = sorted((f for f in files if _kind(f) == "image" and is_keyframe(f)),
                        key=lambda f: ("contact_sheet" not in f, f))
     plots = [f for f in files if _kind(f) == "image" and f not in keyframes and f not in used]

@@ -56,6 +56,9 @@ def register(app: typer.Typer) -> None:
             None, "--candidate-timeout", help="batch: hard wall-clock seconds per candidate run (default: from the probes' budgets)"),
         max_memory_mb: float = typer.Option(
             3072, "--max-memory-mb", help="a browser process above this many MB is killed (a memory blow-up)"),
+        realtime_capture: bool = typer.Option(
+            False, "--realtime-capture", help="always keep a real-time video of the frame-pacing pass for 录屏复核 "
+                                              "(default: only when smoothness.frame_pacing ends in review)"),
         no_fetch: bool = typer.Option(
             False, "--no-fetch", help="keep the offline library cache frozen: never fetch a CDN release a demo names "
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
@@ -71,7 +74,12 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--candidate-timeout: expected seconds > 0, got {candidate_timeout:g}")
         if max_memory_mb < 256:
             raise UserError(f"--max-memory-mb: expected at least 256, got {max_memory_mb:g}")
-        sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration})
+        # --realtime-capture is the scenario's probes.realtime_capture.when = always, for this
+        # run (and every batch worker: the override travels with the batch's options).
+        capture = {"realtime_capture": {"when": "always"}} if realtime_capture else None
+        if capture and probe and "frame_pacing" not in probe:
+            raise UserError("--realtime-capture films the frame-pacing pass: add --probe frame_pacing")
+        sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration, "probes": capture})
         if no_fetch:                    # read by cache/ondemand.py here and in batch workers (issue 16)
             os.environ["SKYCITY_NO_FETCH"] = "1"
         for name in probe or []:
@@ -81,7 +89,7 @@ def register(app: typer.Typer) -> None:
 
             code = run_batch(demos, out, scenario=scenario, viewport=viewport, duration=duration, probe=probe,
                              network=network, quiet=quiet, repeat=repeat, candidate_timeout=candidate_timeout,
-                             max_memory_mb=max_memory_mb)
+                             max_memory_mb=max_memory_mb, scenario_probes=capture)
             raise typer.Exit(code)
         demo = Path(demos[0])
         load_demo(demo)                 # bad input fails before a browser starts

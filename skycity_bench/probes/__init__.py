@@ -56,6 +56,7 @@ class _Registry:
         if not names:
             return [self.get(n) for n in self.names()]
         chosen = {self.get(n).name for n in names}
+        chosen |= {s.name for s in _REGISTRY.values() if set(s.companion_of) & chosen}
         return [self.get(n) for n in self.names() if n in chosen]
 
 

@@ -44,6 +44,9 @@ class ProbeSpec:
     order: int = 100                       # run order; real-time probes first (least disturbed)
     settings: type[BaseModel] = NoSettings
     after: tuple[str, ...] = ()            # probes whose evidence this one reads
+    # Runs whenever one of these probes is selected (a named selection brings it along):
+    # realtime_capture films frame_pacing's pass and must not be left out by `--probe`.
+    companion_of: tuple[str, ...] = ()
     description: str = ""
     # Seconds this probe may take for a scenario before it is stopped (demo time it plays
     # plus the scenario's grace); a probe over budget is recorded as an error.

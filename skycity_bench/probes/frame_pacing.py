@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.calibration import calibrate, cpu_noise, cpu_sample
 from ..browser.frame_trace import FrameTrace
+from ..browser import screencast
 from ..browser.session import js
 from ..errors import ProbeError
 from . import probe
@@ -106,10 +107,12 @@ async def _pass(ctx) -> dict:
     duration = ctx.scenario.duration_s
     dp = await ctx.open_page(init_scripts=[js("frame_sampler.js")], goto=False)
     trace = FrameTrace(dp.context, dp.page) if ctx.settings.trace else None
+    cap = screencast.NoCapture()                 # real-time video (issue 15): only if the scenario films this pass
     try:
         if trace:
             await trace.start()          # before navigation: its navigationStart is the clock anchor
         await dp.goto()
+        cap = await screencast.for_pass(ctx, dp)
         t_start = time.monotonic()
         task = ctx.progress.task("frame pacing: real-time playback", duration)
         try:
@@ -134,6 +137,7 @@ async def _pass(ctx) -> dict:
                                      timeout=10, what="reading the frame sampler")
             ts += part["ts"]; now += part["now"]; drew += part["drew"]
     finally:
+        await cap.stop()
         await dp.close()
     # Keep frames from t = 0 (first frame after load) to the end of the played duration.
     end_ms = duration * 1000 + 20
@@ -149,6 +153,7 @@ async def _pass(ctx) -> dict:
         "chromium": _chromium_frames(trace, dp.url, t0_raf, end_ms),
         "page_errors": (errors or [])[:20],
         "dialogs": dp.events.dialogs[:20],
+        **cap.evidence(),
     }
 
 

@@ -10,6 +10,8 @@ from typing import Any, Optional
 from ..html_report import is_keyframe
 from ..rubric import Rubric
 from ..sheet import Review
+from .realtime import ITEM as REALTIME_ITEM
+from .realtime import realtime_view
 
 # Which report measurement section sits beside which item family (report.md): timeline
 # findings beside camera.*, behaviour figures beside density.*, and so on.
@@ -51,6 +53,7 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     items_ev = report.get("items") or {}
     measurements = report.get("measurements") or {}
     own = {(r.item_id, r.kind): r for r in mine}
+    rt = realtime_view(report, lambda n: f"/files/{by_name[n]['id']}" if n in by_name else None)
     used: set[str] = set()
     rows = []
     for row in rubric.row_groups():
@@ -73,9 +76,10 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
                 "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
                 "mine": g, "my_level": rubric.level_for_points(it, g.points).key if g else None,
                 "override": o, "third_wanted": iid in wanted,
+                "realtime": rt if iid == REALTIME_ITEM else None,   # the real-time video beside its item
             })
         rows.append({"row": row, "lines": lines})
-    videos = [f for f in files if f["mime"].startswith("video/")]
+    videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
     keyframes = sorted((f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
                        key=lambda f: ("contact_sheet" not in f["name"], f["name"]))
     others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
