@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from skycity_bench.errors import BenchError  # noqa: E402
 from skycity_bench.runner import run_candidate  # noqa: E402
 from skycity_bench.scenario import load_scenario  # noqa: E402
 from tests.truth import all_fixtures  # noqa: E402
@@ -89,11 +90,21 @@ def main() -> int:
     for f, p in zip(fixtures, per):
         seen: collections.Counter = collections.Counter()
         noisy, late_from, dropped, p95 = 0, collections.Counter(), [], []
+        tgt = target_of(f.truth)
         for r in range(a.runs):
-            rep = asyncio.run(one_run(f, a.duration))
+            try:
+                rep = asyncio.run(one_run(f, a.duration))
+            except BenchError as e:           # a bad scenario or browser: the same for every run
+                print(f"pacing_stability: {e}", file=sys.stderr)
+                return 2
             o = outcome(rep)
             seen[o] += 1
+            item = rep["items"]["smoothness.frame_pacing"]
             sm = rep["measurements"].get("smoothness", {})
+            full = sm.get("full") or {}
+            why = "" if o == tgt else (
+                f"  (P95 {full.get('p95_ms')} ms, rAF {(full.get('raf') or {}).get('p95_ms')} ms, long "
+                f"{full.get('long_frame_ratio')}; {str(item['evidence'].get('reason') or '')[:160]})")
             if (sm.get("noise") or {}).get("too_noisy"):
                 noisy += 1
             late_from[(sm.get("clocks") or {}).get("late_frames_from", "?")] += 1
@@ -102,8 +113,8 @@ def main() -> int:
                 dropped.append(c["dropped_frame_pct"])
             if (sm.get("full") or {}).get("p95_ms") is not None:
                 p95.append(sm["full"]["p95_ms"])
-            print(f"  {f.html.stem:18s} run {r + 1}/{a.runs}: {o}", flush=True)
-        tgt = target_of(f.truth)
+            noise = "  [noisy: " + "; ".join(sm["noise"]["too_noisy"]) + "]" if (sm.get("noise") or {}).get("too_noisy") else ""
+            print(f"  {f.html.stem:18s} run {r + 1}/{a.runs}: {o}{why}{noise}", flush=True)
         ok = seen.get(tgt, 0) == a.runs
         rows.append((f.html.stem, tgt, seen, ok, noisy, late_from, dropped, p95))
     print()

@@ -90,16 +90,24 @@ class FrameTrace:
                 if data.get("isLoadingMainFrame"):
                     self._nav.append((e["pid"], e["ts"], data.get("documentLoaderURL") or ""))
 
-    async def stop(self, timeout: float = 20.0) -> None:
+    async def stop(self, timeout: float = 10.0) -> None:
+        """End the trace and wait for its data, `timeout` seconds at most in all: a renderer
+        whose main thread hangs may never flush its part, and must not hang the bench."""
         if self._cdp is None:
             return
-        try:
+
+        async def end() -> None:
             await self._cdp.send("Tracing.end")
-            await asyncio.wait_for(self._done.wait(), timeout)
+            await self._done.wait()
+
+        try:
+            await asyncio.wait_for(end(), timeout)
+        except asyncio.TimeoutError:
+            self.error = self.error or f"the trace did not complete within {timeout:g} s"
         except Exception as e:
             self.error = self.error or f"the trace did not complete: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
         try:
-            await self._cdp.detach()
+            await asyncio.wait_for(self._cdp.detach(), 2)
         except Exception:
             pass
 

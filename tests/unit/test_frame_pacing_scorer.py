@@ -117,6 +117,22 @@ def test_should_let_entry_clock_decide_in_frames_chromium_dropped():
     assert r.measurements["smoothness.chromium"]["dropped_frame_pct"] > 5
 
 
+def test_should_count_vsyncs_dropped_before_a_late_callback_was_entered():
+    # A main thread held up by other work: callback i is entered 120 ms after its frame began
+    # (its own frame is presented late, the vsyncs in between are dropped). The drops lie
+    # after raf[i], before its entry: interval i is late and the entry clock lengthens it.
+    raf = np.arange(0, 601) * VSYNC
+    entry = raf + 0.3
+    entry[300:] += 120.0                 # from frame 300 on every callback runs 120 ms later (begin times stay regular)
+    d = {"duration_s": 10, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
+         "entry_to_raf_ms": 0.0, "drew": [1] * raf.size,
+         "chromium": chromium_frames(raf, dropped_at=raf[300] + VSYNC * np.arange(1, 7))}
+    r = score(d, duration=10)
+    clocks = r.measurements["smoothness.clocks"]
+    assert clocks["late_intervals"] >= 1 and clocks["lengthened_intervals"] == 1
+    assert r.measurements["smoothness.full"]["decided"]["max_ms"] == pytest.approx(120 + VSYNC, abs=0.2)
+
+
 def test_should_fall_back_to_the_frame_clock_when_there_is_no_trace():
     d = stall_evidence(8, 42, chromium=False)
     d["chromium"] = {"source": "test", "error": "tracing is off"}
