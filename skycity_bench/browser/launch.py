@@ -24,7 +24,12 @@ DEBIAN_CHROMIUM = "/usr/bin/chromium"
 #  - --autoplay-policy lets a demo's audio do what the demo asks, so an unmuted demo is
 #    caught playing sound instead of being silenced by the browser's policy;
 #  - --mute-audio keeps the machine itself silent (it has no sound device anyway);
-#  - --enable-unsafe-swiftshader lets WebGL fall back to software rendering without a GPU.
+#  - --enable-unsafe-swiftshader lets WebGL fall back to software rendering without a GPU;
+#  - --disable-blink-features=AutomationControlled makes navigator.webdriver false, as in an
+#    ordinary Chrome (issue 15: a demo must not run a code path no viewer runs). The getter
+#    stays where it always is (Navigator.prototype), so nothing else about it changes. The
+#    user agent is fixed per page (session.BenchWorld), not here: a --user-agent flag would
+#    drop navigator.userAgentData's high-entropy values, which is a tell of its own.
 BASE_ARGS = [
     "--no-sandbox",
     "--disable-background-networking",
@@ -46,6 +51,7 @@ BASE_ARGS = [
     "--mute-audio",
     "--enable-unsafe-swiftshader",
     "--ignore-gpu-blocklist",
+    "--disable-blink-features=AutomationControlled",
 ]
 OFFLINE_ARGS = ["--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=127.0.0.1"]
 

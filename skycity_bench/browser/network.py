@@ -50,9 +50,13 @@ class NetworkPolicy:
     # Misses a resolver reports (e.g. "three@0.999.0 not in the cache: skycity-bench cache add ...").
     misses: list[str] = field(default_factory=list)
 
-    async def attach(self, context) -> None:
+    async def attach(self, context, *, websockets: bool = True) -> None:
+        """Route every request of the context. WebSockets too unless `websockets` is False:
+        Playwright's WebSocket routing leaves four globals on every page's window, so the
+        bench's pages block them through their own CDP session instead (world.py,
+        issue 15), recording each one with `note_websocket`."""
         await context.route("**/*", self._handle)
-        if hasattr(context, "route_web_socket"):
+        if websockets and hasattr(context, "route_web_socket"):
             await context.route_web_socket("**/*", self._handle_ws)
 
     async def _handle(self, route) -> None:
@@ -88,9 +92,12 @@ class NetworkPolicy:
         await route.abort("blockedbyclient")
 
     async def _handle_ws(self, ws) -> None:
-        self.requests.append(RequestRecord(url=ws.url, method="GET", resource_type="websocket",
-                                           t_wall=time.time(), detail="blocked: the bench's network is closed"))
+        self.note_websocket(ws.url)
         await ws.close()
+
+    def note_websocket(self, url: str) -> None:
+        self.requests.append(RequestRecord(url=url, method="GET", resource_type="websocket",
+                                           t_wall=time.time(), detail="blocked: the bench's network is closed"))
 
     def external_urls(self) -> list[str]:
         seen, out = set(), []

@@ -23,6 +23,7 @@ from ..errors import DemoCrash, DemoHang, ProbeError
 from ..scenario import Scenario, Viewport
 from .launch import launch
 from .network import NetworkPolicy
+from .world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,7 @@ def js(name: str) -> str:
 
 # Fake clock: the epoch the fake Date starts at. Fixed, so two runs see the same Date.now().
 FAKE_EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+LOCALE = "zh-CN"   # the rubric's audience; also the Accept-Language of the user-agent override
 
 
 @dataclass
@@ -63,9 +65,13 @@ class BrowserHandle:
         self.requests: list = []         # every external request of every page of this run
         self.misses: list[str] = []
         self.page_events: list[PageEvents] = []   # every DemoPage's events, for the report
+        self.user_agent = None           # world.UserAgent of this browser (start())
+        self._ua_tries = 0
 
     async def start(self) -> "BrowserHandle":
         self.browser = await launch(self.pw, offline=self.offline)
+        # What an ordinary Chrome of this version says it is (issue 15; world.py).
+        self.user_agent, self._ua_tries = await read_user_agent(self.browser), 1
         return self
 
     @property
@@ -95,23 +101,33 @@ class BrowserHandle:
         vp = viewport or scenario.viewport
         ctx = await self.browser.new_context(
             viewport={"width": vp.width, "height": vp.height}, device_scale_factor=vp.device_scale_factor,
+            # a screen as tall as the window with its browser UI (cloak.js: outerHeight)
+            screen={"width": vp.width, "height": vp.height + BROWSER_UI_PX},
             has_touch=has_touch, is_mobile=is_mobile, service_workers="block", accept_downloads=False,
-            locale="zh-CN", color_scheme="light", reduced_motion="no-preference")
+            locale=LOCALE, color_scheme="light", reduced_motion="no-preference")
         net = NetworkPolicy(doc_url=url, mode="offline" if self.offline else "allow", resolvers=self.resolvers)
         net.requests = self.requests      # one record for the whole run
         net.misses = self.misses
-        await net.attach(ctx)
+        await net.attach(ctx, websockets=False)     # blocked by the page's BenchWorld instead
         if fake_clock:
             # Install before navigation and freeze with pause_at before any page script runs:
             # after that only run_for moves time (pause_at after load can hang with a running
             # rAF loop, a known Playwright pitfall).
             await ctx.clock.install(time=FAKE_EPOCH_MS)
             await ctx.clock.pause_at(FAKE_EPOCH_MS)
-        await ctx.add_init_script(js("timebase.js"))
-        for s in init_scripts or []:
-            await ctx.add_init_script(s)
         page = await ctx.new_page()
+        if self.user_agent is None and self._ua_tries < 2:      # start() could not read it: once more
+            self._ua_tries += 1
+            self.user_agent = await read_user_agent(self.browser)
+        # The bench's own session on the page (issue 15: an ordinary browser to the demo):
+        # the user agent without "Headless", and every bench script in the main world behind
+        # the hidden namespace of cloak.js (after Playwright's clock, in this order).
+        world = await BenchWorld.attach(ctx, page, user_agent=self.user_agent, locale=LOCALE,
+                                        on_websocket=net.note_websocket)
+        for s in [js("cloak.js"), js("timebase.js"), *(init_scripts or [])]:
+            await world.add_main(s)
         dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
+        dp.world = world
         self.page_events.append(dp.events)
         if goto:
             await dp.goto()
@@ -131,6 +147,7 @@ class DemoPage:
         self.events = PageEvents()
         self.t0_ms: float | None = None     # performance.now() of t = 0, on this page's clock
         self.hook = Hook(self)
+        self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
         page.on("dialog", self._on_dialog)
         page.on("popup", self._on_popup)
         page.on("crash", lambda *_: setattr(self.events, "crashed", True))
@@ -199,7 +216,21 @@ class DemoPage:
             raise ProbeError(f"{what}: {msg}") from None
 
     async def evaluate(self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"):
+        """Evaluate in the page's main world. `__SKYCITY__` names the bench's hidden namespace
+        (cloak.js): `__SKYCITY__.bench.t0`, `__SKYCITY__.frames.count()`…"""
+        if self.world is not None:
+            expression = self.world.bind(expression)
         return await self.call(self.page.evaluate(expression, arg), timeout, what)
+
+    async def evaluate_isolated(self, fn: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"):
+        """Evaluate in the bench's isolated world (same DOM, none of the page's JavaScript:
+        for code that only reads the document; see world.py)."""
+        if self.world is None:
+            return await self.evaluate(fn, arg, timeout, what)
+        try:
+            return await self.call(self.world.evaluate_isolated(fn, arg), timeout, what)
+        except IsolatedEvalError as e:
+            raise ProbeError(f"{what}: {e}") from None
 
     async def goto(self) -> None:
         """Load the demo and establish t = 0 (first animation frame after the load event)."""
@@ -208,7 +239,7 @@ class DemoPage:
         if self.fake_clock:
             await self.run_for(50)      # lets the first frame after load happen on the fake clock
         for _ in range(int(lt * 10)):
-            t0 = await self.evaluate("window.__skycityBench && window.__skycityBench.t0", what="reading t0")
+            t0 = await self.evaluate("__SKYCITY__.bench && __SKYCITY__.bench.t0", what="reading t0")
             if t0 is not None:
                 self.t0_ms = float(t0)
                 return

@@ -19,34 +19,34 @@ import numpy as np
 from ._stepper import decode
 
 # Injected before page scripts. Logs only texts that are the name or part of it, once the
-# probe has told it the name (window.__skycityCanvasText.want), so the log stays small.
+# probe has told it the name (__SKYCITY__.nameText.want), so the log stays small. Hidden from
+# the page (issue 15): state on the bench's namespace (cloak.js), native-looking wrappers.
 CANVAS_TEXT_JS = r"""
 (() => {
-  if (window.__skycityCanvasText) return;
+  const NS = __SKYCITY__;
+  if (NS.nameText) return;
   const L = { want: null, hits: [] };
-  Object.defineProperty(window, '__skycityCanvasText', { value: L, enumerable: false });
+  NS.nameText = L;
   const norm = (s) => String(s == null ? '' : s).replace(/\s+/g, '');
   const wrap = (proto) => {
     if (!proto) return;
     for (const m of ['fillText', 'strokeText']) {
-      const orig = proto[m];
-      if (typeof orig !== 'function') continue;
-      proto[m] = function (text, x, y, ...rest) {
+      NS.wrap(proto, m, (ctx, args) => {
+        const text = args[0], x = args[1], y = args[2];
         try {
           const s = norm(text);
           if (L.want && s && (s.includes(L.want) || L.want.includes(s)) && L.hits.length < 400) {
-            const c = this.canvas, onscreen = !!(c && c.isConnected && c.getBoundingClientRect);
+            const c = ctx.canvas, onscreen = !!(c && c.isConnected && c.getBoundingClientRect);
             let sx = null, sy = null;
             if (onscreen) {
-              const t = this.getTransform(), r = c.getBoundingClientRect();
+              const t = ctx.getTransform(), r = c.getBoundingClientRect();
               const px = t.a * x + t.c * y + t.e, py = t.b * x + t.d * y + t.f;
               sx = r.left + px * r.width / (c.width || 1); sy = r.top + py * r.height / (c.height || 1);
             }
             L.hits.push({ t: performance.now(), text: s.slice(0, 40), full: s.includes(L.want), onscreen, x: sx, y: sy });
           }
         } catch (e) { /* never disturb the demo */ }
-        return orig.call(this, text, x, y, ...rest);
-      };
+      });
     }
   };
   wrap(window.CanvasRenderingContext2D && CanvasRenderingContext2D.prototype);
@@ -107,12 +107,12 @@ _HIDE = r"""(hide) => {
   return document.body ? document.body.getBoundingClientRect().width : 0;
 }"""
 
-_TAKE_CANVAS = "() => { const L = window.__skycityCanvasText; if (!L) return null; return L.hits.splice(0); }"
+_TAKE_CANVAS = "() => { const L = __SKYCITY__.nameText; if (!L) return null; return L.hits.splice(0); }"
 
 
 async def arm(dp, name: str) -> None:
     """Tell the canvas wrapper which name to watch for."""
-    await dp.evaluate("(n) => { if (window.__skycityCanvasText) window.__skycityCanvasText.want = n.replace(/\\s+/g, ''); }",
+    await dp.evaluate("(n) => { if (__SKYCITY__.nameText) __SKYCITY__.nameText.want = n.replace(/\\s+/g, ''); }",
                       name, what="arming the canvas text log")
 
 

@@ -25,7 +25,7 @@ import unicodedata
 
 SCRIPT = r"""
 (() => {
-  if (window.__skycityShops) return;
+  if (__SKYCITY__.shops) return;
   const ids = new WeakMap();
   let next = 1, base = new Map();
   const idOf = (el) => { let v = ids.get(el); if (!v) { v = next++; ids.set(el, v); } return v; };
@@ -170,7 +170,7 @@ SCRIPT = r"""
       return {cards, viewport: [vw(), vh()]};
     },
   };
-  Object.defineProperty(window, '__skycityShops', {value: Object.freeze(api), enumerable: false});
+  __SKYCITY__.shops = Object.freeze(api);   // the bench's hidden namespace (cloak.js, issue 15)
 })();
 """
 
@@ -221,7 +221,7 @@ class DomCards:
         self.s = settings
 
     async def base(self) -> None:
-        await self.dp.evaluate("(o) => window.__skycityShops && window.__skycityShops.base(o)",
+        await self.dp.evaluate("(o) => __SKYCITY__.shops && __SKYCITY__.shops.base(o)",
                                self.s.min_opacity, what="shop card baseline")
 
     def _opts(self) -> dict:
@@ -229,21 +229,21 @@ class DomCards:
 
     async def start(self, every_ms: float) -> None:
         """Sample now and then every `every_ms` of demo time, inside the page."""
-        await self.dp.evaluate("([o, ms]) => window.__skycityShops.start(o, ms)", [self._opts(), every_ms],
+        await self.dp.evaluate("([o, ms]) => __SKYCITY__.shops.start(o, ms)", [self._opts(), every_ms],
                                what="starting the card sampler")
 
     async def take(self) -> list[tuple[float, list[dict]]]:
         """The samples since the last take: (bench seconds, cards [{text, rect}])."""
-        raw = await self.dp.evaluate("() => window.__skycityShops.take()", what="reading the card sampler") or []
+        raw = await self.dp.evaluate("() => __SKYCITY__.shops.take()", what="reading the card sampler") or []
         t0 = self.dp.t0_ms or 0.0
         return [(round((x["t"] - t0) / 1000, 3), x["cards"]) for x in raw]
 
     async def stop(self) -> None:
-        await self.dp.evaluate("() => window.__skycityShops.stop()", what="stopping the card sampler")
+        await self.dp.evaluate("() => __SKYCITY__.shops.stop()", what="stopping the card sampler")
 
     async def read(self) -> dict:
         snap = await self.dp.evaluate(
-            "(o) => window.__skycityShops ? window.__skycityShops.cards(o) : {cards: [], missing: true}",
+            "(o) => __SKYCITY__.shops ? __SKYCITY__.shops.cards(o) : {cards: [], missing: true}",
             {"minOpacity": self.s.min_opacity, "maxArea": self.s.max_card_area},
             what="reading shop cards")
         return snap or {"cards": []}

@@ -126,14 +126,14 @@ async def _pass(ctx) -> dict:
         if trace:
             await trace.stop()
         meta = await dp.evaluate(
-            "[window.__skycityFrames ? window.__skycityFrames.count() : -1, window.__skycityBench.t0,"
-            " window.__skycityBench.t0Raf, window.__skycityBench.errors]", what="reading the frame sampler")
+            "[__SKYCITY__.frames ? __SKYCITY__.frames.count() : -1, __SKYCITY__.bench.t0,"
+            " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]", what="reading the frame sampler")
         n, t0, t0_raf, errors = meta
         if n < 0:
             raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
         ts, now, drew = [], [], []
         for start in range(0, n, _READ_CHUNK):
-            part = await dp.evaluate("([a, b]) => window.__skycityFrames.read(a, b)", [start, start + _READ_CHUNK],
+            part = await dp.evaluate("([a, b]) => __SKYCITY__.frames.read(a, b)", [start, start + _READ_CHUNK],
                                      timeout=10, what="reading the frame sampler")
             ts += part["ts"]; now += part["now"]; drew += part["drew"]
     finally:

@@ -113,7 +113,9 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
             await dp.seek(t)
             frames.append(await dp.frame())
             excuse = await _excuses(dp)
-            dom = await dp.evaluate(js("framing_probe.js"), excuse, timeout=10, what="reading the layout")
+            dom = await dp.evaluate_isolated(js("framing_probe.js"), excuse, timeout=10, what="reading the layout")
+            dom["canvas_texts"] = await dp.evaluate("__SKYCITY__.canvasText ? __SKYCITY__.canvasText.recent(500) : []",
+                                                    timeout=10, what="reading canvas texts") or []
             samples.append({"t_s": t, "excused_texts": excuse, **dom})
     finally:
         await dp.close()

@@ -43,7 +43,7 @@ async def collect(ctx) -> dict:
     try:
         if ctx.settings.network_watch_s > 0:
             await dp.run_for(ctx.settings.network_watch_s * 1000)
-        page["bench_errors"] = (await dp.evaluate("window.__skycityBench.errors", what="reading page errors") or [])[:20]
+        page["bench_errors"] = (await dp.evaluate("__SKYCITY__.bench.errors", what="reading page errors") or [])[:20]
         page["page_errors"] = dp.events.page_errors[:20]
         page["navigations"] = dp.events.navigations[:20]
     finally:

@@ -95,7 +95,7 @@ async def _autoplay(ctx, vp) -> dict:
         for img in shots[2:]:
             union |= changed_mask(first, img)
         out = {"frames": frames, "changes": changes, "union": change_stats(union),
-               "sound": await dp.evaluate("window.__skycityMedia ? window.__skycityMedia.report() : null",
+               "sound": await dp.evaluate("__SKYCITY__.media ? __SKYCITY__.media.report() : null",
                                           what="reading the media probe"),
                "dialogs": dp.events.dialogs[:10], "page_errors": dp.events.page_errors[:10]}
         out["files"] = [_save(ctx, "autoplay-first", first), _save(ctx, "autoplay-last", shots[-1])]

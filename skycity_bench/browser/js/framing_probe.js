@@ -5,6 +5,8 @@
 // what is really on top: pointer-events is forced on for the test (overlays are often
 // pointer-events:none, which hit testing would otherwise skip), and transparent layers in
 // the way are looked through.
+// Runs in the bench's isolated world (issue 15): it only reads the document, so none of the
+// page's own functions run or see it (the canvas texts come from the main world, framing.py).
 (excuse) => {
   const W = innerWidth, H = innerHeight;
   const de = document.documentElement, body = document.body;
@@ -98,6 +100,5 @@
   } finally { force.remove(); }
   // One outline per panel: drop offenders inside another offender.
   const outer = found.filter((f) => !found.some((g) => g !== f && g.el.contains(f.el)));
-  const canvasText = window.__skycityCanvasText ? window.__skycityCanvasText.recent(500) : [];
-  return { page, scene: sceneInfo, overlays: outer.slice(0, 50).map(({ el, ...rest }) => rest), canvas_texts: canvasText };
+  return { page, scene: sceneInfo, overlays: outer.slice(0, 50).map(({ el, ...rest }) => rest) };
 }

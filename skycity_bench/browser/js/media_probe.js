@@ -6,74 +6,60 @@
 //     context's destination) and source starts (oscillators, buffers, media streams);
 //   - addEventListener for input events on window/document/elements, so a demo that waits
 //     for a click can be named as such.
-// window.__skycityMedia.report() returns the state now, as plain JSON.
+// __SKYCITY__.media.report() returns the state now, as plain JSON.
+// Hidden from the page (issue 15): the API lives on the bench's namespace (cloak.js), play
+// counts in a WeakMap (no expando on the element), and every wrapper looks native
+// (__SKYCITY__.wrap / .ctor: name, length, toString, no prototype).
 (() => {
-  if (window.__skycityMedia) return;
+  const NS = __SKYCITY__;
+  if (NS.media) return;
   const elements = new Set();
+  const playCalls = new WeakMap();
   const contexts = [];
   const listeners = [];
   const INPUT = new Set(['click', 'pointerdown', 'pointerup', 'mousedown', 'mouseup', 'touchstart', 'touchend',
                          'keydown', 'keyup', 'keypress']);
   const note = (el) => { try { elements.add(el); } catch (e) { /* ignore */ } };
 
-  const M = window.HTMLMediaElement && HTMLMediaElement.prototype;
-  if (M && M.play) {
-    const play = M.play;
-    M.play = function () { note(this); this.__skycityPlayCalls = (this.__skycityPlayCalls || 0) + 1; return play.apply(this, arguments); };
-  }
+  NS.wrap(window.HTMLMediaElement && HTMLMediaElement.prototype, 'play', (el) => {
+    try { note(el); playCalls.set(el, (playCalls.get(el) || 0) + 1); } catch (e) { /* not an element */ }
+  });
   document.addEventListener('play', (e) => { if (e.target instanceof HTMLMediaElement) note(e.target); }, true);
 
-  function wrapCtor(name) {
-    const C = window[name];
-    if (typeof C !== 'function') return;
-    const W = function (...args) {
-      const ctx = new C(...args);
-      contexts.push({ ctx, created: performance.now(), sources: 0, feeds: [] });
-      return ctx;
-    };
-    W.prototype = C.prototype;
-    Object.setPrototypeOf(W, C);
-    window[name] = W;
-  }
-  wrapCtor('AudioContext');
-  wrapCtor('webkitAudioContext');
+  const made = (ctx) => { contexts.push({ ctx, created: performance.now(), sources: 0, feeds: [] }); };
+  NS.ctor(window, 'AudioContext', made);
+  NS.ctor(window, 'webkitAudioContext', made);
   const entry = (ctx) => contexts.find((c) => c.ctx === ctx);
 
-  const N = window.AudioNode && AudioNode.prototype;
-  if (N && N.connect) {
-    const connect = N.connect;
-    N.connect = function (dest) {
-      try {
-        if (window.AudioDestinationNode && dest instanceof AudioDestinationNode) {
-          const c = entry(this.context);
-          if (c && !c.feeds.includes(this)) c.feeds.push(this);
-        }
-      } catch (e) { /* ignore */ }
-      return connect.apply(this, arguments);
-    };
-  }
-  const S = window.AudioScheduledSourceNode && AudioScheduledSourceNode.prototype;
-  if (S && S.start) {
-    const start = S.start;
-    S.start = function () { const c = entry(this.context); if (c) c.sources++; return start.apply(this, arguments); };
-  }
+  NS.wrap(window.AudioNode && AudioNode.prototype, 'connect', (node, args) => {
+    try {
+      if (window.AudioDestinationNode && args[0] instanceof AudioDestinationNode) {
+        const c = entry(node.context);
+        if (c && !c.feeds.includes(node)) c.feeds.push(node);
+      }
+    } catch (e) { /* ignore */ }
+  });
+  NS.wrap(window.AudioScheduledSourceNode && AudioScheduledSourceNode.prototype, 'start', (node) => {
+    try { const c = entry(node.context); if (c) c.sources++; } catch (e) { /* ignore */ }
+  });
 
-  const add = EventTarget.prototype.addEventListener;
-  EventTarget.prototype.addEventListener = function (type, fn, opts) {
-    if (INPUT.has(type) && listeners.length < 200) {
-      const t = this === window ? 'window' : this === document ? 'document'
-        : (this && this.tagName ? this.tagName.toLowerCase() + (this.id ? '#' + this.id : '') : 'other');
-      listeners.push({ target: t, type });
-    }
-    return add.call(this, type, fn, opts);
-  };
+  NS.wrap(EventTarget.prototype, 'addEventListener', (target, args) => {
+    try {
+      const type = args[0];
+      if (INPUT.has(type) && listeners.length < 200) {
+        const t = target === window ? 'window' : target === document ? 'document'
+          : (target && target.tagName ? target.tagName.toLowerCase() + (target.id ? '#' + target.id : '') : 'other');
+        listeners.push({ target: t, type });
+      }
+    } catch (e) { /* ignore */ }
+  });
 
   function media() {
     for (const el of document.querySelectorAll('audio, video')) elements.add(el);
     return Array.from(elements).slice(0, 50).map((el) => ({
       tag: el.tagName.toLowerCase(), src: String(el.currentSrc || el.src || '').slice(0, 200),
       in_document: el.isConnected, paused: el.paused, ended: el.ended, muted: el.muted, volume: el.volume,
-      current_time: el.currentTime, autoplay_attribute: el.autoplay, play_calls: el.__skycityPlayCalls || 0,
+      current_time: el.currentTime, autoplay_attribute: el.autoplay, play_calls: playCalls.get(el) || 0,
       error: el.error ? el.error.code : null,
       // An element is heard when it plays, is not muted and has volume. (A video with no audio
       // track is silent, but the page cannot tell the bench that: unmuted video counts.)
@@ -93,8 +79,5 @@
       };
     });
   }
-  Object.defineProperty(window, '__skycityMedia', {
-    value: Object.freeze({ report: () => ({ media: media(), audio: audio(), input_listeners: listeners.slice(0, 50) }) }),
-    writable: false, configurable: false, enumerable: false,
-  });
+  NS.media = Object.freeze({ report: () => ({ media: media(), audio: audio(), input_listeners: listeners.slice(0, 50) }) });
 })();

@@ -1,12 +1,15 @@
-// Injected before any page script, in every page the bench opens.
+// Injected before any page script, in every page the bench opens (main world: error events
+// of page scripts are only delivered there, and under the fake clock t = 0 must be read on
+// the page's own clock). State lives on the bench's hidden namespace (cloak.js), not on
+// window: page code cannot see it (issue 15).
 // Marks the bench's t = 0: the first animation frame after the demo's load event. Every
 // probe measures demo time from this instant (issue 2). Under the fake clock the lookups
 // of requestAnimationFrame and performance.now happen at load time, so they are the fake
 // ones and t0 is on the fake timeline.
 (() => {
-  if (window.__skycityBench) return;
+  if (__SKYCITY__.bench) return;
   const B = { t0: null, t0Raf: null, loadedAt: null, errors: [] };
-  Object.defineProperty(window, '__skycityBench', { value: B, writable: false, configurable: false, enumerable: false });
+  __SKYCITY__.bench = B;
   const keep = (msg) => { if (B.errors.length < 50) B.errors.push(String(msg).slice(0, 300)); };
   addEventListener('error', (e) => keep(e.message || e), true);
   addEventListener('unhandledrejection', (e) => keep('unhandled rejection: ' + (e.reason && e.reason.message || e.reason)));
