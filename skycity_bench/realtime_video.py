@@ -286,9 +286,9 @@ def capture_summary(records: dict) -> tuple[str | None, dict]:
         return None, {"file": None, "reason": f"the realtime_capture probe failed: {rec.error}"}
     d = rec.data or {}
     cap = d.get("capture") or {}
-    out = {"file": d.get("file"), "pass": d.get("pass"), "reason": d.get("reason")}
+    out = {"file": d.get("file"), "pass": d.get("pass"), "reason": d.get("reason"), "problem": d.get("problem")}
     if cap:
-        out.update({"problem": cap.get("problem"), "fps": cap.get("fps"), "size": cap.get("size"),
+        out.update({"problem": cap.get("problem") or d.get("problem"), "fps": cap.get("fps"), "size": cap.get("size"),
                     "frames_captured": cap.get("frames_received"), "frames_shown": cap.get("frames_shown"),
                     "frames_superseded": cap.get("frames_superseded"), "frames_dropped": cap.get("frames_dropped"),
                     "dropped_spans_s": (cap.get("dropped_spans_s") or [])[:20],

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.screencast import VIDEO_NAME
+from ..errors import ProbeError
 from . import probe, registry
 
 ITEM = "smoothness.frame_pacing"
@@ -93,7 +94,11 @@ async def collect(ctx) -> dict:
         if s.capture_in == "measured_pass":
             out["reason"] += ("; the measured pass was not captured "
                               f"({(measured or {}).get('problem') or 'no capture'}): filmed in a second pass")
-        second = await _second_pass(ctx)
+        try:
+            second = await _second_pass(ctx)
+        except ProbeError as e:       # the demo hung, crashed or left in this pass: no video, no run failure
+            out.update({"pass": "second_pass", "problem": f"the second real-time pass failed: {e}"})
+            return out
         cap = second.pop("realtime_capture", None) or {"file": None, "problem": "the capture did not run"}
         out.update({"file": cap.get("file"), "capture": cap, "pass": "second_pass", "intervals_from": "second_pass"})
         # the second pass's own frame clock: the plot under the video shows this pass

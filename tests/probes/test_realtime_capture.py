@@ -114,8 +114,10 @@ def test_should_count_drops_and_stay_bounded_when_a_demo_floods_the_capture(tmp_
     assert round(sum(b - a for a, b in spans) * cap["fps"]) == cap["dropped_slots"] or len(spans) == 200
     frames = decode_gray(tmp_path / rc["data"]["file"])
     assert len(frames) == cap["slots"]
-    # The fixture's truth: the picture is noise (a JPEG/VP8 of noise keeps a large spread).
-    assert float(np.std(frames[len(frames) // 2])) > 40
+    # The fixture's truth: the picture is noise. Neighbouring pixels of a JPEG + VP8 copy of
+    # noise still differ by tens of grey levels on average; in a rendered scene by a few.
+    mid = frames[len(frames) // 2]
+    assert float(np.abs(np.diff(mid, axis=1)).mean()) > 10
 
 
 # ------------------------------------------------------------------ the writer on known frames
