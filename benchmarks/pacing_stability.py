@@ -107,7 +107,10 @@ def main() -> int:
                 f"{full.get('long_frame_ratio')}; {str(item['evidence'].get('reason') or '')[:160]})")
             if (sm.get("noise") or {}).get("too_noisy"):
                 noisy += 1
-            late_from[(sm.get("clocks") or {}).get("late_frames_from", "?")] += 1
+            clocks = sm.get("clocks") or {}
+            late_from[clocks.get("late_frames_from", "?")] += 1
+            if clocks.get("trace_unusable"):
+                why += f"  [trace not used: {clocks['trace_unusable'][:120]}]"
             c = sm.get("chromium") or {}
             if c.get("dropped_frame_pct") is not None:
                 dropped.append(c["dropped_frame_pct"])

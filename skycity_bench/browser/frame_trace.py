@@ -57,6 +57,7 @@ class FrameTrace:
         self._nav: list[tuple[int, int, str]] = []          # (pid, ts µs, documentLoaderURL)
         self._reports: dict[int, dict[int, list]] = {}       # pid -> frame_sequence -> [ts, fate, comp, main]
         self.error: str | None = None
+        self._stopped = False
 
     async def start(self) -> bool:
         try:
@@ -93,8 +94,9 @@ class FrameTrace:
     async def stop(self, timeout: float = 10.0) -> None:
         """End the trace and wait for its data, `timeout` seconds at most in all: a renderer
         whose main thread hangs may never flush its part, and must not hang the bench."""
-        if self._cdp is None:
+        if self._cdp is None or self._stopped:
             return
+        self._stopped = True
 
         async def end() -> None:
             await self._cdp.send("Tracing.end")

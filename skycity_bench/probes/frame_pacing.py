@@ -123,12 +123,14 @@ async def _pass(ctx) -> dict:
                     break
         finally:
             task.close()
-        if trace:
-            await trace.stop()
         meta = await dp.evaluate(
             "[__SKYCITY__.frames ? __SKYCITY__.frames.count() : -1, __SKYCITY__.bench.t0,"
             " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]", what="reading the frame sampler")
         n, t0, t0_raf, errors = meta
+        if trace:
+            # After the page answered (a hung renderer never flushes its part of a trace:
+            # it is caught just above in 5 s); the data of a long pass takes a while to come.
+            await trace.stop(10 + duration / 2)
         if n < 0:
             raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
         ts, now, drew = [], [], []
@@ -137,6 +139,8 @@ async def _pass(ctx) -> dict:
                                      timeout=10, what="reading the frame sampler")
             ts += part["ts"]; now += part["now"]; drew += part["drew"]
     finally:
+        if trace:
+            await trace.stop(2)              # a pass that failed: end the trace, quickly
         await cap.stop()
         await dp.close()
     # Keep frames from t = 0 (first frame after load) to the end of the played duration.

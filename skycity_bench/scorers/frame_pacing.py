@@ -61,7 +61,11 @@ def window_stats(t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resol
 
 
 def scene_updates(raf_ms: np.ndarray, drew: np.ndarray) -> tuple[float | None, float]:
-    """(share of frames in which the scene drew, longest stretch without a draw in seconds)."""
+    """(share of frames in which the scene drew, longest stretch without a draw in seconds).
+
+    A freeze is the scene standing still *while rAF ran*: at least one animation frame
+    between two draws drew nothing. Two drawn frames one long interval apart are a stall of
+    the whole page (rAF did not run either): the pacing figures count it, it is no freeze."""
     if drew.size < 2:
         return None, 0.0
     d = drew[1:]
@@ -69,13 +73,13 @@ def scene_updates(raf_ms: np.ndarray, drew: np.ndarray) -> tuple[float | None, f
     longest, run_start = 0.0, None
     for i, flag in enumerate(drew):
         if flag:
-            if run_start is not None:
+            if run_start is not None and i - run_start >= 2:
                 longest = max(longest, (raf_ms[i] - raf_ms[run_start]) / 1000.0)
             run_start = i
-    if run_start is not None:
-        longest = max(longest, (raf_ms[-1] - raf_ms[run_start]) / 1000.0)
-    else:
+    if run_start is None:                # never drew: the whole run
         longest = (raf_ms[-1] - raf_ms[0]) / 1000.0
+    elif raf_ms.size - 1 - run_start >= 1:   # frames ran after the last draw
+        longest = max(longest, (raf_ms[-1] - raf_ms[run_start]) / 1000.0)
     return ratio, longest
 
 

@@ -248,6 +248,16 @@ def test_scene_updates_measures_longest_gap():
     assert ratio == pytest.approx(6 / 9)
 
 
+def test_a_whole_page_stall_is_no_scene_freeze():
+    # Every frame drew; one interval of 0.8 s (the machine stalled the page): a long frame for
+    # the pacing figures, not a scene that froze while rAF ran.
+    raf = np.array([0, 16.7, 33.4, 833.4, 850.1, 866.8])
+    ratio, longest = scene_updates(raf, np.ones(6, int))
+    assert ratio == 1.0 and longest == 0.0
+    _, longest = scene_updates(raf, np.array([1, 1, 0, 1, 1, 1]))      # one frame ran without a draw
+    assert longest == pytest.approx(0.8167, abs=1e-3)
+
+
 def test_should_note_when_the_run_is_too_short_for_the_dense_window():
     r = score(evidence(steady(5), duration=5), duration=5)
     assert "dense window" in r.evidence["note"]
