@@ -106,6 +106,7 @@ async def collect(ctx) -> dict:
         return out
     # Not wanted: a video the measured pass made is not kept.
     if measured and measured.get("file"):
+        out["reason"] += f"; the measured pass's video ({measured['file']}) was not kept"
         p = ctx.out_dir / measured["file"]
         p.unlink(missing_ok=True)
         try:

@@ -32,7 +32,7 @@ def realtime_view(report: dict, url_of: Callable[[str], Optional[str]]) -> Optio
     resolution = float(fp_settings.get("clock_resolution_ms", 0.1) or 0)
     points, stalls = [], []
     for a, b in zip(raf, raf[1:]):
-        iv = b - a
+        iv = round(b - a, 3)                   # the clocks are read to 0.001 ms: no float dust
         points.append([round(b / 1000, 4), round(iv, 2)])
         if iv > long_ms + resolution:          # the scorer's long frame: over the threshold by more than the clock's grain
             stalls.append({"t_s": round(a / 1000, 4), "ms": round(iv, 1)})
