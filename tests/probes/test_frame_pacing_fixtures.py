@@ -24,6 +24,6 @@ def test_should_score_designed_frame_pacing_as_its_truth_says(fx, tmp_path):
     c = sm["chromium"]
     assert {"dropped_frame_pct", "frames_presented", "source"} <= set(c)
     assert c["frames_presented"] > 0 and 0 <= c["dropped_frame_pct"] <= 100, c
-    assert sm["clocks"]["late_frames_from"] == "chromium" and sm["clocks"]["trace_alignment"] >= 0.8
+    assert sm["clocks"]["late_frames_from"] == "chromium+frame_clock" and sm["clocks"]["trace_alignment"] >= 0.8
     # The machine's noise around the pass is always measured and reported.
     assert "too_noisy" in sm["noise"] and sm["noise"]["passes"] in (1, 2)
