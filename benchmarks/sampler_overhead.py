@@ -106,17 +106,21 @@ async def main(rounds: int, seconds: float) -> None:
                             res[name][s].append(await one_run(handle, scenario, server.url, s, seconds))
         finally:
             await handle.kill()
-    print(f"{'page':18s} {'set-up':28s} {'frames':>7s} {'median ms':>10s} {'P95 ms':>8s} {'P95 ratio':>10s}   target")
+    # The 2 % target is on the heavy page: on the light one a frame's work is ~0.1 ms (the
+    # clock's resolution), so a ratio means nothing there; its added ms are shown instead.
+    print(f"{'page':18s} {'set-up':28s} {'frames':>7s} {'median ms':>10s} {'P95 ms':>8s} {'P95 ratio':>10s} "
+          f"{'P95 +ms':>8s}   target")
     for name in PAGES:
         base = np.percentile(np.concatenate(res[name]["none"]), 95)
         for s in SETUPS:
             v = np.concatenate(res[name][s])
             p95 = np.percentile(v, 95)
-            ratio = p95 / base
+            ratio = p95 / base if base > 0 else float("nan")
             tgt = ""
-            if s == "bench now":
+            if s == "bench now" and name == "canvas 12k calls":
                 tgt = f"≤ 1.02  {'OK' if ratio <= 1.02 else 'MISSED'}"
-            print(f"{name:18s} {s:28s} {v.size:7d} {np.median(v):10.3f} {p95:8.3f} {ratio:10.4f}   {tgt}")
+            print(f"{name:18s} {s:28s} {v.size:7d} {np.median(v):10.3f} {p95:8.3f} {ratio:10.4f} "
+                  f"{p95 - base:+8.3f}   {tgt}")
 
 
 if __name__ == "__main__":
