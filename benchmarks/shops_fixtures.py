@@ -1,6 +1,8 @@
 """Accuracy and cost of the shops probe: every fixture of tests/fixtures/shops/ against its
 truth file (target: all match), then the reference demo (target: 15/15 on the five shop
-items), each with the seconds its run and the probe took.
+items), each with the seconds its run and the probe took, and how the manual-priority hold
+went (issue 16: the outcome code, the pointer's largest lag behind the shop, the drift of
+the pixels from the hook's point, and how far the pointer travelled following the shop).
 
     .venv/bin/python benchmarks/shops_fixtures.py [--skip-reference] [NAME ...]
 """
@@ -26,6 +28,16 @@ def _points(report: dict) -> str:
                     for i in ITEMS)
 
 
+def _follow(report: dict) -> str:
+    ev = report["items"]["shops.manual_priority"]["evidence"]
+    path = (ev.get("follow") or {}).get("path") or []
+    xs, ys = [p[1] for p in path if p[1] is not None], [p[2] for p in path if p[2] is not None]
+    span = max(max(xs) - min(xs), max(ys) - min(ys)) if xs else None
+    f = lambda v: "-" if v is None else f"{v:g}"
+    return (f"{ev.get('outcome') or '-':24s} lag {f(ev.get('max_lag_px')):>5s} px  drift {f(ev.get('pixel_drift_px')):>6s} px"
+            f"  path {f(round(span) if span is not None else None):>4s} px")
+
+
 def main(argv: list[str]) -> int:
     skip_ref = "--skip-reference" in argv
     names = [a for a in argv if not a.startswith("--")]
@@ -40,10 +52,11 @@ def main(argv: list[str]) -> int:
         print_table(fx.name, cmp)
         ok = all(r[-1] for r in cmp)
         bad += not ok
-        rows.append((fx.name, ok, took, report["probes"]["shops"]["duration_s"], _points(report)))
-    print("\nfixture                          truth  run s  probe s  points (hover auto manual placement touch)")
-    for name, ok, took, probe_s, pts in rows:
-        print(f"  {name:30s} {'match' if ok else 'DIFF ':6s} {took:6.1f} {probe_s:8.1f}  {pts}")
+        rows.append((fx.name, ok, took, report["probes"]["shops"]["duration_s"], _points(report), _follow(report)))
+    print("\nfixture                          truth  run s  probe s  points (hover auto manual placement touch)"
+          "  manual hold: outcome, largest lag (target <= 12), pixel drift, path span")
+    for name, ok, took, probe_s, pts, fol in rows:
+        print(f"  {name:30s} {'match' if ok else 'DIFF ':6s} {took:6.1f} {probe_s:8.1f}  {pts:22s}  {fol}")
     print(f"  target: every fixture matches its truth -> {len(rows) - bad}/{len(rows)}")
     ref = ROOT / "scenarios" / "demos" / "reference.html"
     if not skip_ref and ref.is_file():
@@ -55,7 +68,7 @@ def main(argv: list[str]) -> int:
         took = time.monotonic() - t
         got = sum(report["items"][i]["points"] or 0 for i in ITEMS)
         print(f"\nreference.html: {got:g} of 15 shop points (target 15) in {took:.1f} s "
-              f"(probe {report['probes']['shops']['duration_s']:.1f} s)")
+              f"(probe {report['probes']['shops']['duration_s']:.1f} s); manual hold: {_follow(report)}")
         for i in ITEMS:
             it = report["items"][i]
             ev = it["evidence"]

@@ -11,7 +11,8 @@ Playwright), as a hand would.
 Raw figures per step, nothing judged here (the scorer decides):
   t_s         bench seconds after the step
   pointer     where the pointer was during the step (moved there at the end of the last one)
-  hook        where getShops() says the shop is now; None when the hook lost it
+  hook        where getShops() says the shop is now; None when the hook lost it (hook_error
+              says how: an error, a hang, the shop missing from the list)
   lag_px      pointer to hook distance: how far the shop got from the pointer in the step
   on_screen   the hook's point inside the viewport (a pointer cannot follow it off-screen)
   cards       the shop cards showing now: names and box
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 
 from ._shop_pixels import follow_residual, patch_at
+from ._shop_session import valid_shops
 
 _HIT = """([x, y]) => {
   const el = document.elementFromPoint(x, y);
@@ -52,7 +54,7 @@ class Follow:
         self.steps: list[dict] = []
         self.step_ms = self.s.follow_step_ms
         self._patch = None      # (patch, frac) around the last hook point, for the next step's match
-        self._speed = 0.0       # px per ms the shop moved lately (decaying maximum)
+        self._hook_failures = 0
 
     async def begin(self, pos: dict) -> dict:
         """The pointer onto the shop at `pos` (the hook's position now). The look of the spot
@@ -67,10 +69,10 @@ class Follow:
         self.steps.append(first)
         return first
 
-    async def run(self, ms: float, *, until_s: float | None = None) -> None:
-        """Follow for `ms` of demo time (or until bench time `until_s`), step by step."""
+    async def run(self, ms: float) -> None:
+        """Follow for `ms` of demo time, step by step."""
         dp = self.pg.dp
-        end = until_s if until_s is not None else (await dp.now_s()) + ms / 1000
+        end = (await dp.now_s()) + ms / 1000
         while True:
             now = await dp.now_s()
             left = (end - now) * 1000
@@ -82,11 +84,13 @@ class Follow:
         pg, dp = self.pg, self.pg.dp
         await dp.run_for(ms)
         t = await dp.now_s()
-        cur = (await pg.shops_now()).get(self.shop_id)
+        cur, err = await self._where()
         hook = (cur["x"], cur["y"]) if cur else None
         rec = {"t_s": round(t, 3), "step_ms": round(ms, 1), "pointer": _r(self.pointer), "hook": _r(hook),
                "lag_px": round(math.dist(self.pointer, hook), 1) if hook and self.pointer else None,
                "on_screen": pg.in_view(cur)}
+        if err:
+            rec["hook_error"] = err
         if self.cards:
             rec["cards"] = [{"names": c["names"], "rect": [round(v, 1) for v in c["rect"]]}
                             for c in await pg.read(self.shops)]
@@ -104,14 +108,37 @@ class Follow:
         self._adapt(rec["lag_px"], ms)
         return rec
 
+    async def _where(self) -> tuple[dict | None, str | None]:
+        """The shop's entry in getShops() now, or why not. After two failed calls in a row
+        the hook is not asked again (a hanging hook would cost its timeout every step)."""
+        if self._hook_failures >= 2:
+            return None, "not asked: getShops() failed twice in a row"
+        r = await self.pg.dp.hook.call("getShops")
+        if not r.ok:
+            self._hook_failures += 1
+            return None, f"getShops(): {r.error}"[:200]
+        self._hook_failures = 0
+        shops, _ = valid_shops(r.value)
+        cur = next((x for x in shops if x["id"] == self.shop_id), None)
+        return cur, None if cur else f"getShops() no longer lists {self.shop_id}"
+
     def _adapt(self, lag: float | None, ms: float) -> None:
-        """Shorter steps while the shop moves fast, longer again when it slows. The speed
-        estimate decays slowly and a step grows by at most half, so frame-quantised motion
-        (a step holding one frame, the next two) does not make the step size oscillate."""
+        """Shorter steps while the shop moves fast, longer again when it slows. Frames come
+        every 16 ms, so one short step may hold no frame (no motion) and the next two: the
+        speed is the hook's path over the last >= 100 ms (or this step's, when faster), and
+        a step grows by at most half, so the step size does not swing with the frames."""
         s = self.s
         speed = (lag or 0.0) / max(ms, 1e-3)
-        self._speed = max(speed, self._speed * 0.7)
-        want = s.follow_lag_target_px / self._speed if self._speed > 0 else s.follow_step_ms
+        dist = span = 0.0
+        pts = [x for x in self.steps if x.get("hook")]
+        for a, b in zip(reversed(pts[:-1]), reversed(pts)):
+            dist += math.dist(a["hook"], b["hook"])
+            span += (b["t_s"] - a["t_s"]) * 1000
+            if span >= 100:
+                break
+        if span > 0:
+            speed = max(speed, dist / span)
+        want = s.follow_lag_target_px / speed if speed > 0 else s.follow_step_ms
         self.step_ms = max(s.follow_min_step_ms, min(s.follow_step_ms, self.step_ms * 1.5, want))
 
     async def _move(self, x: float, y: float, *, small: bool = True) -> None:

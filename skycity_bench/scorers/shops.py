@@ -152,12 +152,13 @@ class Manual(str, Enum):
     NO_ANSWER = "no_answer"                        # never answered; no card at all: 0
     POINTER_LEFT_SHOP = "pointer_left_shop"        # the bench failed to follow: untested
     SHOP_OFF_SCREEN = "shop_off_screen"            # the shop left the viewport: untested
+    HOOK_LOST_SHOP = "hook_lost_shop"              # getShops() stopped giving its position: untested
     HOOK_POSITION_MISMATCH = "hook_position_mismatch"  # the hook's point is not where the shop is: untested
 
 
 _STATUS = {Manual.HELD: "pass", Manual.REPLACED_BY_AUTO: "partial", Manual.COVERED_BY_AUTO: "partial",
            Manual.CLOSED_ON_SHOP: "partial", Manual.AUTO_KEPT_STAGE: "fail", Manual.NO_ANSWER: "fail",
-           Manual.POINTER_LEFT_SHOP: "untested", Manual.SHOP_OFF_SCREEN: "untested",
+           Manual.POINTER_LEFT_SHOP: "untested", Manual.SHOP_OFF_SCREEN: "untested", Manual.HOOK_LOST_SHOP: "untested",
            Manual.HOOK_POSITION_MISMATCH: "untested"}
 
 _VERDICT = {
@@ -179,6 +180,8 @@ _VERDICT = {
                               "says nothing about priority",
     Manual.SHOP_OFF_SCREEN: "shop {user} left the screen at {lost_s} s, so no pointer could stay on it, when {event}: "
                             "that says nothing about priority",
+    Manual.HOOK_LOST_SHOP: "the hook stopped saying where {user} is at {lost_s} s ({hook_error}), so the pointer "
+                           "could not follow it, when {event}: that says nothing about priority",
     Manual.HOOK_POSITION_MISMATCH: "the hook's position for {user} does not match the card or pixels: the pointer "
                                    "followed getShops() (lag {lag_px} px), but the scene under it moved {drift_px} px "
                                    "away from that point{card_note}; {event} (at {lost_s} s). Priority cannot be judged "
@@ -220,13 +223,14 @@ def manual_outcome(man: dict, s) -> tuple[Manual, dict]:
         rows.append({"t_s": st["t_s"], "lag_px": st.get("lag_px"), "on_screen": st.get("on_screen", True),
                      "user_card": bool(mine), "covered": bool(ur and _covered(ur, others)),
                      "others": sorted({n for c in others for n in c.get("names", [])}),
-                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.get("pointer")})
+                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.get("pointer"),
+                     "hook_error": st.get("hook_error") if st.get("hook") is None else None})
     lags = [r["lag_px"] for r in rows if r["lag_px"] is not None]
     facts = {"user": man["user_shop"], "hold_s": man.get("hold_s", s.manual_hold_s), "tol_px": s.follow_max_lag_px,
              "answer_ms": man.get("answer_within_ms", s.close_within_ms),
              "max_lag_px": max(lags) if lags else None, "first_s": None, "lost_s": None, "lag_px": None,
              "others": None, "drift_px": max((r["drift_px"] for r in rows), default=0.0), "card_note": "",
-             "event": "the user's card closed"}
+             "event": "the user's card closed", "hook_error": None}
     first = next((r for r in rows if r["user_card"] and r["t_s"] <= answer_by), None)
     if first is None:
         window = [r for r in rows if r["t_s"] <= answer_by] or rows[:1]
@@ -260,6 +264,9 @@ def _bench_side(at: list[dict], later: list[dict], rows: list[dict], facts: dict
     not on the shop (it could not follow, or the shop left the screen), or the hook's point
     drifted from the shop's pixels from then on (the pointer followed a wrong position)."""
     for r in at:
+        if r["hook_error"]:
+            facts.update(lost_s=facts["lost_s"] or r["t_s"], hook_error=r["hook_error"])
+            return Manual.HOOK_LOST_SHOP
         if not r["on_screen"]:
             facts["lost_s"] = facts["lost_s"] or r["t_s"]
             return Manual.SHOP_OFF_SCREEN

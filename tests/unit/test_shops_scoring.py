@@ -217,6 +217,15 @@ def test_should_blame_the_bench_when_the_pointer_left_the_shop_before_the_card_c
     assert (st, code) == ("untested", "shop_off_screen")
 
 
+def test_should_not_blame_the_demo_when_the_hook_stops_giving_the_shops_position():
+    steps = _steps([[USER_CARD]] * 12 + [[]] * 18)
+    for st in steps[13:]:
+        st.update(hook=None, lag_px=None, on_screen=False, hook_error="getShops(): hung: no answer within 2 s")
+    st, pts, code, verdict = _manual(steps)
+    assert (st, pts, code) == ("untested", None, "hook_lost_shop")
+    assert "hung" in verdict and "17.8 s" in verdict
+
+
 def test_should_say_the_hooks_position_does_not_match_the_pixels_when_the_scene_drifts_from_it():
     # A lying hook: the pointer sits where the hook says (lag 0), the scene under it moves on
     # 8 px a step, the card closes.
@@ -288,3 +297,9 @@ def test_should_measure_placement_from_the_card_box_and_its_styles():
     assert m["distance_px"] == 50 and m["distance_ratio"] == pytest.approx(50 / (1000 ** 2 + 500 ** 2) ** 0.5, abs=1e-4)
     assert m["min_font_px"] == 10
     assert m["min_contrast"] == pytest.approx(contrast_ratio([150] * 3, [255] * 3), abs=0.01)
+
+
+def test_should_give_every_manual_priority_outcome_a_status_and_a_verdict():
+    from skycity_bench.scorers.shops import _STATUS, _VERDICT, Manual
+
+    assert set(_STATUS) == set(Manual) == set(_VERDICT)
