@@ -24,7 +24,7 @@ from ..browser.calibration import calibrate, cpu_noise, cpu_sample
 from ..browser.frame_trace import FrameTrace
 from ..browser import screencast
 from ..browser.session import js
-from ..errors import ProbeError
+from ..errors import DemoCrash, DemoHang, ProbeError
 from . import probe
 
 
@@ -138,9 +138,14 @@ async def _pass(ctx) -> dict:
             part = await dp.evaluate("([a, b]) => __SKYCITY__.frames.read(a, b)", [start, start + _READ_CHUNK],
                                      timeout=10, what="reading the frame sampler")
             ts += part["ts"]; now += part["now"]; drew += part["drew"]
+    except (DemoHang, DemoCrash):
+        # The page hangs or died: its renderer never flushes a trace, and the runner restarts
+        # the browser (which ends the trace with it): do not wait for it.
+        trace = None
+        raise
     finally:
         if trace:
-            await trace.stop(2)              # a pass that failed: end the trace, quickly
+            await trace.stop(2)              # a pass that failed otherwise: end the trace, quickly
         await cap.stop()
         await dp.close()
     # Keep frames from t = 0 (first frame after load) to the end of the played duration.
