@@ -61,8 +61,8 @@ _PROC = Path("/proc")
 
 
 def _own_jiffies() -> int:
-    """CPU time (user + system, jiffies) of this process and all its descendants: the bench,
-    Playwright's driver and every Chromium process it started."""
+    """CPU time (user + system, jiffies) of this process and all its descendants, live or
+    exited: the bench, Playwright's driver and every Chromium process it started."""
     parent: dict[int, int] = {}
     cpu: dict[int, int] = {}
     for d in _PROC.iterdir():
@@ -76,7 +76,11 @@ def _own_jiffies() -> int:
         f = raw[raw.rfind(")") + 2:].split()
         pid = int(d.name)
         parent[pid] = int(f[1])
-        cpu[pid] = int(f[11]) + int(f[12])          # utime, stime
+        # utime + stime, and cutime + cstime: the time of children it has reaped. A page's
+        # renderer exits when the page closes, before the pass's second sample; its time
+        # then lives on in its parent's (the zygote's) c-fields. A live child is counted by
+        # itself, a reaped one by its parent: never twice.
+        cpu[pid] = int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])
     me = os.getpid()
     children: dict[int, list[int]] = {}
     for pid, pp in parent.items():
@@ -106,8 +110,7 @@ def cpu_sample() -> dict | None:
 def cpu_noise(a: dict | None, b: dict | None) -> dict | None:
     """Between two samples: shares of all CPUs' time (0..1) that were busy with other
     processes' work (`foreign_load`), busy with the bench's own (`own_load`), and stolen by
-    the hypervisor (`steal`). Exited processes' time cannot be told apart: it counts as
-    foreign (an over-estimate of noise, never an under-estimate)."""
+    the hypervisor (`steal`)."""
     if not a or not b:
         return None
     total = b["total"] - a["total"]
