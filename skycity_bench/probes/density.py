@@ -16,8 +16,10 @@ are not moved between A and B and are not seen as moving (said in the evidence).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from dataclasses import fields
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +27,7 @@ from ..errors import ProbeError
 from ..vision import Params, analyse_pair
 from ..vision.camera import CameraParams
 from ..vision.draw import draw_evidence
+from ..vision.objects import ObjectParams
 from ..vision.segment import SegmentParams
 from ..vision.verify import VerifyParams
 from . import probe
@@ -36,6 +39,10 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     delta_frames: int = Field(6, ge=1, le=60)
+    # more frames around t (in frames, negative = before t) for claims the pair t, t + Δ
+    # did not see move
+    other_pair_frames: list[Annotated[int, Field(ge=-60, le=60)]] = Field(default_factory=lambda: [-6, 18, -18],
+                                                                     max_length=8)
     step_s: float = Field(1.0, gt=0, le=15)
     densify_points: int = Field(3, ge=0, le=20)
     densify_max_intervals: int = Field(4, ge=0, le=30)
@@ -82,16 +89,28 @@ class Settings(BaseModel):
     distinct_motion_px: float = Field(2.0, ge=0)
     min_texture: float = Field(6.0, ge=0)
     speed_fit: float = Field(0.5, ge=0, le=1)
+    borrow_overlap: float = Field(0.25, ge=0, le=1)
+    epipolar_px: float = Field(1.5, ge=0, le=50)
+    mirror_px: float = Field(1.5, ge=0, le=50)
+    mirror_frac: float = Field(0.3, ge=0, le=5)
+    other_shift_per_delta_px: float = Field(0.0, ge=0, le=20)
+    # without a hook: which counted regions are plainly objects (vision/objects.py)
+    field_min_members: int = Field(12, ge=2)
+    field_colour_tol: int = Field(24, ge=0, le=255)
+    fragment_gap_px: int = Field(12, ge=0, le=200)
     # scorer thresholds (read by scorers/density.py)
     claim_disagreement: float = Field(0.2, ge=0, le=10)
     lockstep_speed_px_s: float = Field(8.0, ge=0)
     lockstep_min_samples: int = Field(3, ge=2)
+    hookless_doubt_share: float = Field(0.2, ge=0, le=1)
+    hookless_doubt_min: int = Field(2, ge=0)
 
     def params(self) -> Params:
         """The vision layer's parameter sets, each field taken from the setting of its name."""
         def pick(cls):
             return cls(**{f.name: getattr(self, f.name) for f in fields(cls) if f.name in type(self).model_fields})
-        return Params(camera=pick(CameraParams), segment=pick(SegmentParams), verify=pick(VerifyParams))
+        return Params(camera=pick(CameraParams), segment=pick(SegmentParams), verify=pick(VerifyParams),
+                      objects=pick(ObjectParams))
 
 
 def sample_times(main: list[float], a: float, b: float, step: float) -> list[float]:
@@ -111,12 +130,28 @@ class _Capture:
     def __init__(self, ctx, delta_ms: float):
         self.ctx = ctx
         self.delta_ms = delta_ms
+        self.delta_frames = ctx.settings.delta_frames
+        self.other_frames = sorted({k for k in ctx.settings.other_pair_frames if k not in (0, self.delta_frames)})
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
         self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
 
     async def sample(self, dp, t: float, hook: bool, densified: bool = False) -> dict:
         c0 = time.perf_counter()
+        others: list[tuple[int, object]] = []
+        # the way to the first frame needs only the picture at its end (a slow page may get
+        # there in coarse steps: browser/session.py), the frames of the pairs every frame
+        first = t + min([0] + [k for k in self.other_frames if k < 0] if hook else [0]) * _FRAME_MS / 1000.0
+        await _seek_picture(dp, first)
+        if hook:
+            # frames before t for the other pairs (vision/verify.py: recheck_claims); one the
+            # clock has already passed (densified samples close together) is left out
+            now = await dp.now_s()
+            for k in sorted(k for k in self.other_frames if k < 0):
+                tk = t + k * _FRAME_MS / 1000.0
+                if tk >= now - 1e-6:
+                    await dp.seek(tk)
+                    others.append((k, await dp.frame()))
         await dp.seek(t)
         t_a = await dp.now_s()
         c1 = time.perf_counter()
@@ -131,10 +166,15 @@ class _Capture:
         await dp.run_for(self.delta_ms)
         t_b = await dp.now_s()
         b = await dp.frame()
+        if claims is not None:
+            for k in sorted(k for k in self.other_frames if k > self.delta_frames):
+                await dp.seek(t + k * _FRAME_MS / 1000.0)
+                others.append((k, await dp.frame()))
         c2 = time.perf_counter()
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
-        res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params)
+        res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
+                                      others if claims is not None else None, self.delta_frames)
         data = {"t": round(t_a, 3), "t_b": round(t_b, 3), "densified": densified, **res.data}
         data["timing_ms"].update(seek=round((c1 - c0) * 1000), capture=round((c2 - c1) * 1000))
         if hook_error:
@@ -155,7 +195,7 @@ class _Capture:
         return rel
 
 
-@probe("density", order=50, settings=Settings, version="2",
+@probe("density", order=50, settings=Settings, version="3",
        description="fake clock; frame pairs t, t+Δ across 20–35 s; camera-compensated motion; hook claims checked",
        budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
 async def collect(ctx) -> dict:
@@ -197,6 +237,7 @@ async def collect(ctx) -> dict:
         "hook": {"present": hook, "describe": desc.value if desc.ok else None, "error": desc.error},
         "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
         "delta_frames": s.delta_frames,
+        "other_pair_frames": cap.other_frames,
         "times": times,
         "densified_times": extra,
         "densify_error": densify_error,
@@ -205,6 +246,15 @@ async def collect(ctx) -> dict:
         "page_errors": dp.events.page_errors[:20],
         "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
     }
+
+
+async def _seek_picture(dp, t: float) -> None:
+    """Seek to t needing only the picture there; where the session can step a slow page
+    coarsely on such a way (issue 16, browser/session.py), let it."""
+    if "picture_only" in inspect.signature(dp.seek).parameters:
+        await dp.seek(t, picture_only=True)
+    else:
+        await dp.seek(t)
 
 
 def _densify_times(samples: list[dict], s: Settings) -> list[float]:

@@ -3,7 +3,14 @@
 - N: the lowest verified count of visible dynamic objects over every sample in 20–35 s
   (the rubric's four points, one per second across the segment, and the densified points
   where the count dropped). Verified = a hook claim whose own image region moved against
-  the camera-compensated background. Without an answering hook, N is the visual count.
+  the camera-compensated background. Without an answering hook, N is the lowest count of
+  moving regions that are plainly objects (vision/objects.py: not a member of a field of
+  near-identical primitives, own motion shown by their content, not within what parallax
+  explains, fragments of one surface counted once), and only when the pixels separate
+  objects with confidence: where, at any sample, more of what the visual count saw is not
+  plainly an object than `hookless_doubt_share` of it (and more than `hookless_doubt_min`),
+  density.count and density.categories go to `review` with the counts and evidence as the
+  reviewer's hint (issue 16: never auto points from blobs; a missing hook is not penalised).
 - count points = item.points × min(N / item.full_at, 1).
 - C: categories among the verified objects of one sample, the minimum over samples;
   points = min(C, item.full_at) × item.points / item.full_at. Without the hook, categories
@@ -49,9 +56,15 @@ def summary(inp: ScoreInput) -> dict:
             notes.append(f"at {s['t']:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
         if s.get("hook_error"):
             notes.append(f"at {s['t']:.2f} s getDynamicObjects failed ({s['hook_error']}): the visual count stands in")
-    counts = [(r["verified_count"] if r["verified_count"] is not None else r["visual_count"], r["t"]) for r in rows]
+    out_extra: dict = {}
+    if not hook_used:
+        _hookless(samples, rows, out_extra, _settings(inp))
+    counts = [(r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
+              for r in rows]
     counts = [c for c in counts if c[0] is not None]
     out = {"samples": rows, "hook_used": hook_used, "notes": notes[:12], "notes_total": len(notes)}
+    if not hook_used:
+        out.update(out_extra)
     if counts:
         n, t_n = min(counts, key=lambda c: (c[0], c[1]))
         out.update(N=n, N_at=t_n)
@@ -63,6 +76,42 @@ def summary(inp: ScoreInput) -> dict:
         c, t_c, names = min(cats, key=lambda c: (c[0], c[1]))
         out.update(C=c, C_at=t_c, C_names=names)
     return out
+
+
+def _hookless(samples: list[dict], rows: list[dict], out: dict, st) -> None:
+    """Without the hook: each row's plain count, and whether the pixels separate objects with
+    confidence (`out["doubt"]`: the samples where they did not, for the reviewer)."""
+    doubt, fields = [], 0
+    for s, r in zip(samples, rows):
+        ob = s.get("objects")
+        if not isinstance(ob, dict) or r["visual_count"] is None:
+            continue
+        r["plain_count"] = ob.get("plain_count")
+        why = ob.get("doubtful") or {}
+        fields = max(fields, int(ob.get("largest_alike_group") or 0) if any("field" in k for k in why) else 0)
+        # what the visual count saw that is not plainly an object (fragments merged into
+        # their surface are settled, not in doubt)
+        unsure = sum(n for k, n in why.items() if "fragment" not in k)
+        if unsure > max(st.hookless_doubt_min, st.hookless_doubt_share * r["visual_count"]):
+            doubt.append({"t": r["t"], "visual_count": r["visual_count"], "plain_count": ob.get("plain_count"),
+                          "not_plainly_objects": why, "evidence": r.get("evidence")})
+    out["doubt"] = doubt
+    out["largest_field"] = fields
+
+
+def _review_hint(sm: dict) -> dict:
+    d = sm["doubt"]
+    kinds: Counter = Counter()
+    for x in d:
+        kinds.update(x["not_plainly_objects"])
+    return {"reason": ("no answering getDynamicObjects(), and the pixels do not separate objects with confidence "
+                       f"at {len(d)} of {len(sm['samples'])} samples: a person decides (never auto points from blobs; "
+                       "a missing hook is not itself penalised)"),
+            "hint": {"visual_count_range": [sm.get("visual_min"), sm.get("visual_max")],
+                     "plainly_objects_lowest": sm.get("N"),
+                     "not_plainly_objects": dict(kinds.most_common()),
+                     "largest_group_of_near_identical_moving_primitives": sm.get("largest_field"),
+                     "samples_in_doubt": d[:8]}}
 
 
 def _kind(verdict: str) -> str:
@@ -83,7 +132,7 @@ def _measurements(sm: dict) -> dict:
     m = {"density.samples": [{k: r[k] for k in ("t", "visual_count", "verified_count", "categories")}
                              for r in sm["samples"]],
          "density.N": sm.get("N"), "density.C": sm.get("C")}
-    for k in ("visual_min", "visual_max", "hook_used"):
+    for k in ("visual_min", "visual_max", "hook_used", "largest_field"):
         if k in sm:
             m[f"density.{k}"] = sm[k]
     return m
@@ -94,12 +143,16 @@ def density_count(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.get("full_at", 50))
     ev = {"basis": "verified hook claims (own pixels moved)" if sm["hook_used"] else
-          "visual count (no answering hook: objects found in the pixels, camera motion removed)",
+          "visual count of plain objects (no answering hook: moving regions found in the pixels, camera motion "
+          "removed, particle fields, camera-explained motion and fragments of one surface not counted)",
           "N": sm.get("N"), "N_at_s": sm.get("N_at"), "full_at": full_at, "samples": len(sm["samples"]),
           "notes": sm["notes"], "evidence_files": [r["evidence"] for r in sm["samples"] if r.get("evidence")]}
     if "N" not in sm:
         ev["reason"] = "no sample could be taken"
         return ItemScore("untested", None, ev, _measurements(sm))
+    if not sm["hook_used"] and sm.get("doubt"):
+        ev.update(_review_hint(sm))
+        return ItemScore("review", None, ev, _measurements(sm))
     n = sm["N"]
     pts = inp.item.points * min(n / full_at, 1.0)
     status = "pass" if n >= full_at else ("fail" if n == 0 else "partial")
@@ -112,6 +165,9 @@ def density_categories(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.get("full_at", 4))
     ev = {"C": sm.get("C"), "C_at_s": sm.get("C_at"), "categories_then": sm.get("C_names"), "full_at": full_at}
+    if not sm["hook_used"] and sm.get("doubt"):
+        ev.update(_review_hint(sm))
+        return ItemScore("review", None, ev, {"density.C": None})
     if not sm["hook_used"]:
         ev["reason"] = ("no answering getDynamicObjects(): categories cannot be verified from pixels alone, "
                         "so this item is untested (not zero)")

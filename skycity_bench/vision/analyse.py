@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .camera import CameraParams, dense_background, estimate, warp_to_a
+from .camera import CameraModel, CameraParams, dense_background, estimate, warp_to_a
+from .objects import ObjectParams, plain_objects
 from .segment import SegmentParams, Segmentation, segment
-from .verify import VerifyParams, verify_claims
+from .verify import OtherPair, VerifyParams, recheck_claims, verify_claims
 
 
 @dataclass
@@ -19,6 +20,7 @@ class Params:
     camera: CameraParams = field(default_factory=CameraParams)
     segment: SegmentParams = field(default_factory=SegmentParams)
     verify: VerifyParams = field(default_factory=VerifyParams)
+    objects: ObjectParams = field(default_factory=ObjectParams)
 
 
 @dataclass
@@ -28,18 +30,31 @@ class PairResult:
     warped: np.ndarray
 
 
-def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None) -> PairResult:
-    """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
-    or None without a hook."""
-    p = params or Params()
-    t0 = time.perf_counter()
-    model = estimate(a, b, p.camera)
-    t1 = time.perf_counter()
+def compensate(a: np.ndarray, b: np.ndarray, p: CameraParams, scale: float = 1.0):
+    """Frame B brought into A's pixel grid by the camera model fitted between them: (model,
+    B warped by the model, its valid mask, B warped by the dense background flow under
+    parallax or None). `scale`: how many times the primary pair's Δ lies between them (the
+    parallax left after the mesh grows with the camera's travel, so its clamp does too)."""
+    model = estimate(a, b, p)
     bw, valid = warp_to_a(b, model, a.shape[:2])
     alt = None
-    if model.residual_px > p.camera.parallax_px:
-        alt = dense_background(a, b, model, p.camera)
+    if model.residual_px > p.parallax_px:
+        cp = p if scale == 1.0 else CameraParams(**{**p.__dict__, "parallax_max_px": p.parallax_max_px * scale})
+        alt = dense_background(a, b, model, cp)
         model.notes.append("parallax: the mesh left residual motion, a dense background flow was added")
+    return model, bw, valid, alt
+
+
+def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None,
+                 others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6) -> PairResult:
+    """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
+    or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
+    (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
+    each (vision/verify.py: recheck_claims). Δ is `primary_frames` frames."""
+    p = params or Params()
+    t0 = time.perf_counter()
+    model, bw, valid, alt = compensate(a, b, p.camera)
+    t1 = time.perf_counter()
     seg = segment(a, bw, valid, p.segment, alt=alt, raw=b)
     t2 = time.perf_counter()
     excluded = Counter(r.reason for r in seg.regions if r.reason)
@@ -51,14 +66,39 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         "changed_frac": round(seg.changed_frac, 4),
         "full_screen_effect": seg.full_screen,
     }
-    if claims is not None:
+    if claims is None:
+        # no hook: figures for judging whether the visual count found plain objects
+        ob = plain_objects(seg, a, bw if alt is None else alt, p.verify, p.objects, parallax=alt is not None)
+        per = ob.pop("per_region")
+        data["objects"] = ob
+        data["regions"] = [{**r.to_json(), **({"plain": True} if per.get(r.label, {}).get("plain") else
+                                               {"doubt": per[r.label]["why"]} if r.label in per else {})}
+                           for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400]
+    else:
         checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
-        moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claims"] = checked
+        if others and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
+            tr = time.perf_counter()
+            used: list[int] = []
+
+            def pairs():
+                # nearest first, before t before after at the same distance; each compensated
+                # only when a claim is still waiting for it
+                for k, f in sorted(others, key=lambda kf: (abs(kf[0]), kf[0])):
+                    if f.shape != a.shape or k == 0:
+                        continue
+                    sc = abs(k) / max(1, primary_frames)
+                    fm, fw, _, falt = compensate(a, f, p.camera, scale=sc)
+                    used.append(k)
+                    yield OtherPair(frames=k, bw=fw if falt is None else falt, raw=f, scale=sc, model=fm)
+            data["rechecked_by_other_pairs"] = recheck_claims(checked, a, pairs(), p.verify, primary_frames)
+            data["other_pairs_frames"] = used
+            data.setdefault("timing_ms", {})["recheck"] = round((time.perf_counter() - tr) * 1000, 1)
+        moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claimed_count"] = len(checked)
         data["verified_count"] = len(moved)
         data["categories"] = sorted({c["category"] for c in moved})
         data["claimed_categories"] = sorted({c.get("category") for c in checked if c.get("category")})
-    data["timing_ms"] = {"camera": round((t1 - t0) * 1000, 1), "segment": round((t2 - t1) * 1000, 1),
+    data["timing_ms"] = {**data.get("timing_ms", {}), "camera": round((t1 - t0) * 1000, 1), "segment": round((t2 - t1) * 1000, 1),
                          "total": round((time.perf_counter() - t0) * 1000, 1)}
     return PairResult(data=data, seg=seg, warped=bw)

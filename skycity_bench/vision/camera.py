@@ -54,6 +54,7 @@ class CameraModel:
     inliers: int = 0
     residual_px: float = 0.0                        # median |error| of tracks after the model
     notes: list[str] = field(default_factory=list)
+    F: np.ndarray | None = None                     # fundamental matrix A -> B (full-res px), under parallax
 
     def to_json(self) -> dict:
         H = self.H / self.H[2, 2]
@@ -178,6 +179,11 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
             model.mesh, model.kind = mesh, "mesh"
             err = np.linalg.norm(res - mesh_at(model, q0, w, h), axis=1)
     model.residual_px = float(np.median(err))
+    if model.kind == "mesh" and len(q0) >= 16:
+        # a 3D scene: every static point's motion lies on its epipolar line, whatever its
+        # depth (what no 2D model can say; verify.py uses it in the longer pairs)
+        F, _ = cv2.findFundamentalMat(q0.astype(np.float64), q1.astype(np.float64), cv2.FM_RANSAC, p.ransac_px, 0.99)
+        model.F = F if F is not None and F.shape == (3, 3) else None
     return model
 
 
@@ -215,6 +221,15 @@ def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: i
     coarse = (_apply(model.H, pts) + mesh_at(model, pts, w, h)).reshape(gh, gw, 2)
     m = _upsample(coarse, gw * step, gh * step)[:h, :w]
     return _remap(b, m), cv2.bitwise_and(cv2.inRange(m, (0.0, 0.0), (b.shape[1] - 1.0, b.shape[0] - 1.0)), 1)
+
+
+def epipolar_px(model: CameraModel, p0: np.ndarray, p1: np.ndarray) -> np.ndarray | None:
+    """Distance (full-res px) of each point p1 in B from the epipolar line of p0 in A: what a
+    static scene point could not depart from, at any depth. None without a fitted F."""
+    if model.F is None:
+        return None
+    a = np.c_[p0, np.ones(len(p0))] @ model.F.T          # lines in B
+    return np.abs((np.c_[p1, np.ones(len(p1))] * a).sum(axis=1)) / np.maximum(np.hypot(a[:, 0], a[:, 1]), 1e-9)
 
 
 def model_displacement(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:

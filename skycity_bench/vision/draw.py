@@ -11,6 +11,9 @@ every hook claim judged, so a reviewer sees what was counted and why.
                        removed), drawn 3x longer than over Δ so it reads
   magenta cross + tag  hook claim that did not hold: s no own motion (static), p part or
                        duplicate of another object, r its moving region is another's
+  orange box + tag     no hook: counted region that is not plainly an object: P member of
+                       a particle field, M no own motion shown, K within what parallax
+                       explains, G fragment of a larger moving surface
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .objects import CAMERA, FIELD, FRAGMENT, NO_OWN
 from .segment import FULL_SCREEN, SOFT, STREAK
 
 _TAG = {STREAK: "S", SOFT: "C", FULL_SCREEN: "F"}
+_DOUBT = {FIELD: "P", NO_OWN: "M", CAMERA: "K", FRAGMENT: "G"}
+_ORANGE = (0, 140, 255)
 _RED, _GREEN, _CYAN, _YELLOW, _MAGENTA = (40, 40, 255), (60, 255, 60), (255, 230, 0), (0, 230, 255), (255, 0, 255)
 ARROW_GAIN = 3
 
@@ -62,6 +68,11 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
         else:
             cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
             _text(img, _TAG.get(r["reason"], "?"), (x, max(10, y - 3)), 0.4, _RED)
+    for r in data.get("regions") or []:
+        if r.get("doubt"):              # no hook: counted but not plainly an object
+            x, y, w, h = r["bbox"]
+            cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _ORANGE, 2)
+            _text(img, _DOUBT.get(r["doubt"], "?"), (x, max(10, y - 4)), 0.4, _ORANGE)
     for c in data.get("claims") or []:
         if "x" not in c or c.get("verdict") == "off screen":
             continue
@@ -82,6 +93,10 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
              f"{(data.get('camera') or {}).get('kind', '?')}",
              "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
              "magenta x: claim failed (s static, p part/duplicate, r region is another's)"]
+    ob = data.get("objects")
+    if ob:
+        lines.append(f"no hook: {ob.get('plain_count')} plainly objects of {ob.get('counted')} counted; orange: not "
+                     "plainly an object (P particle field, M no own motion, K camera/parallax, G fragment)")
     y = 22
     for i, text in enumerate(lines):
         scale = 0.6 if i == 0 else 0.45

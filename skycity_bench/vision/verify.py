@@ -45,6 +45,13 @@ class VerifyParams:
     distinct_motion_px: float = 2.0    # displacements this far apart are two objects, not one
     min_texture: float = 6.0           # gray std a box needs for its shift to mean anything
     speed_fit: float = 0.5             # a shift explaining the box at least this well gives its speed
+    other_shift_per_delta_px: float = 0.0  # (other pairs) least shift per Δ of the pair's length: the
+                                       # camera compensation's error grows with the time between frames
+    epipolar_px: float = 1.5           # (longer pairs, 3D) least distance off the epipolar line
+    mirror_px: float = 1.5             # (longer pairs) the shifts before and after t must be opposite
+    mirror_frac: float = 0.3           # ... within this many px plus this share of the larger
+    borrow_overlap: float = 0.25       # (other pairs) overlap, as a share of the smaller box, with a verified
+                                       # claim moving alike that makes a claim's motion borrowed
 
 
 def _num(v) -> float | None:
@@ -357,3 +364,120 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
         for key in ("_box", "_tight", "_own", "_shift"):
             rec.pop(key, None)
     return out
+
+
+# --------------------------------------------------------------------------- more pairs
+# Why: one pair (t, t + Δ) misses movers that, at that instant, move too little on screen
+# against their background (a mover heading nearly at the camera, a slow one) or move with
+# the camera (a mover flying the camera's way stays nearly still on screen while the city
+# slides past it: on screen nothing changed, so the pair reads it as covered). The minimum
+# over samples turns every such miss into a lower N. Frames before and after t, at several
+# offsets, give each claim more chances to show its own motion; the guards stay: in another
+# pair a claim holds only by its box's own content reappearing shifted and explaining the
+# box (route b, never by a changed region that may be someone else's), and not when it
+# moves with a verified claim that contains or overlaps it (a part, or a parked car a mover
+# drives over).
+
+RECHECKED = ("no own motion",)          # verdicts another pair may overturn (parts never)
+
+
+@dataclass
+class OtherPair:
+    """Frame at t + k·(one frame) compensated into A (`bw`), and as captured (`raw`)."""
+    frames: int                  # k, signed: negative = before t
+    bw: np.ndarray
+    raw: np.ndarray
+    scale: float                 # |k| / the primary pair's frames: how much more motion to expect
+    model: object = None         # the camera model fitted between A and this frame
+
+
+def _tight(rec: dict) -> tuple[int, int, int, int]:
+    x, y, w, h = rec["x"], rec["y"], rec["w"], rec["h"]
+    return (int(round(x - w / 2)), int(round(y - h / 2)), int(round(x + w / 2)), int(round(y + h / 2)))
+
+
+def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None = None,
+                   primary_frames: int = 6) -> int:
+    """Give every claim that failed for want of own motion in the primary pair another
+    chance in each of `pairs` (OtherPair, in order; an iterable, so a pair nobody needs is never
+    compensated). Updates `out` (verify_claims' records) in place;
+    returns how many claims it turned into movers."""
+    p = p or VerifyParams()
+    todo = [r for r in out if str(r.get("verdict", "")).startswith(RECHECKED) and "w" in r]
+    if not todo:
+        return 0
+    H, W = a.shape[:2]
+    ga = _gray(a)
+    half_a = cv2.pyrDown(ga)
+    turned = 0
+    for pr in pairs:
+        gb = _gray(pr.bw)
+        half = (half_a, cv2.pyrDown(gb))
+        radius = int(min(2 * p.max_displacement_px, p.max_displacement_px * max(1.0, pr.scale)))
+        shifts: dict[str, Shift | None] = {}
+
+        def shift_of(rec):
+            key = rec["id"]
+            if key not in shifts:
+                t = _tight(rec)
+                box = (max(0, t[0]), max(0, t[1]), min(W, t[2]), min(H, t[3]))
+                shifts[key] = measure_shift(ga, gb, box, radius, p.min_texture, half)
+            return shifts[key]
+
+        moved = [r for r in out if r.get("verdict") == "moved" and "w" in r]
+        for rec in todo:
+            t = _tight(rec)
+            if _rms(a, pr.raw, t, W, H) < p.still_rms:
+                continue                               # still nothing changed on screen there
+            s = shift_of(rec)
+            if not (s is not None and s.unique and s.textured and s.rms_in_place >= p.still_rms
+                    and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale) and s.fit <= p.shift_fit):
+                continue
+            if pr.model is not None and getattr(pr.model, "F", None) is not None and pr.scale > 1:
+                # under parallax, over a longer time a still thing slides against what is
+                # behind it; a motion along its epipolar line could be that, one off it cannot
+                from .camera import epipolar_px, model_displacement
+                c0 = np.array([[(t[0] + t[2]) / 2, (t[1] + t[3]) / 2]], np.float64)
+                c1 = c0 + [[s.dx, s.dy]]
+                c1 = c1 + model_displacement(pr.model, c1, W, H)
+                if float(epipolar_px(pr.model, c0, c1)[0]) < p.epipolar_px:
+                    continue
+            # moving with a verified claim it overlaps: a part of it, or its motion borrowed
+            with_other = None
+            area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
+            for o in moved:
+                to = _tight(o)
+                if _overlap(t, to) < p.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+                    continue
+                so = shift_of(o)
+                if so is None or math.hypot(s.dx - so.dx, s.dy - so.dy) < p.distinct_motion_px * max(1.0, pr.scale):
+                    with_other = o
+                    break
+            if with_other is not None:
+                continue
+            if pr.scale > 1:
+                # a longer pair: under parallax a still thing slides against its background
+                # further the longer the time, so one pair alone is not enough; the same
+                # motion must show before t and after it (a mover's own motion reverses
+                # with time; a compensation error need not)
+                mirror = rec.setdefault("_long", {}).get(-pr.frames)
+                rec["_long"][pr.frames] = s
+                if mirror is None or math.hypot(s.dx + mirror.dx, s.dy + mirror.dy) > \
+                        p.mirror_px + p.mirror_frac * max(s.norm, mirror.norm):
+                    continue
+            rec["verdict"], rec["how"] = "moved", f"shift {pr.frames:+d} frames"
+            rec["pair_frames"] = pr.frames
+            rec["shift_other"] = {"frames": pr.frames, "dx": round(s.dx, 2), "dy": round(s.dy, 2),
+                                  "fit": round(s.fit, 3)}
+            if s.fit <= p.speed_fit:
+                # the displacement over this pair, as over the primary pair's Δ, forward in time
+                k = primary_frames / pr.frames
+                rec["dx"], rec["dy"] = round(s.dx * k, 2), round(s.dy * k, 2)
+            moved.append(rec)
+            turned += 1
+        todo = [r for r in todo if r.get("verdict") != "moved"]
+        if not todo:
+            break
+    for r in out:
+        r.pop("_long", None)
+    return turned

@@ -1,7 +1,8 @@
 """Dynamic density on real Chromium: fixtures whose movers, categories and lies are known by
 construction (tests/fixtures/density/, written by make.py). One bench run per fixture,
 shared by every assertion about it: the lying hook, the camera-only 3D orbit and 30 movers
-flying over it (the case most model-written demos are). K = 10 / 50 / 80 and the 2D
+flying over it (the case most model-written demos are), and a three.js points-wave field
+without a hook (issue 16: review, never auto points from blobs). K = 10 / 50 / 80 and the 2D
 camera-only scene are in benchmarks/density_accuracy.py (run on demand), to keep this file
 inside its time budget."""
 
@@ -14,7 +15,7 @@ from tests.truth import all_fixtures, assert_truth, fixture, run_fixture
 
 pytestmark = pytest.mark.browser
 
-RUN_HERE = ["density/liar", "density/camera_orbit3d", "density/movers_orbit3d_30"]
+RUN_HERE = ["density/liar", "density/camera_orbit3d", "density/movers_orbit3d_30", "density/points_wave"]
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +72,13 @@ async def _page_truths(fxs):
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
+    from skycity_bench.runner import extra_resolvers
     from skycity_bench.scenario import load_scenario
 
     out = {}
     async with async_playwright() as pw:
-        h = await BrowserHandle(pw).start()
+        # the three.js fixtures import the library from a CDN: the offline cache answers
+        h = await BrowserHandle(pw, resolvers=extra_resolvers("offline")).start()
         try:
             for fx in fxs:
                 sc = load_scenario(None, {"viewport": fx.truth.get("scenario", {}).get("viewport")})
@@ -90,9 +93,21 @@ async def _page_truths(fxs):
 
 def test_should_have_truth_files_that_agree_with_what_each_page_animates():
     fxs = all_fixtures("density")
-    assert len(fxs) >= 6
+    assert len(fxs) >= 11
     got = asyncio.run(_page_truths(fxs))
     for fx in fxs:
         page = got[fx.name]
         for k, v in fx.truth["page"].items():
             assert page.get(k) == v, (fx.name, k, v, page.get(k))
+
+
+def test_should_send_a_hookless_particle_field_to_a_person_not_to_auto_points(runs):
+    _, rep = runs["density/points_wave"]
+    for item in ("density.count", "density.categories"):
+        it = rep["items"][item]
+        assert it["status"] == "review" and it["points"] is None, (item, it["status"], it["points"])
+    hint = rep["items"]["density.count"]["evidence"]["hint"]
+    assert any("field" in k for k in hint["not_plainly_objects"]), hint
+    assert hint["largest_group_of_near_identical_moving_primitives"] >= 12
+    samples = rep["probes"]["density"]["data"]["samples"]
+    assert all(s["objects"]["plain_count"] <= 2 for s in samples), [s["objects"] for s in samples]

@@ -249,3 +249,82 @@ def test_should_fit_the_mesh_to_coherent_parallax_and_ignore_scattered_movers():
     want = (np.arange(cols) + 0.5) / cols * 3
     assert np.allclose(mesh[..., 0].mean(axis=0), want, atol=0.35)
     assert np.abs(mesh[..., 1]).max() < 0.5
+
+
+def test_should_verify_a_mover_too_slow_for_one_pair_in_a_longer_pair_and_keep_the_guards(world):
+    # issue 16: over Δ the object moves 1 px (under the 1.5-px shift that counts), over 3Δ
+    # 3 px, before t and after it alike; a still object beside it stays unverified
+    base = view(world, 60, 40)
+
+    def frame(dx):
+        img = _textured_box(base.copy(), 300 + dx, 200, 36, 18, 1)
+        return _textured_box(img, 500, 200, 36, 18, 2)
+    a, b, later, earlier, long_before = frame(0), frame(1), frame(3), frame(-1), frame(-3)
+    claims = [{"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
+              {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18}]
+    one = {c["id"]: c for c in analyse_pair(a, b, claims).data["claims"]}
+    assert one["slow"]["verdict"].startswith("no own motion"), one["slow"]
+    # one longer pair alone is not enough (a compensation error grows with time too)
+    d = analyse_pair(a, b, claims, others=[(-6, earlier), (18, later)], primary_frames=6).data
+    assert {c["id"]: c for c in d["claims"]}["slow"]["verdict"].startswith("no own motion")
+    d = analyse_pair(a, b, claims, others=[(-6, earlier), (18, later), (-18, long_before)], primary_frames=6).data
+    got = {c["id"]: c for c in d["claims"]}
+    assert got["slow"]["verdict"] == "moved" and got["slow"]["pair_frames"] == 18, got["slow"]
+    assert abs(got["slow"]["dx"] - 1) <= 0.3 and abs(got["slow"]["dy"]) <= 0.3    # as over Δ
+    assert got["still"]["verdict"].startswith("no own motion"), got["still"]
+    assert d["verified_count"] == 1 and d["other_pairs_frames"] == [-6, -18, 18]
+
+
+def test_should_not_let_a_longer_pair_verify_a_part_moving_with_its_object(world):
+    base = view(world, 60, 40)
+
+    def frame(dx):
+        return _textured_box(base.copy(), 300 + dx, 200, 80, 40, 3)
+    a, b, later, before = frame(0), frame(6), frame(18), frame(-18)
+    claims = [{"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
+              {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12}]
+    got = {c["id"]: c for c in analyse_pair(a, b, claims, others=[(18, later), (-18, before)]).data["claims"]}
+    assert got["ship"]["verdict"] == "moved"
+    assert got["window"]["verdict"] == "part or duplicate of ship", got["window"]
+
+
+def _dot_field(t: float, n: int = 18) -> np.ndarray:
+    """A grid of identical white dots on black rising and falling in a wave (a particle
+    field, nothing else moves), dots of several sizes as perspective would draw them."""
+    img = np.zeros((H, W, 3), np.uint8)
+    for i in range(n):
+        for j in range(6):
+            y = 50 + 65 * j + 8 * np.sin(0.7 * i + 3 * t) + 8 * np.sin(0.9 * j + 3 * t)
+            cv2.circle(img, (4 * (30 + 42 * i), int(round(y * 4))), 4 * (4 + j), (255, 255, 255), -1, cv2.LINE_AA, shift=2)
+    return img
+
+
+def test_should_not_take_a_field_of_identical_moving_dots_for_objects_without_a_hook():
+    d = analyse_pair(_dot_field(0.0), _dot_field(0.1)).data
+    assert d["visual_count"] >= 6                        # the regions are there ...
+    ob = d["objects"]
+    assert ob["plain_count"] == 0, ob                    # ... but none is plainly an object
+    assert ob["largest_alike_group"] >= 12 and any("field" in k for k in ob["doubtful"])
+
+
+def _vehicle(img, x, y, seed):
+    """A 30x16 vehicle: a body of one colour with a few panels (the corners a real model has)."""
+    rng = np.random.default_rng(seed)
+    body = tuple(int(v) for v in rng.integers(60, 230, 3))
+    cv2.rectangle(img, (x, y), (x + 29, y + 15), body, -1)
+    for px, pw in ((3, 4), (11, 8), (23, 3)):        # irregular, so no shift matches a wrong panel
+        cv2.rectangle(img, (x + px, y + 3), (x + px + pw, y + 8), tuple(255 - v for v in body), -1)
+    cv2.rectangle(img, (x, y + 12), (x + 29, y + 15), (30, 30, 30), -1)
+    return img
+
+
+def test_should_find_distinct_movers_plainly_objects_without_a_hook(world):
+    a, b = view(world, *CAM_A), view(world, *CAM_B)
+    for i in range(8):
+        x, y = 100 + 80 * i, 120 + 30 * (i % 3)
+        _vehicle(a, x, y, 10 + i)
+        _vehicle(b, x + [5, -4, 0, 6, -6, 3, 0, 5][i], y + [0, 3, 5, -3, 0, 4, -5, 2][i], 10 + i)
+    d = analyse_pair(a, b).data
+    # a uniform body's trailing strip may hold too few corners (its region then waits for a
+    # person only if many do): within the issue's 10 %, never more than there are
+    assert 7 <= d["objects"]["plain_count"] <= 8, d["objects"]

@@ -86,3 +86,29 @@ def test_should_densify_between_samples_where_the_count_drops_largest_drops_firs
     assert _densify_times(samples, s) == [20.25, 20.5, 20.75]
     assert len(_densify_times(samples, Settings(densify_points=1, densify_max_intervals=4))) == 2
     assert _densify_times([{"t": 20.0, "visual_count": 5}, {"t": 21.0, "visual_count": 6}], s) == []
+
+
+def _hookless(t, visual, plain, why=None, largest=3):
+    s = _sample(t, visual)
+    s["objects"] = {"plain_count": plain, "counted": visual, "doubtful": why or {}, "largest_alike_group": largest}
+    return s
+
+
+def test_should_send_a_hookless_particle_field_to_review_with_the_counts_as_a_hint():
+    field = {"member of a field of near-identical primitives": 30}
+    samples = [_hookless(20, 30, 0, field, 140), _hookless(25, 41, 1, field, 160)]
+    for item in ("density.count", "density.categories"):
+        r = _score(item, samples)
+        assert r.status == "review" and r.points is None, (item, r)
+        assert "a person decides" in r.evidence["reason"]
+    hint = _score("density.count", samples).evidence["hint"]
+    assert hint["visual_count_range"] == [30, 41] and hint["largest_group_of_near_identical_moving_primitives"] == 160
+    assert hint["not_plainly_objects"] == {"member of a field of near-identical primitives": 60}
+
+
+def test_should_score_hookless_plain_objects_when_the_pixels_separate_them():
+    # a region or two in doubt is within the allowance; points come from the plain count
+    samples = [_hookless(20, 21, 20, {"shift within what parallax could explain": 1}), _hookless(25, 20, 19, {})]
+    r = _score("density.count", samples)
+    assert r.status == "partial" and r.measurements["density.N"] == 19 and r.points == 10 * 19 / 50
+    assert _score("density.categories", samples).status == "untested"

@@ -1,0 +1,184 @@
+"""Without a hook: which counted moving regions are plainly objects (figures only; the
+scorer judges whether they are sure enough to give points).
+
+The visual count counts every identifiable moving region. Without a hook that says what
+is an object, three things can pass for objects and must not be counted (issue 16):
+  * a particle field: many near-identical primitives moving as one field (a grid of points
+    rising and falling in a wave). Perspective makes near dots as large as an object, so
+    size does not tell; sameness does: a group of at least `field_min_members` moving
+    regions (counted or tiny) of one colour is a field, and its members are not objects;
+  * motion the camera model explains: a region whose own corners, followed from A into the
+    compensated B, do not agree on a shift of their own has no motion the pixels can show;
+    under parallax, one whose shift stays within what the dense background flow could have
+    taken (`parallax_max_px`) is as likely a depth edge;
+  * fragments of one moving surface: regions close together moving by the same shift are
+    one thing.
+Each counted region gets a `plain` flag and, when false, why; the sample gets the counts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from .segment import STREAK, Segmentation
+from .verify import VerifyParams
+
+FIELD = "member of a field of near-identical primitives"
+NO_OWN = "no own motion the pixels can show (its corners do not agree on a shift)"
+CAMERA = "shift within what parallax could explain"
+FRAGMENT = "fragment of a larger moving surface"
+
+
+@dataclass
+class ObjectParams:
+    field_min_members: int = 12      # moving regions of one colour that make a field
+    field_colour_tol: int = 24       # max channel distance within which two colours are one
+    fragment_gap_px: int = 12        # regions this close moving by the same shift are one surface
+    parallax_max_px: float = 2.0     # (camera) most the background flow may depart from the mesh
+    own_min_tracks: int = 3          # corners that must agree on a region's own shift
+    own_max_tracks: int = 24         # corners followed per region
+    own_reach_px: int = 8            # ... found on its changed pixels or this close to them
+    own_agree_px: float = 1.5        # corners whose shifts differ less than this agree
+
+
+def _colour(a: np.ndarray, b: np.ndarray, seg: Segmentation, r) -> np.ndarray | None:
+    """The colour of what moved in the region: of frame A's or frame B's changed pixels,
+    whichever lies further from the region's surroundings (an object left or arrived)."""
+    x0, y0, x1, y1 = r.x, r.y, r.x + r.w, r.y + r.h
+    pad = 4
+    X0, Y0 = max(0, x0 - pad), max(0, y0 - pad)
+    X1, Y1 = min(a.shape[1], x1 + pad), min(a.shape[0], y1 + pad)
+    lab = seg.labels[Y0:Y1, X0:X1] == r.label
+    on = lab & (seg.mask[Y0:Y1, X0:X1] > 0)
+    ring = ~cv2.dilate(lab.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
+    if not on.any():
+        return None
+    pa, pb = a[Y0:Y1, X0:X1], b[Y0:Y1, X0:X1]
+    ca, cb = np.median(pa[on], axis=0), np.median(pb[on], axis=0)
+    if not ring.any():
+        return ca
+    bg = np.median(pa[ring], axis=0)
+    return ca if np.abs(ca - bg).max() >= np.abs(cb - bg).max() else cb
+
+
+_LK = dict(winSize=(11, 11), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
+
+
+def own_flow(ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: float,
+             op: "ObjectParams") -> tuple[float, float] | None:
+    """The region's own displacement against the compensated background, or None when its
+    pixels do not show one: corners on its changed pixels in A followed into B (forward and
+    back). What moved shows as at least `own_min_tracks` corners agreeing within `own_agree_px` on one
+    shift of at least `min_shift` px (corners on the still background around stay put, those
+    on what it uncovers or covers are lost)."""
+    # the region and a few px around it: the changed strip a uniform body leaves behind
+    # holds few corners; the body's own are just beside it
+    pad = op.own_reach_px
+    x0, y0 = max(0, r.x - pad), max(0, r.y - pad)
+    x1, y1 = min(ga.shape[1], r.x + r.w + pad), min(ga.shape[0], r.y + r.h + pad)
+    mask = ((seg.labels[y0:y1, x0:x1] == r.label) & (seg.mask[y0:y1, x0:x1] > 0)).astype(np.uint8)
+    if x1 - x0 < 4 or y1 - y0 < 4 or not mask.any():
+        return None
+    mask = cv2.dilate(mask, np.ones((2 * pad + 1, 2 * pad + 1), np.uint8))
+    pts = cv2.goodFeaturesToTrack(ga[y0:y1, x0:x1], maxCorners=op.own_max_tracks, qualityLevel=0.01,
+                                  minDistance=2, mask=mask, blockSize=3)
+    if pts is None or len(pts) < op.own_min_tracks:
+        return None
+    pts = (pts.reshape(-1, 2) + (x0, y0)).astype(np.float32)
+    p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **_LK)
+    p0r, st2, _ = cv2.calcOpticalFlowPyrLK(gb, ga, p1, None, **_LK)
+    ok = (st.ravel() == 1) & (st2.ravel() == 1) & (np.linalg.norm(p0r - pts, axis=1) < 0.5)
+    if ok.sum() < op.own_min_tracks:
+        return None
+    f = (p1 - pts)[ok]
+    mov = f[np.linalg.norm(f, axis=1) >= min_shift]
+    if len(mov) < op.own_min_tracks:
+        return None
+    agree = np.linalg.norm(f - np.median(mov, axis=0), axis=1) <= op.own_agree_px
+    if agree.sum() < op.own_min_tracks:
+        return None
+    d = np.median(f[agree], axis=0)
+    return float(d[0]), float(d[1])
+
+
+def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyParams, op: ObjectParams,
+                  parallax: bool) -> dict:
+    """Figures for the hookless judgement of one sample. `bw`: frame B compensated into A
+    (by the background flow under parallax); `parallax`: that flow was needed."""
+    H, W = a.shape[:2]
+    moving = [r for r in seg.regions if r.reason is None or r.reason == "tiny particle"]
+    counted = [r for r in seg.regions if r.counted]
+    # --- fields: group every moving region by its colour (greedy, largest group first)
+    cols = {}
+    for r in moving[:1500]:
+        c = _colour(a, bw, seg, r)
+        if c is not None:
+            cols[r.label] = c.astype(np.float32)
+    labels = list(cols)
+    arr = np.array([cols[k] for k in labels]) if labels else np.zeros((0, 3), np.float32)
+    group = {}
+    free = np.ones(len(labels), bool)
+    largest = 0
+    while free.any():
+        idx = np.flatnonzero(free)
+        near = (np.abs(arr[idx][:, None, :] - arr[idx][None, :, :]).max(axis=2) <= op.field_colour_tol).sum(axis=1)
+        seed = idx[int(np.argmax(near))]
+        members = idx[np.abs(arr[idx] - arr[seed]).max(axis=1) <= op.field_colour_tol]
+        largest = max(largest, len(members))
+        for m in members:
+            group[labels[m]] = len(members)
+        free[members] = False
+        if len(members) < op.field_min_members:
+            break                              # the rest are in groups smaller still
+    ga, gb = (a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
+              bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY))
+    per: dict[int, dict] = {}
+    plain = []
+    for r in counted:
+        rec = {"label": r.label}
+        per[r.label] = rec
+        if group.get(r.label, 0) >= op.field_min_members:
+            rec["why"] = FIELD
+            continue
+        s = own_flow(ga, gb, seg, r, vp.min_shift_px, op)
+        if s is None:
+            rec["why"] = NO_OWN
+            continue
+        rec["shift"] = [round(s[0], 2), round(s[1], 2)]
+        if parallax and math.hypot(*s) <= op.parallax_max_px:
+            rec["why"] = CAMERA
+            continue
+        plain.append((r, s))
+    # --- fragments: plain regions close together moving alike are one surface
+    merged = 0
+    parent = list(range(len(plain)))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    g = op.fragment_gap_px
+    for i, (r1, s1) in enumerate(plain):
+        for j in range(i + 1, len(plain)):
+            r2, s2 = plain[j]
+            if (r2.x - g <= r1.x + r1.w and r1.x - g <= r2.x + r2.w and r2.y - g <= r1.y + r1.h and r1.y - g <= r2.y + r2.h
+                    and math.hypot(s1[0] - s2[0], s1[1] - s2[1]) < vp.distinct_motion_px and root(i) != root(j)):
+                parent[root(j)] = root(i)
+                merged += 1
+                per[r2.label]["why"] = FRAGMENT
+    n_plain = len({root(i) for i in range(len(plain))})
+    for i, (r, _) in enumerate(plain):
+        if "why" not in per[r.label]:
+            per[r.label]["plain"] = True
+    why = {}
+    for rec in per.values():
+        if "why" in rec:
+            why[rec["why"]] = why.get(rec["why"], 0) + 1
+    return {"plain_count": n_plain, "counted": len(counted), "doubtful": why,
+            "largest_alike_group": largest, "field_min_members": op.field_min_members,
+            "per_region": per}
