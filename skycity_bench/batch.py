@@ -117,12 +117,14 @@ class BatchOptions:
 
 
 def default_budget(scenario, probes: Optional[list[str]]) -> float:
-    """Wall-clock budget of one candidate run: calibration + every probe's own budget +
-    45 s for starting Python and Chromium, scoring and writing (a generous bound: it is
-    the backstop behind the probes' own limits, not the usual end)."""
+    """Wall-clock budget of one candidate run: calibration + every probe's own budget, or the
+    run budget if larger (a slow renderer lets probes overrun their own budgets up to it,
+    issue 16) + 45 s for starting Python and Chromium, scoring and writing (a generous bound:
+    it is the backstop behind the probes' own limits, not the usual end)."""
     from .probes import registry
 
-    return scenario.calibration.duration_s + sum(float(s.budget(scenario)) for s in registry.select(probes)) + 45
+    probes_s = sum(float(s.budget(scenario)) for s in registry.select(probes))
+    return scenario.calibration.duration_s + max(probes_s, scenario.timeouts.run_s) + 45
 
 
 class Batch:

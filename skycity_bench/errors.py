@@ -31,5 +31,10 @@ class DemoHang(ProbeError):
     """The demo's main thread stopped answering."""
 
 
+class DemoSlow(ProbeError):
+    """The demo kept rendering frames, but too slowly for the budget sized from its measured
+    frame cost (issue 16: slow, not hung)."""
+
+
 class DemoCrash(ProbeError):
     """The demo's renderer process crashed or the page closed itself."""

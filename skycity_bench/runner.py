@@ -20,6 +20,7 @@ from . import __version__, environment
 from .browser.calibration import calibrate
 from .browser.launch import find_chromium
 from .browser.server import DemoServer
+from .browser.clock_budget import RunBudget
 from .browser.session import BrowserHandle
 from .demo_file import candidate_id, load_demo
 from .errors import BenchError, DemoCrash, DemoHang, ProbeError
@@ -127,6 +128,8 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
         demo.url = server.url
         async with async_playwright() as pw:
             handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network, ondemand))
+            # issue 16: the run's wall budget and every page's measured frame cost
+            handle.budget = RunBudget(scenario.timeouts)
             await handle.start()
             try:
                 path, source = find_chromium()
@@ -154,6 +157,7 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
                 _note_fetches(report, handle, ondemand)
                 report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
                 _page_events(report, handle)
+                _render_cost(report, handle, progress)
                 await handle.kill()
 
 
@@ -194,6 +198,21 @@ def _page_events(report: Report, handle) -> None:
         report.warnings.append(f"the demo's renderer crashed on {crashed} page(s)")
 
 
+def _render_cost(report: Report, handle, progress: Progress) -> None:
+    """issue 16: how slow the renderer was (each viewport's measured frame cost, how many
+    pages were stepped coarsely, whether the demo's clock kept up), in the report's
+    environment, and one warning line (also on the terminal) when it was slow."""
+    b = getattr(handle, "budget", None)
+    if b is None:
+        return
+    report.environment["render_cost"] = {"viewports": b.summary(), "run_budget_s": b.t.run_s,
+                                         "beyond_real_time_s": round(b.beyond_real_time_s, 1)}
+    line = b.slow_line()
+    if line:
+        report.warnings.append(line)
+        progress.log(f"[yellow]{line}[/]")
+
+
 def _external(handle) -> list[str]:
     seen, out = set(), []
     for r in handle.requests:
@@ -203,6 +222,34 @@ def _external(handle) -> list[str]:
     return out
 
 
+async def _within_budget(coro, budget: float, handle):
+    """Await a probe for `budget` seconds, plus the time its pages spent rendering beyond
+    real time (a slow renderer, issue 16: browser/clock_budget.py), never past the run's
+    budget. Raises asyncio.TimeoutError (its argument says how far it was extended)."""
+    b = getattr(handle, "budget", None)
+    task = asyncio.ensure_future(coro)
+    start = time.monotonic()
+    base = b.beyond_real_time_s if b else 0.0
+    deadline = start + budget
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+            if done:
+                return task.result()
+            extra = (b.beyond_real_time_s - base) if b else 0.0
+            new = min(start + budget + extra, max(start + budget, b.deadline if b else 0.0))
+            if new <= time.monotonic() + 0.05:
+                raise asyncio.TimeoutError(f" + {extra:.0f} s of slow rendering" if extra >= 1 else "")
+            deadline = new
+    finally:
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except BaseException:
+                pass
+
+
 async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
@@ -210,9 +257,9 @@ async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress) ->
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:
-        rec.data = await asyncio.wait_for(spec.collect(ctx), budget)
-    except asyncio.TimeoutError:
-        rec.status, rec.error = "error", f"probe ran past its budget of {budget:.0f} s (demo hangs or is too slow)"
+        rec.data = await _within_budget(spec.collect(ctx), budget, handle)
+    except asyncio.TimeoutError as e:
+        rec.status, rec.error = "error", f"probe ran past its budget of {budget:.0f} s{e.args[0] if e.args else ''} (demo hangs or is too slow)"
         await handle.restart()
     except (DemoHang, DemoCrash) as e:
         rec.status, rec.error, rec.data = "error", str(e), e.data

@@ -62,6 +62,18 @@ class HookNames(Strict):
 class Timeouts(Strict):
     load_s: float = Field(20, gt=0, le=600)
     probe_grace_s: float = Field(25, gt=0, le=600)
+    # Fake-clock budgets from the measured frame cost (issue 16, browser/clock_budget.py);
+    # the reasons for the values are in scenarios/skycity.yaml.
+    run_s: float = Field(3600, gt=0, description="wall seconds a whole run may take with a slow renderer")
+    frame_cost_frames: int = Field(5, ge=1, le=60)
+    frame_cost_margin: float = Field(3.0, ge=1)
+    advance_base_s: float = Field(10, gt=0, le=600)
+    hang_s: float = Field(20, gt=0, le=600)
+    hang_frames: float = Field(40, ge=1)
+    poll_s: float = Field(1.0, gt=0, le=60)
+    coarse_above_ms: float = Field(50, gt=0)
+    coarse_step_ms: int = Field(100, ge=17, le=1000)
+    clock_keepup: float = Field(0.9, gt=0, le=1)
 
 
 class Calibration(Strict):

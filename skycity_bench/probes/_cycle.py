@@ -10,6 +10,9 @@ scenario's thresholds:
   resume  `resume_s` later: changed share (frames move again), hook time advance;
   replay  at replay + each first-play time: SSIM against the first play's frames at that
           time and one frame either side (the replay may start up to a frame off t = 0).
+Only pictures at given times count here, so on a slow renderer the clock moves in coarse
+steps (DemoPage.run_for(picture_only=True), issue 16); `clock` in the evidence says how slow
+the page was, how it was stepped and whether the demo's own clock kept up.
 """
 
 from __future__ import annotations
@@ -49,10 +52,10 @@ async def first_play(dp, settings) -> dict[float, list]:
     """Frames of the first play at each of settings.first_play_times_s, with a frame either side."""
     frames: dict[float, list] = {}
     for t in settings.first_play_times_s:
-        await dp.seek(t - FRAME_MS / 1000)
+        await dp.seek(t - FRAME_MS / 1000, picture_only=True)
         shots = [await dp.frame()]
         for _ in range(2):
-            await dp.run_for(FRAME_MS)
+            await dp.run_for(FRAME_MS, picture_only=True)
             shots.append(await dp.frame())
         frames[t] = shots
     return frames
@@ -76,20 +79,20 @@ async def run_cycles(dp, way: str, settings, use_hook_time: bool, save) -> dict:
         cyc: dict = {}
         t_before = await _state_time(dp, use_hook_time)
         await drv.send("pause")
-        await dp.run_for(settings.settle_s * 1000)
+        await dp.run_for(settings.settle_s * 1000, picture_only=True)
         p0, t0 = await dp.frame(), await _state_time(dp, use_hook_time)
-        await dp.run_for(settings.pause_hold_s * 1000)
+        await dp.run_for(settings.pause_hold_s * 1000, picture_only=True)
         p1, t1 = await dp.frame(), await _state_time(dp, use_hook_time)
         cyc["pause"] = {**change_stats(changed_mask(p0, p1)), "hook_time": [t_before, t0, t1]}
         await drv.send("resume")
-        await dp.run_for(settings.resume_s * 1000)
+        await dp.run_for(settings.resume_s * 1000, picture_only=True)
         r1, t2 = await dp.frame(), await _state_time(dp, use_hook_time)
         cyc["resume"] = {**change_stats(changed_mask(p1, r1)), "hook_time": [t1, t2]}
         await drv.send("replay")
         start = await dp.now_s()
         rep = []
         for t in times:
-            await dp.seek(start + t)
+            await dp.seek(start + t, picture_only=True)
             shot = await dp.frame()
             m = _best_match(shot, ref[t], settings.ssim_width)
             m.update({"t_s": t, "hook_time": await _state_time(dp, use_hook_time)})
@@ -102,4 +105,5 @@ async def run_cycles(dp, way: str, settings, use_hook_time: bool, save) -> dict:
             out["pause_frames"] = [save(f"{way}-pause1-start", p0), save(f"{way}-pause1-end", p1)]
     if drv.calls:
         out["hook_errors"] = drv.calls[:10]
+    out["clock"] = dp.clock.to_json()
     return out

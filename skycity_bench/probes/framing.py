@@ -28,6 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.session import js
+from ..errors import ProbeError
 from ..scenario import Viewport, parse_viewport
 from ._pixels import outline
 from . import probe
@@ -110,13 +111,17 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
     samples, frames = [], []
     try:
         for t in s.times_s:
-            await dp.seek(t)
+            await dp.seek(t, picture_only=True)     # the layout at t, not every frame on the way
             frames.append(await dp.frame())
             excuse = await _excuses(dp)
             dom = await dp.evaluate_isolated(js("framing_probe.js"), excuse, timeout=10, what="reading the layout")
             dom["canvas_texts"] = await dp.evaluate("__SKYCITY__.canvasText ? __SKYCITY__.canvasText.recent(500) : []",
                                                     timeout=10, what="reading canvas texts") or []
             samples.append({"t_s": t, "excused_texts": excuse, **dom})
+    except ProbeError as e:
+        # partial evidence: what was sampled, and how slow the page was (slow vs hung)
+        e.data = {**e.data, "viewport": [vp.width, vp.height], "samples": samples, "clock": dp.clock.to_json()}
+        raise
     finally:
         await dp.close()
     scene = samples[-1].get("scene")
@@ -132,7 +137,7 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
     p, name = ctx.file(f"framing/framing-{vp.width}x{vp.height}.png")
     cv2.imwrite(str(p), outline(img, boxes))
     return {"viewport": [vp.width, vp.height], "samples": samples, "blank_bands": bands,
-            "blank_share": round(float(mask.mean()), 5), "file": name}
+            "blank_share": round(float(mask.mean()), 5), "file": name, "clock": dp.clock.to_json()}
 
 
 @probe("framing", order=25, settings=Settings, version="1",

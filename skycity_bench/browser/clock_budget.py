@@ -1,0 +1,235 @@
+"""Fake-clock budgets from the measured frame cost (issue 16).
+
+Under the fake clock the demo's time moves only when the bench advances it, and advancing it
+by `ms` makes the page run every animation frame on the way: on software WebGL a three.js
+scene can take a fifth of a second per frame, so one demo second costs twelve real ones.
+A fixed time limit per advance either calls such a page hung or waits for ever on a page
+that really hangs. So:
+
+- **Frame cost.** The first `frame_cost_frames` animation frames after load are advanced one
+  at a time and timed (wall ms per 60 Hz frame, from the demo time each call played, so no
+  frame needs to be counted). Their mean without the slowest is the page's frame cost;
+  every page measures its own (viewport, injected scripts and what runs beside it all
+  change it).
+- **Budget per advance** = `advance_base_s` + frames to render × frame cost ×
+  `frame_cost_margin`, capped by what is left of the run budget (`run_s`).
+- **Slow or hung.** While an advance runs, the page's fake `performance.now()` is read every
+  `poll_s` (Playwright's clock yields to the page's task queue between timers, so the read
+  is answered between two frames of a page that is only slow). A clock that moved since the
+  last read means frames keep coming; no movement (or no answer) for `hang_s`, or for
+  `hang_frames` times the page's frame cost if longer, is a hang (`DemoHang`); a coarse step
+  moves the clock once, at its start, so there the step itself must end in that time. Frames that keep coming past the sized budget are a slow demo (`DemoSlow`):
+  both messages carry the measured frame cost and how far the clock got.
+- **Coarse steps.** Where a probe needs only the picture at a time, not every frame on the
+  way (`picture_only`), and the frame cost is above `coarse_above_ms`, the clock jumps in
+  steps of `coarse_step_ms` (Playwright's fastForward: every due timer and one animation
+  frame fire once per step, at the step's end), so one frame is rendered per step instead of
+  one per 16 ms, drawn at exactly the step's end time; the first step is one 60 Hz frame,
+  so the frame after a key or hook call comes as soon as on a fine clock. A demo that advances its animation per frame, or caps a frame's delta,
+  falls behind the clock under coarse steps: `DemoPage.seek` checks the hook's
+  getState().time against the clock when it can, halves the step when the demo lagged, and
+  the page's clock log says what was checked (`demo_clock`).
+- **Run budget.** `RunBudget` (one per run, on the BrowserHandle) holds the run's start, every
+  page's clock log and the wall seconds advances took beyond the demo time they played
+  (`beyond_real_time_s`): the runner lets a probe run past its own fixed budget by that much
+  (a slow renderer's extra time), never past the run budget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import time
+from dataclasses import dataclass, field
+
+from ..errors import DemoHang, DemoSlow
+
+FRAME_MS = 1000 / 60
+
+
+@dataclass
+class ClockLog:
+    """One page's fake-clock work: its measured frame cost, what was advanced how, and the
+    checks of the demo's own clock under coarse steps."""
+
+    viewport: str
+    samples_ms: list[float] = field(default_factory=list)     # wall ms per 60 Hz frame, first frames after load
+    measuring: bool = False                                  # set once the demo's t = 0 is known
+    step_ms: int = 0                                          # coarse step now (0: not decided yet)
+    advanced_ms: float = 0.0                                  # demo ms advanced after load
+    wall_s: float = 0.0                                       # wall seconds those advances took
+    fine_ms: float = 0.0                                      # of which every frame was rendered
+    coarse_ms: float = 0.0                                    # of which in coarse steps
+    coarse_steps: int = 0
+    slowest: dict = field(default_factory=dict)               # the advance with the most wall s per demo s
+    demo_clock: list[dict] = field(default_factory=list)      # keep-up checks under coarse steps
+
+    @property
+    def frame_cost_ms(self) -> float | None:
+        """Mean of the samples without the slowest (a GC pause or another page's burst):
+        WebGL work is pipelined, so a frame's cost often shows in the next one's (samples
+        alternate 5 and 60 ms on a 30 ms page) and a median would take one side."""
+        if not self.samples_ms:
+            return None
+        xs = sorted(self.samples_ms)
+        if len(xs) >= 3:
+            xs = xs[:-1]
+        return sum(xs) / len(xs)
+
+    def to_json(self) -> dict:
+        cost = self.frame_cost_ms
+        out = {"viewport": self.viewport,
+               "frame_cost_ms": round(cost, 1) if cost is not None else None,
+               "frame_cost_samples_ms": [round(x, 1) for x in self.samples_ms],
+               "slowdown": round(cost / FRAME_MS, 2) if cost is not None else None,
+               "advanced_s": round(self.advanced_ms / 1000, 3), "wall_s": round(self.wall_s, 2),
+               "fine_s": round(self.fine_ms / 1000, 3), "coarse_s": round(self.coarse_ms / 1000, 3),
+               "coarse_steps": self.coarse_steps}
+        if self.coarse_steps:
+            out["coarse_step_ms"] = self.step_ms
+        if self.slowest:
+            out["slowest_advance"] = self.slowest
+        if self.coarse_steps or self.demo_clock:
+            out["demo_clock"] = _demo_clock_verdict(self.demo_clock)
+            out["demo_clock_checks"] = self.demo_clock[:20]
+        return out
+
+
+def _demo_clock_verdict(checks: list[dict]) -> str:
+    if not checks:
+        return "not checked"
+    if all(c.get("kept_up") is None for c in checks):
+        return checks[-1].get("note", "not checked")
+    checks = [c for c in checks if c.get("kept_up") is not None]
+    lagged = [c for c in checks if c.get("kept_up") is False]
+    if not lagged:
+        return f"kept up with the clock (hook getState().time, {len(checks)} checks)"
+    c = lagged[0]
+    return (f"fell behind under coarse steps: {c['demo_s']:g} s of demo time for {c['clock_s']:g} s of clock "
+            f"at {c['step_ms']} ms steps (hook getState().time); the step was halved after it")
+
+
+class RunBudget:
+    """The run's total budget and the clock logs of all its pages."""
+
+    def __init__(self, timeouts):
+        self.t = timeouts
+        self.started = time.monotonic()
+        self.pages: list[ClockLog] = []
+        self.beyond_real_time_s = 0.0
+
+    def left_s(self) -> float:
+        return self.started + self.t.run_s - time.monotonic()
+
+    @property
+    def deadline(self) -> float:
+        """time.monotonic() by which the run must end."""
+        return self.started + self.t.run_s
+
+    def charge(self, wall_s: float, demo_ms: float) -> None:
+        self.beyond_real_time_s += max(0.0, wall_s - demo_ms / 1000.0)
+
+    def summary(self) -> dict:
+        """Per viewport: the pages' frame costs (median over the pages, and the worst), how
+        many pages were stepped coarsely, and the demo-clock verdicts."""
+        by_vp: dict[str, list[ClockLog]] = {}
+        for p in self.pages:
+            if p.frame_cost_ms is not None:
+                by_vp.setdefault(p.viewport, []).append(p)
+        out = {}
+        for vp, logs in by_vp.items():
+            costs = [p.frame_cost_ms for p in logs]
+            med = statistics.median(costs)
+            out[vp] = {"frame_cost_ms": round(med, 1), "worst_page_ms": round(max(costs), 1),
+                       "slowdown": round(med / FRAME_MS, 2), "pages": len(logs),
+                       "coarse_pages": sum(1 for p in logs if p.coarse_steps),
+                       "slow": med > self.t.coarse_above_ms,
+                       "demo_clock": sorted({_demo_clock_verdict(p.demo_clock) for p in logs if p.coarse_steps})}
+        return out
+
+    def slow_line(self) -> str | None:
+        """One line for the terminal and the report's warnings when the renderer was slow."""
+        s = self.summary()
+        slow = {vp: v for vp, v in s.items() if v["slow"]}
+        if not slow:
+            return None
+        parts = ", ".join(f"{v['frame_cost_ms']:g} ms per animation frame at {vp} ({v['slowdown']:g}x a 60 Hz frame)"
+                          for vp, v in sorted(slow.items()))
+        return (f"slow renderer: {parts}; fake-clock budgets were sized from it and pictures at given times "
+                f"were reached in coarse clock steps")
+
+
+def limit_s(t, frames: float, cost_ms: float | None, left_s: float) -> float:
+    """Wall seconds an advance that renders `frames` animation frames may take."""
+    per = max(cost_ms or 0.0, FRAME_MS)
+    return min(t.advance_base_s + frames * per * t.frame_cost_margin / 1000.0, max(t.advance_base_s, left_s))
+
+
+async def _fake_now(dp, timeout: float) -> float | None:
+    """The page's fake performance.now(), or None when it does not answer in time."""
+    try:
+        v = await asyncio.wait_for(dp.page.evaluate("performance.now()"), timeout)
+        return float(v)
+    except Exception:
+        return None
+
+
+async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
+    """Await a clock advance `coro` (demo ms `ms`, about `frames` rendered frames) under the
+    sized budget, telling a slow page from a hung one. Returns the wall seconds it took."""
+    b, t, log = dp.budget, dp.scenario.timeouts, dp.clock
+    cost = log.frame_cost_ms
+    limit = limit_s(t, frames, cost, b.left_s())
+    if cost is None and not log.measuring:
+        # The first frames after the load event (shader compiles, first uploads) are part of
+        # loading: the load timeout applies to them.
+        limit = max(limit, t.load_s)
+    backstop = limit + max(t.hang_s, t.hang_frames * (cost or 0.0) / 1000.0) + 30
+    task = asyncio.ensure_future(dp.call(coro, backstop, what))
+    # Hung: no frame for hang_s, or for hang_frames of this page's own frame cost if longer.
+    hang_s = max(t.hang_s, t.hang_frames * (cost or 0.0) / 1000.0)
+    start = last_move = last_poll = time.monotonic()
+    last_pos: float | None = None
+    charged_wall = charged_ms = 0.0
+    try:
+        while True:
+            now = time.monotonic()
+            wait = min(t.poll_s, start + limit - now, last_move + hang_s - now)
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, wait))
+            if done:
+                break
+            now = time.monotonic()
+            if now - last_move >= hang_s:
+                at = f"; the clock stood at +{last_pos - (dp.t0_ms or 0):.0f} ms" if last_pos is not None else ""
+                raise DemoHang(f"{what}: hung: no animation frame for {hang_s:.0f} s{at} "
+                               f"({_cost_note(cost)}; the demo's main thread hangs)")
+            if now - start >= limit:
+                raise DemoSlow(f"{what}: slow: still rendering after {limit:.1f} s, the budget sized from "
+                               f"the measured frame cost ({_cost_note(cost)}, {frames:.0f} frames x "
+                               f"{t.frame_cost_margin:g} margin); frames kept coming")
+            pos = await _fake_now(dp, min(t.poll_s, max(0.5, hang_s / 4)))
+            now = time.monotonic()
+            if pos is not None and last_pos is not None and pos > last_pos:
+                # Frames keep coming. The time this took beyond the demo time it played is
+                # charged as it happens (the probe's extension grows during a long advance).
+                b.charge(now - last_poll, pos - last_pos)
+                charged_wall += now - last_poll
+                charged_ms += pos - last_pos
+                last_move = now
+            if pos is not None and (last_pos is None or pos > last_pos):
+                last_pos, last_poll = pos, now
+        await task
+    except BaseException:
+        task.cancel()
+        raise
+    wall = time.monotonic() - start
+    b.charge(wall - charged_wall, ms - charged_ms)
+    return wall
+
+
+def _cost_note(cost: float | None) -> str:
+    return (f"{cost:.0f} ms per animation frame measured after load" if cost is not None
+            else "frame cost not measured yet")
+
+
+__all__ = ["FRAME_MS", "ClockLog", "RunBudget", "limit_s", "watched"]

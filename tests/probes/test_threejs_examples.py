@@ -1,0 +1,120 @@
+"""Issue 16 part 3 in a real Chromium: pages modeled on three.js's examples (interactive cubes,
+points waves, shadow-map point lights, OBB), importing three.js from a CDN that the offline
+cache answers, plus a single-file variant of the cubes (three.js inlined as a data: URL),
+run through framing and playback (autoplay, pause/resume/replay) at 1280x720 on software
+WebGL. Their frames cost far more than 16 ms here; each must still get a framing, autoplay
+and pause/resume/replay result (never `untested` because it rendered slowly), and the report
+must say how slow the renderer was. Both viewports (1280x720 and 1920x1080) with wall times
+beside the run budget: benchmarks/slow_webgl.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from skycity_bench.cache import Store
+from tests.truth import Fixture, all_fixtures, compare, print_table, run_fixture
+
+pytestmark = pytest.mark.browser
+
+FIXTURES = {fx.name.split("/")[-1]: fx for fx in all_fixtures("threejs")}
+ITEMS = ("packaging.framing", "packaging.autoplay", "packaging.pause_resume_replay")
+
+
+def single_file_variant(tmp_path) -> Fixture:
+    """The cubes with three.js from the offline cache inlined as a data: URL: one file that
+    loads nothing, the way a generated demo with the library pasted in does."""
+    store = Store()
+    if not store.has("three", "0.160.0"):
+        pytest.fail(f"three@0.160.0 is not in the offline cache at {store.root}: run scripts/setup.sh")
+    rel = store.get("three", "0.160.0")
+    body = store.read_blob(rel.files["build/three.module.js"][0])
+    src = FIXTURES["interactive_cubes"]
+    html, n = re.subn(r'<script type="importmap">.*?</script>',
+                      lambda m: '<script type="importmap">' + json.dumps(
+                          {"imports": {"three": "data:text/javascript;base64," + base64.b64encode(body).decode()}})
+                      + "</script>", src.html.read_text(encoding="utf-8"), flags=re.S)
+    assert n == 1
+    p = tmp_path / "interactive_cubes_single_file.html"
+    p.write_text(html, encoding="utf-8")
+    return Fixture(html=p, truth=src.truth)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    from skycity_bench.probes import registry
+    from skycity_bench.scorers import all_scorers
+
+    tmp = tmp_path_factory.mktemp("threejs")
+    registry.names()          # load the registries before two runs start at once
+    all_scorers()
+    cases = dict(FIXTURES)
+    cases["interactive_cubes_single_file"] = single_file_variant(tmp)
+
+    def one(name):
+        return name, run_fixture(cases[name], tmp / name)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return {"cases": cases, "reports": dict(pool.map(one, sorted(cases)))}
+
+
+def test_should_have_the_four_examples_and_the_single_file_variant(runs):
+    assert set(runs["reports"]) == {"interactive_cubes", "points_waves", "shadowmap_pointlight", "obb_intersection",
+                                    "interactive_cubes_single_file"}
+    single = runs["reports"]["interactive_cubes_single_file"]
+    assert single["probes"]["network"]["data"]["requests"] == []          # loads nothing
+    cdn = runs["reports"]["interactive_cubes"]["probes"]["network"]["data"]["served_from_cache"]
+    assert cdn and cdn[0]["package"] == "three"
+
+
+@pytest.mark.parametrize("name", ["interactive_cubes", "points_waves", "shadowmap_pointlight", "obb_intersection",
+                                  "interactive_cubes_single_file"])
+def test_should_get_framing_and_playback_results_on_a_slow_renderer(runs, name):
+    rep = runs["reports"][name]
+    rows = compare(rep, runs["cases"][name].truth)
+    table = print_table(name, rows)
+    for iid in ITEMS:
+        item = rep["items"][iid]
+        assert item["status"] != "untested", f"{name}: {iid} untested: {item['evidence'].get('reason')}"
+    for probe in ("framing", "playback"):
+        rec = rep["probes"][probe]
+        assert rec["status"] == "ok", f"{name}: {probe}: {rec.get('error')}"
+    # the keyboard way ran its cycles (the hook way is untested: these pages have no hook)
+    keyboard = rep["probes"]["playback"]["data"]["pause_resume_replay"]["ways"]["keyboard"]
+    assert "untested" not in keyboard, keyboard["untested"]
+    assert len(keyboard["cycles"]) == 2
+    assert all(ok for *_, ok in rows), table
+
+
+@pytest.mark.parametrize("name", ["interactive_cubes", "shadowmap_pointlight", "interactive_cubes_single_file"])
+def test_should_report_how_slow_the_renderer_was(runs, name):
+    rep = runs["reports"][name]
+    cost = rep["environment"]["render_cost"]
+    vp = cost["viewports"]["1280x720"]
+    assert vp["frame_cost_ms"] > 0 and vp["pages"] >= 2          # framing's page and playback's
+    assert cost["run_budget_s"] > 0
+    # each fake-clock page's own figures are in its probe's evidence
+    fr = rep["probes"]["framing"]["data"]["viewports"][0]["clock"]
+    kb = rep["probes"]["playback"]["data"]["pause_resume_replay"]["ways"]["keyboard"]["clock"]
+    for clock in (fr, kb):
+        assert clock["frame_cost_ms"] > 0 and len(clock["frame_cost_samples_ms"]) == 5
+        assert clock["advanced_s"] > 0 and clock["wall_s"] > 0
+    if vp["slow"]:
+        # slow: the terminal line and the report's warning say so, and pictures were reached in
+        # coarse steps whose demo-clock check is stated
+        assert any(w.startswith("slow renderer:") and "1280x720" in w for w in rep["warnings"])
+        assert fr["coarse_steps"] > 0 and fr["demo_clock"].startswith("not checked")   # no hook here
+
+
+def test_should_replay_exactly_under_coarse_steps(runs):
+    """points_waves has Space/R: its replay must match the first play frame for frame,
+    however the clock was stepped (coarse steps draw each frame at exactly its time)."""
+    way = runs["reports"]["points_waves"]["probes"]["playback"]["data"]["pause_resume_replay"]["ways"]["keyboard"]
+    for cyc in way["cycles"]:
+        for r in cyc["replay"]:
+            assert r["ssim"] >= 0.98, (r, way["clock"])
