@@ -125,7 +125,7 @@ class BrowserHandle:
         # the hidden namespace of cloak.js (after Playwright's clock, in this order).
         world = await BenchWorld.attach(ctx, page, user_agent=self.user_agent, locale=LOCALE,
                                         on_websocket=net.note_websocket)
-        for s in [js("cloak.js"), js("timebase.js"), *(init_scripts or [])]:
+        for s in [js("cloak.js"), js("no_websocket.js"), js("timebase.js"), *(init_scripts or [])]:
             await world.add_main(s)
         dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
         dp.world = world

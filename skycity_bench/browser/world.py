@@ -22,9 +22,12 @@ things before the demo's document exists:
   on the same DOM (the one Chrome extensions' content scripts use). Nothing defined there
   is visible to the page, and the page's overrides of DOM functions do not reach code
   running there, so bench code that only reads the DOM runs there.
-- **WebSockets** are blocked here (`Network.setBlockedURLs`) and each attempt reported to the
-  network policy, instead of through Playwright's WebSocket routing, which defines four
-  globals on window (`__pwWebSocketDispatch`, `__playwright__binding__`…) in every page.
+- **WebSockets** are blocked by js/no_websocket.js (pointed at a closed loopback port) and
+  each attempt reported to the network policy, instead of through Playwright's WebSocket
+  routing, which replaces WebSocket with a JavaScript mock and defines four globals on
+  window (`__pwWebSocketDispatch`, `__playwright__binding__`…). (CDP's
+  Network.setBlockedURLs would need a Network agent on this session, which stalls pages
+  that open popups.)
 """
 
 from __future__ import annotations
@@ -103,6 +106,16 @@ async def read_user_agent(browser) -> UserAgent | None:
                 pass
 
 
+def blocked_websocket_url(url: str) -> str:
+    """The URL a page asked for, from the dead-end URL no_websocket.js gave its WebSocket."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    if parts.path == "/skycity-blocked":
+        return (parse_qs(parts.query).get("u") or [url])[0]
+    return url
+
+
 class IsolatedEvalError(Exception):
     pass
 
@@ -121,10 +134,8 @@ class BenchWorld:
         cdp = await context.new_cdp_session(page)
         world = cls(cdp, "_" + secrets.token_hex(6))
         await cdp.send("Page.enable")      # scripts for new documents only run with the agent on
-        if on_websocket is not None:
-            cdp.on("Network.webSocketCreated", lambda e: on_websocket(e.get("url", "")))
-            await cdp.send("Network.enable")
-            await cdp.send("Network.setBlockedURLs", {"urls": ["ws://*", "wss://*"]})
+        if on_websocket is not None:      # js/no_websocket.js points them at a dead end
+            page.on("websocket", lambda ws: on_websocket(blocked_websocket_url(ws.url)))
         if user_agent is not None:
             params: dict[str, Any] = {"userAgent": user_agent.user_agent}
             if locale:

@@ -68,14 +68,17 @@ const __SKYCITY__ = (() => {
     const d = obj && getDesc(obj, key);
     return d && typeof d.value === 'function' ? replace(obj, key, method(d.value, before)) : null;
   };
-  // obj[key] (a constructor) becomes a Proxy that calls made(instance) after each `new`.
-  function ctor(obj, key, made) {
+  // obj[key] (a constructor) becomes a Proxy that calls made(instance) after each `new`
+  // (and args(arguments) first, when given, to change the arguments).
+  function ctor(obj, key, made, args) {
     const C = obj && obj[key];
     if (typeof C !== 'function') return null;
     const P = new Proxy(C, {
-      construct(target, args, newTarget) {
+      construct(target, argv, newTarget) {
         let o;
-        try { o = construct(target, args, newTarget === P ? target : newTarget); } catch (e) { clean(e, P); throw e; }
+        try {
+          o = construct(target, args === undefined ? argv : args(argv), newTarget === P ? target : newTarget);
+        } catch (e) { clean(e, P); throw e; }
         try { made(o); } catch (e) { /* never disturb the demo */ }
         return o;
       },
