@@ -171,7 +171,7 @@ def hookless_rows(name: str, out: Path, plain_k: int | None = None) -> None:
     review or a plain count <= 2 at every sample and 0 points; distinct movers within 10 %."""
     rep = run(name, out / f"{name}-nohook", hook=False)
     m, it = rep["measurements"]["density"], rep["items"]["density.count"]
-    plain = [s.get("plain_count", s["visual_count"]) for s in rep["probes"]["density"]["data"]["samples"]
+    plain = [s["objects"].get("plain_count") or 0 for s in rep["probes"]["density"]["data"]["samples"]
              if s.get("objects")]
     vis = [s["visual_count"] for s in m["samples"]]
     shown = f"{it['status']}, {it['points']} pts"

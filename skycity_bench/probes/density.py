@@ -41,7 +41,7 @@ class Settings(BaseModel):
     delta_frames: int = Field(6, ge=1, le=60)
     # more frames around t (in frames, negative = before t) for claims the pair t, t + Δ
     # did not see move
-    other_pair_frames: list[Annotated[int, Field(ge=-60, le=60)]] = Field(default_factory=lambda: [-6, 18, -18],
+    other_pair_frames: list[Annotated[int, Field(ge=-60, le=60)]] = Field(default_factory=lambda: [-6, 15, -15],
                                                                      max_length=8)
     step_s: float = Field(1.0, gt=0, le=15)
     densify_points: int = Field(3, ge=0, le=20)
@@ -135,6 +135,7 @@ class _Capture:
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
         self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
+        self.recent: dict = {}      # (page, 60 Hz frame) -> frame, the last few taken
 
     async def sample(self, dp, t: float, hook: bool, densified: bool = False) -> dict:
         c0 = time.perf_counter()
@@ -151,11 +152,14 @@ class _Capture:
                 tk = t + k * _FRAME_MS / 1000.0
                 if tk >= now - 1e-6:
                     await dp.seek(tk)
-                    others.append((k, await dp.frame()))
+                    others.append((k, await self._frame(dp, tk)))
+                elif (id(dp), self._key(tk)) in self.recent:
+                    # densified samples close together: the frame was taken for the one before
+                    others.append((k, self.recent[(id(dp), self._key(tk))]))
         await dp.seek(t)
         t_a = await dp.now_s()
         c1 = time.perf_counter()
-        a = await dp.frame()
+        a = await self._frame(dp, t)
         claims, hook_error = None, None
         if hook:
             hc = await dp.hook.call("getDynamicObjects")
@@ -165,11 +169,11 @@ class _Capture:
                 hook_error = hc.error or f"getDynamicObjects returned {type(hc.value).__name__}, not a list"
         await dp.run_for(self.delta_ms)
         t_b = await dp.now_s()
-        b = await dp.frame()
+        b = await self._frame(dp, t + self.delta_frames * _FRAME_MS / 1000.0)
         if claims is not None:
             for k in sorted(k for k in self.other_frames if k > self.delta_frames):
                 await dp.seek(t + k * _FRAME_MS / 1000.0)
-                others.append((k, await dp.frame()))
+                others.append((k, await self._frame(dp, t + k * _FRAME_MS / 1000.0)))
         c2 = time.perf_counter()
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
@@ -185,6 +189,19 @@ class _Capture:
         if c is not None and (self.lowest is None or c < self.lowest[0]):
             self.lowest = (c, t_a, a, data, res.seg.regions)
         return data
+
+    @staticmethod
+    def _key(t: float) -> int:
+        return int(round(t * 60))             # the 60 Hz frame the clock stands on
+
+    async def _frame(self, dp, t: float):
+        """A frame, kept a while: a densified sample whose earlier frames the clock has
+        passed takes them from here (the same page, the same frame time: the same picture)."""
+        img = await dp.frame()
+        self.recent[(id(dp), self._key(t))] = img
+        while len(self.recent) > 12:
+            self.recent.pop(next(iter(self.recent)))
+        return img
 
     def _draw(self, a, data: dict, regions: list) -> str:
         path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
