@@ -96,6 +96,7 @@ class Settings(BaseModel):
     other_shift_per_delta_px: float = Field(0.0, ge=0, le=20)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
     field_min_members: int = Field(12, ge=2)
+    field_share: float = Field(0.35, ge=0, le=1)
     field_colour_tol: int = Field(24, ge=0, le=255)
     fragment_gap_px: int = Field(12, ge=0, le=200)
     # scorer thresholds (read by scorers/density.py)

@@ -6,11 +6,13 @@ is an object, three things can pass for objects and must not be counted (issue 1
   * a particle field: many near-identical primitives moving as one field (a grid of points
     rising and falling in a wave). Perspective makes near dots as large as an object, so
     size does not tell; sameness does: a group of at least `field_min_members` moving
-    regions (counted or tiny) of one colour is a field, and its members are not objects;
+    regions (counted or tiny) of one colour, at least `field_share` of all that moves, is a
+    field, and its members are not objects;
   * motion the camera model explains: a region whose own corners, followed from A into the
     compensated B, do not agree on a shift of their own has no motion the pixels can show;
     under parallax, one whose shift stays within what the dense background flow could have
-    taken (`parallax_max_px`) is as likely a depth edge;
+    taken (`parallax_max_px`) is as likely a depth edge (in a flat scene the homography
+    explains every still pixel exactly: there what moved, moved on its own);
   * fragments of one moving surface: regions close together moving by the same shift are
     one thing.
 Each counted region gets a `plain` flag and, when false, why; the sample gets the counts.
@@ -35,7 +37,8 @@ FRAGMENT = "fragment of a larger moving surface"
 
 @dataclass
 class ObjectParams:
-    field_min_members: int = 12      # moving regions of one colour that make a field
+    field_min_members: int = 12      # moving regions of one colour that make a field ...
+    field_share: float = 0.35        # ... and at least this share of all that moves
     field_colour_tol: int = 24       # max channel distance within which two colours are one
     fragment_gap_px: int = 12        # regions this close moving by the same shift are one surface
     parallax_max_px: float = 2.0     # (camera) most the background flow may depart from the mesh
@@ -123,6 +126,9 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
     group = {}
     free = np.ones(len(labels), bool)
     largest = 0
+    # a field moves as one: it is most of what moves (a city's own particles beside 50
+    # movers are a minority, and tiny anyway)
+    field_min = max(op.field_min_members, int(np.ceil(op.field_share * len(labels))))
     while free.any():
         idx = np.flatnonzero(free)
         near = (np.abs(arr[idx][:, None, :] - arr[idx][None, :, :]).max(axis=2) <= op.field_colour_tol).sum(axis=1)
@@ -132,7 +138,7 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
         for m in members:
             group[labels[m]] = len(members)
         free[members] = False
-        if len(members) < op.field_min_members:
+        if len(members) < field_min:
             break                              # the rest are in groups smaller still
     ga, gb = (a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
               bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY))
@@ -141,8 +147,13 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
     for r in counted:
         rec = {"label": r.label}
         per[r.label] = rec
-        if group.get(r.label, 0) >= op.field_min_members:
+        if group.get(r.label, 0) >= field_min:
             rec["why"] = FIELD
+            continue
+        if not parallax:
+            # a flat scene: the homography explains every still pixel exactly, so what the
+            # segmentation found moving moved on its own (issue 7's visual count holds)
+            plain.append((r, (0.0, 0.0), False))
             continue
         s = own_flow(ga, gb, seg, r, vp.min_shift_px, op)
         if s is None:
@@ -152,7 +163,7 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
         if parallax and math.hypot(*s) <= op.parallax_max_px:
             rec["why"] = CAMERA
             continue
-        plain.append((r, s))
+        plain.append((r, s, True))
     # --- fragments: plain regions close together moving alike are one surface
     merged = 0
     parent = list(range(len(plain)))
@@ -163,16 +174,16 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
             i = parent[i]
         return i
     g = op.fragment_gap_px
-    for i, (r1, s1) in enumerate(plain):
+    for i, (r1, s1, m1) in enumerate(plain):
         for j in range(i + 1, len(plain)):
-            r2, s2 = plain[j]
-            if (r2.x - g <= r1.x + r1.w and r1.x - g <= r2.x + r2.w and r2.y - g <= r1.y + r1.h and r1.y - g <= r2.y + r2.h
+            r2, s2, m2 = plain[j]
+            if (m1 and m2 and r2.x - g <= r1.x + r1.w and r1.x - g <= r2.x + r2.w and r2.y - g <= r1.y + r1.h and r1.y - g <= r2.y + r2.h
                     and math.hypot(s1[0] - s2[0], s1[1] - s2[1]) < vp.distinct_motion_px and root(i) != root(j)):
                 parent[root(j)] = root(i)
                 merged += 1
                 per[r2.label]["why"] = FRAGMENT
     n_plain = len({root(i) for i in range(len(plain))})
-    for i, (r, _) in enumerate(plain):
+    for i, (r, _, _) in enumerate(plain):
         if "why" not in per[r.label]:
             per[r.label]["plain"] = True
     why = {}
