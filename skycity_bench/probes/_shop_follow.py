@@ -52,7 +52,9 @@ class Follow:
         self.pointer: tuple[float, float] | None = None
         self.hook: tuple[float, float] | None = None
         self.steps: list[dict] = []
-        self.step_ms = self.s.follow_step_ms
+        # The first step is short: the shop's speed is not known yet (then steps grow by half
+        # a step up to follow_step_ms while the shop stays slow).
+        self.step_ms = self.s.follow_min_step_ms
         self._patch = None      # (patch, frac) around the last hook point, for the next step's match
         self._hook_failures = 0
 

@@ -119,7 +119,9 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             await pg.cards.base()
             t_hover = await pg.dp.now_s()
             # The pointer follows the shop while the card is awaited (issue 16): the camera
-            # may carry the shop away from where it was when the pointer arrived.
+            # may carry the shop away from where it was when the pointer arrived. It starts
+            # where the shop is now (the clock ran on while the pointer went away).
+            p = (await pg.shops_now()).get(shop["id"]) or p
             fol = Follow(pg, shop["id"], shops, cards=False, pixels=False)
             await fol.begin(p)
             cards, res["opened_within_ms"] = await _wait_card(pg, shops, fol)
