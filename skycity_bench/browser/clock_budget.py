@@ -126,6 +126,11 @@ class RunBudget:
         """time.monotonic() by which the run must end."""
         return self.started + self.t.run_s
 
+    def worst_cost_ms(self) -> float | None:
+        """The highest frame cost any page of this run measured (the same demo throughout)."""
+        costs = [p.frame_cost_ms for p in self.pages if p.frame_cost_ms is not None]
+        return max(costs) if costs else None
+
     def charge(self, wall_s: float, demo_ms: float) -> None:
         self.beyond_real_time_s += max(0.0, wall_s - demo_ms / 1000.0)
 

@@ -395,6 +395,10 @@ class DemoPage:
         hung only when it has not answered in that many of its own frames (issue 16)."""
         clock = getattr(self, "clock", None)
         cost = clock.frame_cost_ms if clock is not None else None
+        if cost is None:
+            # not measured on this page (real time, or still loading): what this run measured
+            # of the same demo on its other pages
+            cost = self.budget.worst_cost_ms()
         return max(timeout, self.scenario.timeouts.hang_frames * (cost or 0.0) / 1000.0)
 
     async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
