@@ -8,3 +8,29 @@ import os
 # on, so every run sees an unreachable registry (the offline message) unless a test serves its
 # own loopback registry (tests/unit/_cache_pkg.py) and says so.
 os.environ["SKYCITY_NPM_REGISTRY"] = "http://127.0.0.1:9"
+
+import pytest
+
+# Tests whose assertions depend on real time: frame-pacing tiers, the real-time capture's held
+# frames, wall-clock bounds on hangs and budgets, the autoplay look, real-time runs compared
+# with each other. scripts/test.sh runs them first and alone (a second pytest worker beside
+# them would be the very machine noise they must not see); everything else runs on the fake
+# clock and is spread over the cores with pytest-xdist.
+REALTIME_MODULES = (
+    "tests/probes/test_frame_pacing_fixtures.py",
+    "tests/probes/test_realtime_capture.py",
+    "tests/probes/test_clock_budget.py",
+    "tests/probes/test_hostile.py",
+    "tests/probes/test_packaging_fixtures.py",
+    "tests/probes/test_cache_cdn.py",
+    "tests/probes/test_detection.py",
+    "tests/e2e/test_cli_run.py",
+    "tests/e2e/test_batch_repeat.py",
+    "tests/e2e/test_review_realtime.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in REALTIME_MODULES:
+            item.add_marker(pytest.mark.realtime)
