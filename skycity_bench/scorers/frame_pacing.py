@@ -115,6 +115,14 @@ def late_intervals(raf: np.ndarray, chromium: dict, settings, vsync_ms: float,
     t = np.asarray(chromium.get("t_ms") or [], float)
     fate = chromium.get("fate") or ""
     align = trace_alignment(raf, t, settings.trace_match_ms) if t.size else None
+    if align is not None and raf.size:
+        # The trace holds a frame only where the page produced one: a scene that redraws every
+        # 3rd frame (or stands still) leaves most rAF timestamps without a frame to find, so
+        # the anchoring also counts the other way: the trace's frames inside the played
+        # window that find a rAF timestamp.
+        inside = t[(t >= raf[0] - settings.trace_match_ms) & (t <= raf[-1] + settings.trace_match_ms)]
+        back = trace_alignment(inside, raf, settings.trace_match_ms) if inside.size else None
+        align = max(align, back or 0.0)
     info["trace_alignment"] = None if align is None else round(align, 4)
     if align is not None and align >= settings.trace_alignment_min and len(fate) == t.size:
         tol = settings.trace_match_ms

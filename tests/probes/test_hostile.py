@@ -129,7 +129,12 @@ def test_should_dismiss_alert_confirm_prompt_and_report_them(batch):
 def test_should_close_popups_and_write_no_download(batch):
     rep = _common(batch, "popups")
     truth = fixture("hostile/popups").truth["page"]
-    assert rep["probes"]["page_events"]["data"]["popup_count"] == truth["popups"]
+    # The page opens its popups once per load: a run that ends in review plays the demo a
+    # second time in real time for the 录屏复核 video (probes.realtime_capture), and that
+    # load opens them again.
+    filmed = (rep["probes"].get("realtime_capture") or {}).get("data") or {}
+    loads = 2 if filmed.get("pass") == "second_pass" else 1
+    assert rep["probes"]["page_events"]["data"]["popup_count"] == truth["popups"] * loads
     assert any("popup" in w for w in rep["warnings"])
     roots = [batch["out"], ROOT, Path.home(), Path("/tmp")]
     assert _find_named(truth["download_name"], roots) == []

@@ -115,9 +115,14 @@ def test_should_count_drops_and_stay_bounded_when_a_demo_floods_the_capture(tmp_
     frames = decode_gray(tmp_path / rc["data"]["file"])
     assert len(frames) == cap["slots"]
     # The fixture's truth: the picture is noise. Neighbouring pixels of a JPEG + VP8 copy of
-    # noise still differ by tens of grey levels on average; in a rendered scene by a few.
-    mid = frames[len(frames) // 2]
-    assert float(np.abs(np.diff(mid, axis=1)).mean()) > 10
+    # noise differ by tens of grey levels on average (in a rendered scene by a few) — in the
+    # frames the realtime encoder gives the bits to: on a quiet machine, with every noise frame
+    # arriving, its rate control blurs the frames between keyframes to a few levels (seen: 37
+    # on keyframes, 2-10 between). So: noise shows in the video, and the picture keeps changing.
+    texture = [float(np.abs(np.diff(f.astype(np.int16), axis=1)).mean()) for f in frames]
+    assert max(texture) > 10, texture[::10]
+    changes = [float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean()) for a, b in zip(frames, frames[1:])]
+    assert sum(c > 5 for c in changes) >= 3, changes[::10]
 
 
 # ------------------------------------------------------------------ the writer on known frames
