@@ -1,8 +1,9 @@
 """Fake-clock budgets from the measured frame cost (issue 16, browser/clock_budget.py), in a
 real Chromium on small canvas pages whose cost is made by construction (a busy loop per
-frame): a slow page is waited for while its frames keep coming, a page whose frames slow
-down far past the measured cost is stopped as slow ("frames kept coming"), a page that
-loops for ever is stopped as hung within hang_s, and a picture reached in coarse clock steps
+frame): a slow page is waited for while its frames keep coming, also when they get far
+slower than the measured cost, up to the run budget; a page that slows down past the run
+budget is stopped as slow ("frames kept coming"), a page that loops for ever is stopped as
+hung within hang_s, and a picture reached in coarse clock steps
 is the very picture the fine clock gives at that time.
 
 The scenario's limits are shrunk here (a tiny base, a low coarse threshold) so the
@@ -12,11 +13,13 @@ mechanism shows in seconds; the defaults and their reasons are in scenarios/skyc
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 import numpy as np
 import pytest
 
+from skycity_bench.browser.clock_budget import limit_s
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
 from skycity_bench.errors import DemoHang, DemoSlow
@@ -90,19 +93,52 @@ def test_should_measure_the_frame_cost_and_wait_for_a_slow_page():
     assert log["coarse_steps"] == 0                     # not picture_only: every frame rendered
 
 
-def test_should_stop_a_page_whose_frames_slow_down_far_past_the_measured_cost_as_slow():
+def test_should_keep_waiting_for_a_page_whose_frames_slow_down_while_they_keep_coming():
+    """The measured cost is only the expectation: frames that get 40x slower after it (the
+    interactive cubes at 1920x1080: 21 ms measured, ~250 ms later) are waited for while they
+    keep coming, past the budget the measured cost gave the advance."""
     async def body(dp):
         await dp.run_for(200)                            # cost measured at the normal rate
+        t = dp.scenario.timeouts
+        sized = limit_s(t, 1500 / 16.0, dp.clock.frame_cost_ms, dp.budget.left_s())
+        start = time.monotonic()
+        await dp.run_for(1500)                           # then every frame costs 40x that
+        return sized, time.monotonic() - start, dp.clock.to_json()
+
+    sized, took, log = asyncio.run(_with_page(page(work=100_000, slowdown=40, slow_after_s=0.3),
+                                              scenario(advance_base_s=1, frame_cost_margin=1, poll_s=0.25), body))
+    assert took > sized, (took, sized)                  # the old rule stopped it here as slow
+    slowed = log["slowed_past_sized"]
+    assert slowed["advances"] == 1 and slowed["first"][0]["demo_ms"] == 1500
+    assert slowed["frame_cost_seen_ms"] > 2 * log["frame_cost_ms"]
+    assert log["advanced_s"] == pytest.approx(1.7, abs=0.01)   # the whole advance was played
+
+
+@pytest.mark.parametrize("base_s, left_s, why", [
+    (1, 6, "at that rate"),              # after advance_base_s the rate seen says it cannot finish in time
+    (8, 4, "is spent")])                    # never stopped before advance_base_s: there the run budget is spent
+def test_should_stop_a_page_whose_frames_slow_down_far_past_the_measured_cost_as_slow(base_s, left_s, why):
+    """Frames that keep coming are waited for up to the run budget, no further: a page that
+    slows down past what is left of it is stopped as slow (frames kept coming), not hung,
+    either as soon as the rate seen shows the demo time left cannot be played in the run
+    budget left, or when that budget is spent."""
+    async def body(dp):
+        await dp.run_for(200)                            # cost measured at the normal rate
+        # left_s of the run budget left; the advance below needs ~300 frames at 40x the cost
+        dp.budget.t.run_s = time.monotonic() - dp.budget.started + left_s
         t = time.monotonic()
         with pytest.raises(DemoSlow) as e:
             await dp.run_for(5000)                       # then every frame costs 40x that
-        return str(e.value), time.monotonic() - t
+        return str(e.value), time.monotonic() - t, dp.clock.frame_cost_ms
 
-    msg, took = asyncio.run(_with_page(page(work=100_000, slowdown=40, slow_after_s=0.3),
-                                       scenario(advance_base_s=1, frame_cost_margin=1, hang_s=60), body))
-    assert "slow" in msg and "frames kept coming" in msg and "per animation frame measured after load" in msg
-    assert "hung" not in msg
-    assert took < 120
+    msg, took, cost = asyncio.run(_with_page(page(work=100_000, slowdown=40, slow_after_s=0.3),
+                                             scenario(advance_base_s=base_s, frame_cost_margin=1, hang_s=60), body))
+    assert "slow" in msg and "frames kept coming" in msg and "per animation frame measured after load" in msg, msg
+    assert why in msg and "run budget" in msg and "hung" not in msg, msg
+    if why == "at that rate":
+        seen = float(re.search(r"kept coming at (\d+) ms per animation frame", msg).group(1))
+        assert seen > 2 * cost, msg                      # the rate seen, not the measured cost
+    assert took < max(base_s, left_s) + 10               # plus a poll and a loaded machine's slack
 
 
 def test_should_stop_a_page_that_loops_for_ever_as_hung_within_hang_s():
