@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 SCHEMA = "skycity-bench/report@1"
 Status = Literal["pass", "partial", "fail", "untested", "review"]
@@ -43,18 +43,64 @@ class ItemResult(Model):
 
 
 class ProbeRecord(Model):
+    """One probe's section of the report. A probe returns its evidence model
+    (skycity_bench/evidence/); assigning it to `data` stores it as JSON and writes its
+    `evidence_version` beside it (report.md: probes.<name>.evidence_version)."""
+
     name: str
     version: str = "1"
     status: Literal["ok", "error", "skipped"] = "ok"
     error: Optional[str] = None
     duration_s: float = 0.0
+    evidence_version: Optional[str] = Field(None, description="the evidence schema version the probe wrote")
     data: dict[str, Any] = Field(default_factory=dict)
+    _evidence: Any = PrivateAttr(None)          # the model `data` was written from (or parsed into)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_model(cls, v: Any) -> Any:
+        if isinstance(v, dict) and _is_evidence(v.get("data")):
+            m = v["data"]
+            v = {**v, "data": m.to_data(), "evidence_version": m.evidence_version}
+        return v
+
+    def model_post_init(self, _ctx: Any) -> None:
+        self._evidence = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "data":
+            self._evidence = None
+            if _is_evidence(value):
+                super().__setattr__("evidence_version", value.evidence_version)
+                super().__setattr__("data", value.to_data())
+                self._evidence = value
+                return
+        super().__setattr__(name, value)
+
+    def evidence(self, version: Optional[str] = None):
+        """This record's evidence as its model (skycity_bench/evidence/), at the version
+        it was written with; raises evidence.EvidenceError naming the field that does not
+        match. A record built in-process from a plain dict (no version) is read as the
+        current version."""
+        from . import evidence
+
+        want = version or self.evidence_version
+        if self._evidence is not None and (want is None or want == self._evidence.evidence_version):
+            return self._evidence
+        m = evidence.parse(self.name, self.data, want)
+        self._evidence = m
+        return m
+
+
+def _is_evidence(v: Any) -> bool:
+    return hasattr(v, "to_data") and isinstance(getattr(type(v), "evidence_version", None), str)
 
 
 class Report(Model):
     schema_: str = Field(SCHEMA, alias="schema")
     bench_version: str
     rubric_id: str
+    rubric_sha256: Optional[str] = Field(None, description="SHA-256 of the rubric file the items were scored with")
     candidate: Candidate
     scenario: dict[str, Any] = Field(default_factory=dict)
     environment: dict[str, Any] = Field(default_factory=dict)

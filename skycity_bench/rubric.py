@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .errors import UserError
 
@@ -103,6 +103,13 @@ class Rubric(BaseModel):
     levels_intro_en: str = ""
     review_notes: list[dict[str, str]] = Field(default_factory=list)
     review: ReviewRules = Field(default_factory=ReviewRules)
+    # SHA-256 of the file this rubric was loaded from (report.md: rubric_sha256); set by
+    # load_rubric, None for a rubric built in memory.
+    _file_sha256: Optional[str] = PrivateAttr(None)
+
+    @property
+    def file_sha256(self) -> Optional[str]:
+        return self._file_sha256
 
     @model_validator(mode="after")
     def _sums(self) -> "Rubric":
@@ -240,6 +247,7 @@ def load_rubric(path: Path | str | None = None) -> Rubric:
         first = e.errors()[0]
         raise UserError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
     _cache[key] = (rub, hashlib.sha256(text.encode()).hexdigest())
+    rub._file_sha256 = _cache[key][1]
     return rub
 
 

@@ -2,9 +2,11 @@
 thresholds). Validated by pydantic; every error is turned into one line that names the
 field and the problem (`UserError`), for the file and for CLI overrides alike.
 
-Each probe may declare a `Settings` model for its own section under `probes:`; the loader
-validates that section against it, so a probe's thresholds live in the scenario file and
-a typo there is caught before any browser starts.
+Each probe may declare a `Settings` model for its own section under `probes:` (what steers
+collection), and each scorer module one for its section under `scorers:` (the thresholds
+it judges with, owned by the scorers: `rescore` re-judges stored evidence under them). The
+loader validates every section against its model, so a typo or a missing setting is caught
+before any browser starts; the models have no defaults for what the file must say.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import UserError
+# The registries import this module only for type hints (probes/base.py, scorers/base.py),
+# so these imports make no cycle.
+from .probes import registry as probe_registry
+from .scorers import all_scorer_settings
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "scenarios" / "skycity.yaml"
 
@@ -94,6 +100,7 @@ class Scenario(Strict):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     calibration: Calibration = Field(default_factory=Calibration)
     probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    scorers: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _windows(self) -> "Scenario":
@@ -107,11 +114,22 @@ class Scenario(Strict):
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def probe_settings(self, name: str) -> Any:
-        """This probe's validated settings (its `Settings` model), defaults where absent."""
-        from .probes import registry
+        """This probe's validated settings (its `Settings` model)."""
+        model = probe_registry.get(name).settings
+        try:
+            return model.model_validate(self.probes.get(name) or {})
+        except ValidationError as e:
+            raise UserError(_one_line(e, f"scenario: probes.{name}")) from None
 
-        model = registry.get(name).settings
-        return model.model_validate(self.probes.get(name, {}))
+    def scorer_settings(self, section: str) -> Any:
+        """The thresholds of the scorers' section `scorers.<section>`, validated."""
+        models = all_scorer_settings()
+        if section not in models:
+            raise UserError(f"no scorer settings section {section!r}; known: {', '.join(sorted(models))}")
+        try:
+            return models[section].model_validate(self.scorers.get(section) or {})
+        except ValidationError as e:
+            raise UserError(_one_line(e, f"scenario: scorers.{section}")) from None
 
 
 def _one_line(err: ValidationError, source: str) -> str:
@@ -133,7 +151,8 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
     """Read and validate a scenario file, then apply CLI overrides (validated the same way).
 
     `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number),
-    "probes" ({probe name: {setting: value}}, merged into that probe's section).
+    "probes" ({probe name: {setting: value}}, merged into that probe's section),
+    "scorers" ({section: {threshold: value}}, merged the same way).
     """
     path = Path(path) if path else DEFAULT_SCENARIO
     if not path.is_file():
@@ -150,7 +169,7 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
         scenario = Scenario.model_validate(raw)
     except ValidationError as e:
         raise UserError(_one_line(e, str(path))) from None
-    _check_probe_sections(scenario, str(path))
+    _check_sections(scenario, str(path))
     if overrides:
         data = scenario.model_dump()
         if overrides.get("viewport") is not None:
@@ -162,22 +181,35 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
         # probe at a small rate or a short span through their truth files' scenario section).
         for name, section in (overrides.get("probes") or {}).items():
             data["probes"][name] = {**(data["probes"].get(name) or {}), **(section or {})}
+        for name, section in (overrides.get("scorers") or {}).items():
+            data["scorers"][name] = {**(data["scorers"].get(name) or {}), **(section or {})}
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as e:
             raise UserError(_one_line(e, "command line")) from None
-        if overrides.get("probes"):
-            _check_probe_sections(scenario, "command line")
+        if overrides.get("probes") or overrides.get("scorers"):
+            _check_sections(scenario, "command line")
     return scenario
 
 
-def _check_probe_sections(scenario: Scenario, source: str) -> None:
-    from .probes import registry
-
-    for name, section in scenario.probes.items():
-        if name not in registry.names():
-            raise UserError(f"{source}: probes.{name}: no such probe; known: {', '.join(registry.names())}")
+def _check_sections(scenario: Scenario, source: str) -> None:
+    """Every section names a known probe / scorer section and validates against its model;
+    every model's section is validated even when absent (its required settings are missing)."""
+    names = probe_registry.names()
+    for name in scenario.probes:
+        if name not in names:
+            raise UserError(f"{source}: probes.{name}: no such probe; known: {', '.join(names)}")
+    for name in names:
         try:
-            registry.get(name).settings.model_validate(section or {})
+            probe_registry.get(name).settings.model_validate(scenario.probes.get(name) or {})
         except ValidationError as e:
             raise UserError(_one_line(e, f"{source}: probes.{name}")) from None
+    models = all_scorer_settings()
+    for name in scenario.scorers:
+        if name not in models:
+            raise UserError(f"{source}: scorers.{name}: no such scorer settings section; known: {', '.join(sorted(models))}")
+    for name, model in models.items():
+        try:
+            model.model_validate(scenario.scorers.get(name) or {})
+        except ValidationError as e:
+            raise UserError(_one_line(e, f"{source}: scorers.{name}")) from None

@@ -1,6 +1,11 @@
 """`skycity-bench rescore RUN_DIR`: recompute every item from the evidence stored in
 report.json, without a browser (the Lighthouse `-A` idea), under the rubric the report
-names. Prints what changed; --check only compares (exit 1 when anything would change)."""
+names and the scorer thresholds of the scenario stored with it. Prints what changed;
+--check only compares (exit 1 when anything would change).
+
+Before anything is scored or written, the report is checked (scoring.check_stored): a
+truncated report.json, an unknown field (a hand edit) or evidence whose version no scorer
+accepts is refused in one line naming the file and the field, exit 2, nothing written."""
 
 from __future__ import annotations
 
@@ -22,20 +27,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Recompute the items of a run from its stored evidence (no browser)."""
         from .. import html_report
-        from ..report import load, save
+        from ..report import save
         from ..rubric import find_rubric, load_rubric
         from ..scenario import Scenario
-        from ..scoring import score_report
+        from ..scoring import check_stored, load_stored, score_report
         from ._render import print_report
 
         path = run_dir / "report.json" if run_dir.is_dir() else run_dir
         if not path.is_file():
             raise UserError(f"{run_dir}: no report.json here")
         out_dir = path.parent
-        try:
-            report = load(path)
-        except (ValueError, ValidationError) as e:
-            raise UserError(f"{path}: not a skycity-bench report ({str(e).splitlines()[0]})") from None
+        report = load_stored(path)
         rubric_path = find_rubric(report.rubric_id)
         if rubric_path is None:
             raise UserError(f"{path}: rubric {report.rubric_id} not found under rubrics/")
@@ -44,6 +46,7 @@ def register(app: typer.Typer) -> None:
             scenario = Scenario.model_validate(report.scenario.get("effective") or {})
         except ValidationError as e:
             raise UserError(f"{path}: the stored scenario no longer validates: {str(e).splitlines()[0]}") from None
+        check_stored(report, scenario, path)
         before = {k: (v.status, v.points) for k, v in report.items.items()}
         score_report(report, scenario, rubric, None if check else out_dir)
         after = {k: (v.status, v.points) for k, v in report.items.items()}

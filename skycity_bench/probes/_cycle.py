@@ -67,9 +67,10 @@ def _best_match(shot, refs, width: int) -> dict:
     return {**scores[best], "offset_frames": best - 1}
 
 
-async def run_cycles(dp, way: str, settings, use_hook_time: bool, save) -> dict:
+async def run_cycles(dp, way: str, settings, use_hook_time: bool, save, keep_below: float) -> dict:
     """Play first, then `cycles` x (pause, hold, resume, replay). `save(name, img)` stores an
-    evidence frame and returns its file name."""
+    evidence frame and returns its file name; replay frames under `keep_below` SSIM (the
+    scorer's replay_min_ssim) are saved in every cycle, the others in the first only."""
     drv = Driver(dp, way, settings)
     ref = await first_play(dp, settings)
     times = sorted(ref)
@@ -96,7 +97,7 @@ async def run_cycles(dp, way: str, settings, use_hook_time: bool, save) -> dict:
             shot = await dp.frame()
             m = _best_match(shot, ref[t], settings.ssim_width)
             m.update({"t_s": t, "hook_time": await _state_time(dp, use_hook_time)})
-            if k == 0 or m["ssim"] < settings.replay_min_ssim:
+            if k == 0 or m["ssim"] < keep_below:      # frames the scorer will call different: kept
                 m["files"] = [save(f"{way}-first-{t:g}s", ref[t][1]), save(f"{way}-replay{k + 1}-{t:g}s", shot)]
             rep.append(m)
         cyc["replay"] = rep

@@ -3,21 +3,27 @@ points (scorers do that, from the evidence, without a browser).
 
 A probe is one async function in one file under skycity_bench/probes/, registered with the
 `@probe` decorator; the runner discovers the files, so adding a probe never means editing
-the runner. It receives a `ProbeContext` and returns a JSON-able dict (its evidence); it
-raises `ProbeError` (optionally with partial data) when it cannot collect. Evidence files
-(PNG, WebM ...) go into `ctx.out_dir` and are named in the returned dict.
+the runner. It receives a `ProbeContext` and returns its evidence model (skycity_bench/evidence/, the
+probe's version is the model's `evidence_version`); it raises `ProbeError` (optionally with
+partial data) when it cannot collect. Evidence files (PNG, WebM ...) go into `ctx.out_dir`
+and are named in the evidence. TRANSITIONAL: density and shops still return dicts.
+
+A probe's `Settings` hold only what steers collection; thresholds that judge are the
+scorers' (the scenario's `scorers:` section).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict
 
 from ..progress import Progress
-from ..scenario import Scenario
+
+if TYPE_CHECKING:                 # not at run time: scenario.py imports this registry
+    from ..scenario import Scenario
 
 
 class NoSettings(BaseModel):
@@ -39,8 +45,10 @@ class Demo:
 @dataclass
 class ProbeSpec:
     name: str
-    collect: Callable[["ProbeContext"], Awaitable[dict]]
+    collect: Callable[["ProbeContext"], Awaitable[Any]]
     version: str = "1"
+    # The evidence model the probe returns; its evidence_version becomes the probe's version.
+    evidence: Any = None
     order: int = 100                       # run order; real-time probes first (least disturbed)
     settings: type[BaseModel] = NoSettings
     after: tuple[str, ...] = ()            # probes whose evidence this one reads
@@ -50,13 +58,17 @@ class ProbeSpec:
     description: str = ""
     # Seconds this probe may take for a scenario before it is stopped (demo time it plays
     # plus the scenario's grace); a probe over budget is recorded as an error.
-    budget: Callable[[Scenario], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
+    budget: Callable[["Scenario"], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
+
+    def __post_init__(self) -> None:
+        if self.evidence is not None:
+            self.version = self.evidence.evidence_version
 
 
 @dataclass
 class ProbeContext:
     demo: Demo
-    scenario: Scenario
+    scenario: "Scenario"
     out_dir: Path
     browser: Any                           # browser.session.BrowserHandle
     settings: Any

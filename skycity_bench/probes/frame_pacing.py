@@ -25,33 +25,19 @@ from ..browser.frame_trace import FrameTrace
 from ..browser import screencast
 from ..browser.session import js
 from ..errors import DemoCrash, DemoHang, ProbeError
+from ..evidence.frame_pacing import FramePacingEvidence
 from . import probe
 
 
 class Settings(BaseModel):
+    """What steers the pass (scenario `probes.frame_pacing`); the thresholds its figures are
+    judged with, the noise rule included, are `scorers.frame_pacing`."""
+
     model_config = ConfigDict(extra="forbid")
 
-    # Scene-update check (the scorer's).
-    min_scene_update_ratio: float = Field(0.9, ge=0, le=1)
-    max_freeze_s: float = Field(0.5, gt=0)
-    # Chromium coarsens rAF timestamps and performance.now() to 0.1 ms.
-    clock_resolution_ms: float = Field(0.1, ge=0, le=5)
-    # When the entry clock may lengthen an interval (the scorer's; see skycity.yaml).
-    late_frame_vsyncs: float = Field(1.5, ge=1.0)
-    trace: bool = True
-    trace_alignment_min: float = Field(0.8, ge=0, le=1)
-    trace_match_ms: float = Field(1.0, gt=0)
-    # Disagreements by design between the sampler and Chromium (the scorer's).
-    chromium_review_dropped_pct: float = Field(25.0, ge=0, le=100)
-    chromium_smooth_dropped_pct: float = Field(1.0, ge=0, le=100)
-    chromium_min_frames_share: float = Field(0.5, ge=0, le=1)
-    compositor_animation_min_share: float = Field(0.5, ge=0, le=1)
-    # Machine noise around the pass (the scorer's rule; the probe re-runs on it).
-    noise_calibration_s: float = Field(1.0, ge=0)
-    noise_max_foreign_load: float = Field(0.25, ge=0, le=1)
-    noise_max_steal: float = Field(0.02, ge=0, le=1)
-    noise_max_calibration_p95_ms: float = Field(20.0, gt=0)
-    noise_reruns: int = Field(1, ge=0, le=3)
+    trace: bool = Field(description="keep Chromium's own frame reporting (a trace of the pass)")
+    noise_calibration_s: float = Field(ge=0, description="blank-page calibration before and after the pass")
+    noise_reruns: int = Field(ge=0, le=3, description="a pass too noisy by the scorer's rule is run this often more")
 
 
 _READ_CHUNK = 8192
@@ -63,14 +49,15 @@ def _budget(sc) -> float:
     return one * (1 + s.noise_reruns)
 
 
-@probe("frame_pacing", order=10, settings=Settings, version="2",
+@probe("frame_pacing", order=10, settings=Settings, evidence=FramePacingEvidence,
        description="real-time playback; rAF timestamps, performance.now() on entry, scene draw signal, "
                    "Chromium's frame reporting, machine noise",
        budget=_budget)
-async def collect(ctx) -> dict:
+async def collect(ctx) -> FramePacingEvidence:
     from ..scorers.frame_pacing import noise_reasons   # the judgement lives with the scorer
 
     s = ctx.settings
+    rule = ctx.scenario.scorer_settings("frame_pacing")    # the scorer's noise thresholds
     attempts: list[dict] = []
     for attempt in range(1 + s.noise_reruns):
         before = await _calibration(ctx)
@@ -79,7 +66,7 @@ async def collect(ctx) -> dict:
         b = cpu_sample()
         after = await _calibration(ctx)
         noise = {"calibration_before": before, "calibration_after": after, "cpu": cpu_noise(a, b)}
-        noise["too_noisy"] = noise_reasons(noise, s)
+        noise["too_noisy"] = noise_reasons(noise, rule)
         attempts.append(noise)
         if not noise["too_noisy"] or attempt == s.noise_reruns:
             break
@@ -91,7 +78,7 @@ async def collect(ctx) -> dict:
     data["noise"] = noise
     data["passes"] = len(attempts)
     data["noise_of_passes"] = attempts
-    return data
+    return FramePacingEvidence.model_validate(data)
 
 
 async def _calibration(ctx) -> dict:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.session import js
 from ..errors import ProbeError
+from ..evidence.framing import FramingEvidence
 from ..scenario import Viewport, parse_viewport
 from ._pixels import outline
 from . import probe
@@ -37,13 +38,10 @@ from . import probe
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    viewports: list[str] = Field(default_factory=lambda: ["1920x1080", "1280x720", "1024x768"])
-    times_s: list[float] = Field(default_factory=lambda: [1.0, 4.0], min_length=1)
-    band_tolerance: int = Field(8, ge=0, le=255, description="levels a blank band's pixels may stray from its colour")
-    max_blank_share: float = Field(0.02, ge=0, le=1)
-    max_aspect_error: float = Field(0.02, ge=0, le=1)
-    stats_text_pattern: str = Field(r"(?i)\b\d+(\.\d+)?\s*fps\b|\bfps\s*[:=]?\s*\d|\b\d+(\.\d+)?\s*ms\b|draw\s*calls?"
-                                    r"|\btriangles?\s*[:=]|\bdebug\b|\bframe\s*[:#]\s*\d|\bmemory\s*[:=]")
+    # What steers collection; the judgement's thresholds are the scenario's scorers.framing.
+    viewports: list[str] = Field(description="WIDTHxHEIGHT viewports, each on a fresh page")
+    times_s: list[float] = Field(min_length=1, description="demo seconds sampled at each viewport")
+    band_tolerance: int = Field(ge=0, le=255, description="levels a blank band's pixels may stray from its colour")
 
 
 def blank_bands(frames: list[np.ndarray], tol: int, scene_rect: list[float] | None) -> tuple[list[dict], np.ndarray]:
@@ -140,12 +138,12 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
             "blank_share": round(float(mask.mean()), 5), "file": name, "clock": dp.clock.to_json()}
 
 
-@probe("framing", order=25, settings=Settings, version="1",
+@probe("framing", order=25, settings=Settings, evidence=FramingEvidence,
        description="scene fit (scrollbars, blank bands, aspect) and overlay UI at 16:9 and 4:3 viewports",
        budget=lambda sc: 30 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s)
-async def collect(ctx) -> dict:
+async def collect(ctx) -> FramingEvidence:
     # The viewports run side by side: each page idles on its fake clock between the bench's
     # calls, so three at once cost little more than one.
     sizes = [parse_viewport(text) for text in ctx.settings.viewports]
     out = await asyncio.gather(*(_one_viewport(ctx, Viewport(width=v["width"], height=v["height"])) for v in sizes))
-    return {"viewports": list(out), "times_s": list(ctx.settings.times_s)}
+    return FramingEvidence.model_validate({"viewports": list(out), "times_s": list(ctx.settings.times_s)})

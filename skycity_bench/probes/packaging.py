@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..evidence.packaging import PackagingEvidence
 from ..scenario import Viewport
 from ._html_audit import audit
 from . import probe
@@ -24,18 +25,17 @@ from . import probe
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    network_watch_s: float = Field(3.0, ge=0, le=60, description="demo seconds the page runs to record its requests")
-    embedded_min_kb: float = Field(4.0, ge=0, description="embedded binary assets from this size (decoded) on decide")
+    network_watch_s: float = Field(ge=0, le=60, description="demo seconds the page runs to record its requests")
     # A small viewport: which requests a page makes does not depend on its size, and a heavy
     # demo renders its frames much faster at 640x360.
-    width: int = Field(640, ge=320)
-    height: int = Field(360, ge=240)
+    width: int = Field(ge=320)
+    height: int = Field(ge=240)
 
 
-@probe("packaging", order=20, settings=Settings, version="1",
+@probe("packaging", order=20, settings=Settings, evidence=PackagingEvidence,
        description="static audit of the HTML (external references, embedded base64 assets) + one short load",
        budget=lambda sc: 30 + sc.timeouts.load_s + sc.timeouts.probe_grace_s)
-async def collect(ctx) -> dict:
+async def collect(ctx) -> PackagingEvidence:
     text = ctx.demo.text
     found = audit(text)
     page: dict = {"watched_s": ctx.settings.network_watch_s}
@@ -48,4 +48,5 @@ async def collect(ctx) -> dict:
         page["navigations"] = dp.events.navigations[:20]
     finally:
         await dp.close()
-    return {"file_bytes": len(ctx.demo.html), "lines": text.count("\n") + 1, **found, "page": page}
+    return PackagingEvidence.model_validate(
+        {"file_bytes": len(ctx.demo.html), "lines": text.count("\n") + 1, **found, "page": page})

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.session import js
 from ..errors import DemoHang, DemoSlow
+from ..evidence.playback import PlaybackEvidence
 from ..scenario import Viewport
 from ._cycle import run_cycles
 from ._pixels import change_stats, changed_mask
@@ -33,44 +34,39 @@ from . import probe
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    width: int = Field(1280, ge=320, description="viewport of this probe, CSS px")
-    height: int = Field(720, ge=240)
+    # What steers collection; the thresholds the frames are judged with are the scenario's
+    # scorers.playback (the click diagnostic and which replay frames are kept follow them).
+    width: int = Field(ge=320, description="viewport of this probe, CSS px")
+    height: int = Field(ge=240)
     # autoplay (real time)
-    autoplay_times_s: list[float] = Field(default_factory=lambda: [0.0, 1.5, 3.0])
-    min_changed_cells: int = Field(6, ge=1, description="grid cells (16x9) that must change: more than a spinner")
-    min_changed_share: float = Field(0.001, ge=0, le=1, description="share of pixels that must change")
-    click_diagnostic: bool = True
+    autoplay_times_s: list[float] = Field(description="frames at these seconds after t = 0, no input")
+    click_diagnostic: bool = Field(description="click the centre afterwards when the scene stood still")
     # pause / resume / replay (fake clock)
-    keyboard: bool = Field(False, description="also drive pause/resume/replay by keyboard")
-    pause_key: str = "Space"
-    resume_key: str = "Space"
-    replay_key: str = "r"
-    first_play_times_s: list[float] = Field(default_factory=lambda: [2.0, 5.0])
-    cycles: int = Field(2, ge=1, le=5)
-    settle_s: float = Field(0.1, ge=0, description="demo time for a pause to take effect before the hold starts")
-    pause_hold_s: float = Field(1.0, gt=0)
-    resume_s: float = Field(0.5, gt=0)
-    frozen_max_changed_share: float = Field(0.0005, ge=0, le=1)
-    moving_min_changed_share: float = Field(0.001, ge=0, le=1)
-    hook_time_tolerance_s: float = Field(0.02, ge=0)
-    ssim_width: int = Field(480, ge=64)
-    replay_min_ssim: float = Field(0.98, ge=0, le=1)
-    replay_min_block_ssim: float = Field(0.9, ge=0, le=1)
+    keyboard: bool = Field(description="also drive pause/resume/replay by keyboard")
+    pause_key: str
+    resume_key: str
+    replay_key: str
+    first_play_times_s: list[float]
+    cycles: int = Field(ge=1, le=5)
+    settle_s: float = Field(ge=0, description="demo time for a pause to take effect before the hold starts")
+    pause_hold_s: float = Field(gt=0)
+    resume_s: float = Field(gt=0)
+    ssim_width: int = Field(ge=64)
 
 
 def _budget(sc) -> float:
     return 90 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s
 
 
-@probe("playback", order=30, settings=Settings, version="1",
+@probe("playback", order=30, settings=Settings, evidence=PlaybackEvidence,
        description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
        budget=_budget)
-async def collect(ctx) -> dict:
+async def collect(ctx) -> PlaybackEvidence:
     s = ctx.settings
     vp = Viewport(width=s.width, height=s.height)
     data = {"viewport": [s.width, s.height], "autoplay": await _autoplay(ctx, vp)}
     data["pause_resume_replay"] = await _cycles(ctx, vp)
-    return data
+    return PlaybackEvidence.model_validate(data)
 
 
 def _save(ctx, stem: str, img) -> str:
@@ -83,6 +79,7 @@ def _save(ctx, stem: str, img) -> str:
 
 async def _autoplay(ctx, vp) -> dict:
     s = ctx.settings
+    rule = ctx.scenario.scorer_settings("playback")        # "the scene stood still": the scorer's rule
     dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
     try:
         frames, shots = [], []
@@ -101,7 +98,7 @@ async def _autoplay(ctx, vp) -> dict:
                "dialogs": dp.events.dialogs[:10], "page_errors": dp.events.page_errors[:10]}
         out["files"] = [_save(ctx, "autoplay-first", first), _save(ctx, "autoplay-last", shots[-1])]
         u = out["union"]
-        if s.click_diagnostic and (u["changed_cells"] < s.min_changed_cells or u["changed_share"] < s.min_changed_share):
+        if s.click_diagnostic and (u["changed_cells"] < rule.min_changed_cells or u["changed_share"] < rule.min_changed_share):
             await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
             await asyncio.sleep(1.5)                                  # real time, as above
             after = await dp.frame()
@@ -112,12 +109,12 @@ async def _autoplay(ctx, vp) -> dict:
         await dp.close()
 
 
-async def _way(dp, way: str, s, has_time: bool, saver) -> dict:
+async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dict:
     """One way's cycles; a page that was too slow for its budget or hung leaves that way
     untested with the reason and the page's clock log (issue 16: slow and hung told apart),
     so the other way still counts."""
     try:
-        return await run_cycles(dp, way, s, has_time, saver)
+        return await run_cycles(dp, way, s, has_time, saver, keep_below)
     except (DemoSlow, DemoHang) as e:
         return {"way": way, "untested": str(e), "clock": dp.clock.to_json()}
 
@@ -127,6 +124,7 @@ async def _cycles(ctx, vp) -> dict:
     while the bench drives it, so the two hardly compete (the autoplay part, in real
     time, has finished before this starts)."""
     s = ctx.settings
+    keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim   # replay frames kept as evidence
     dp = await ctx.open_page(viewport=vp, fake_clock=True)
     desc = await dp.hook.describe()
     methods = {k for k, v in (desc.value or {}).items() if v == "function"} if desc.ok else set()
@@ -140,7 +138,7 @@ async def _cycles(ctx, vp) -> dict:
     async def by_hook() -> dict:
         try:
             if desc.ok and not missing:
-                return await _way(dp, "hook", s, has_time, saver)
+                return await _way(dp, "hook", s, has_time, saver, keep_below)
             return {"way": "hook", "untested": (desc.error if not desc.ok else f"the hook has no {', '.join(missing)}()")
                     + ": cannot drive pause/resume/replay by hook"}
         finally:
@@ -151,7 +149,7 @@ async def _cycles(ctx, vp) -> dict:
             return {"way": "keyboard", "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)"}
         kp = await ctx.open_page(viewport=vp, fake_clock=True)
         try:
-            return await _way(kp, "keyboard", s, has_time, saver)
+            return await _way(kp, "keyboard", s, has_time, saver, keep_below)
         finally:
             await kp.close()
 

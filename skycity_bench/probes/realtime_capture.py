@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..browser.screencast import VIDEO_NAME
 from ..errors import ProbeError
+from ..evidence.realtime_capture import RealtimeCaptureEvidence
 from . import probe, registry
 
 ITEM = "smoothness.frame_pacing"
@@ -64,11 +65,15 @@ def item_status(ctx) -> str | None:
     return spec.fn(inp).status
 
 
-@probe("realtime_capture", order=11, settings=Settings, version="1", after=("frame_pacing",),
+@probe("realtime_capture", order=11, settings=Settings, evidence=RealtimeCaptureEvidence, after=("frame_pacing",),
        companion_of=("frame_pacing",), budget=_budget,
        description="real-time video of what a viewer saw (CDP screencast, Chromium's frame timestamps) "
                    "for 录屏复核, when frame pacing ends in review or on request")
-async def collect(ctx) -> dict:
+async def collect(ctx) -> RealtimeCaptureEvidence:
+    return RealtimeCaptureEvidence.model_validate(await _collect(ctx))
+
+
+async def _collect(ctx) -> dict:
     s: Settings = ctx.settings
     rec = ctx.artifacts.get("frame_pacing")
     measured = ((rec.data or {}) if rec is not None else {}).get("realtime_capture")

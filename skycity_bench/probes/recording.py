@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DemoCrash, DemoHang, ProbeError
+from ..evidence.recording import RecordingEvidence
 from . import _city_name, probe
 from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, even, frame_times
 from ._tour import TimelineSampler
@@ -112,10 +113,10 @@ def _timeline_every(ts, s: Settings) -> int | None:
     return int(round(k))
 
 
-@probe("recording", order=55, settings=Settings, version="1", budget=_budget,
+@probe("recording", order=55, settings=Settings, evidence=RecordingEvidence, budget=_budget,
        description="fake-clock frame stepping 0–65 s into a VP8 WebM at 30 fps, keyframes, contact sheet; "
                    "samples the timeline in the same pass")
-async def collect(ctx) -> dict:
+async def collect(ctx) -> RecordingEvidence:
     from .timeline import settings_key
 
     s: Settings = ctx.settings
@@ -138,7 +139,7 @@ async def collect(ctx) -> dict:
             path, rel = ctx.file("timeline/pass_from_recording.json")
             path.write_text(json.dumps(sampler.result("recording"), ensure_ascii=False), encoding="utf-8")
             data["timeline_pass"] = {"file": rel, "settings": settings_key(ts), "every_frames": every_tl}
-        return data
+        return RecordingEvidence.model_validate(data)
     except ProbeError as e:
         e.data = {**(e.data or {}), "file": video_rel, "frames_written": enc.frames, "partial": True,
                   # the same demo under the same clock would stop the same way in the timeline's pass

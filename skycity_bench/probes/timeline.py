@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ProbeError
+from ..evidence.timeline import TimelineEvidence
 from . import _city_name, probe
 from ._stepper import RAF_60HZ_JS, Stepper, eta_note, frame_times
 from ._tour import TimelineSampler
@@ -66,17 +67,17 @@ def _budget(sc) -> float:
     return Settings.model_validate(sc.probes.get("timeline") or {}).budget_s + sc.timeouts.load_s
 
 
-@probe("timeline", order=60, settings=Settings, version="1", budget=_budget,
+@probe("timeline", order=60, settings=Settings, evidence=TimelineEvidence, budget=_budget,
        description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s")
-async def collect(ctx) -> dict:
+async def collect(ctx) -> TimelineEvidence:
     s: Settings = ctx.settings
     shared = _from_recording(ctx, s)
     if shared is not None:
-        return shared
+        return TimelineEvidence.model_validate(shared)
     dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
     try:
-        return await _own_pass(ctx, dp, s, pool)
+        return TimelineEvidence.model_validate(await _own_pass(ctx, dp, s, pool))
     finally:
         pool.shutdown(wait=True)
         await dp.close()

@@ -1,7 +1,12 @@
 """Scorer registry: every module in this package registers its scorers with `@scorer`.
 
-    @scorer("smoothness.frame_pacing", probes=("frame_pacing",))
+    @scorer("smoothness.frame_pacing", probes=("frame_pacing",), accepts={"frame_pacing": ("3",)})
     def frame_pacing(inp: ScoreInput) -> ItemScore: ...
+
+A scorer module's thresholds are a pydantic model registered with
+`scorer_settings("frame_pacing", Settings)`: the scenario's `scorers.frame_pacing` section
+is validated against it when the scenario is loaded (no defaults: a missing threshold is an
+error there, never a literal fallback in code).
 """
 
 from __future__ import annotations
@@ -13,15 +18,36 @@ import threading
 from .base import ItemScore, ScoreInput, ScorerSpec
 
 _REGISTRY: dict[str, ScorerSpec] = {}
+_SETTINGS: dict[str, type] = {}
 _loaded = False
 _lock = threading.Lock()
 
 
-def scorer(item_id: str, *, probes: tuple[str, ...], render=None):
+def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict | None = None):
     def deco(fn):
-        _REGISTRY[item_id] = ScorerSpec(item_id=item_id, fn=fn, probes=tuple(probes), render=render)
+        acc = {p: tuple(str(v) for v in vs) for p, vs in (accepts or {}).items()}
+        unknown = set(acc) - set(probes)
+        if unknown:
+            raise ValueError(f"scorer {item_id}: accepts names probes it does not read: {sorted(unknown)}")
+        _REGISTRY[item_id] = ScorerSpec(item_id=item_id, fn=fn, probes=tuple(probes), render=render, accepts=acc)
         return fn
     return deco
+
+
+def scorer_settings(section: str, model: type | None = None):
+    """Register the thresholds model of the scenario's `scorers.<section>`: called with the
+    model, or as a class decorator `@scorer_settings("framing")`."""
+    def register(m: type) -> type:
+        if section in _SETTINGS and _SETTINGS[section] is not m:
+            raise ValueError(f"scorer settings section {section!r} registered twice")
+        _SETTINGS[section] = m
+        return m
+    return register if model is None else register(model)
+
+
+def all_scorer_settings() -> dict[str, type]:
+    all_scorers()
+    return dict(_SETTINGS)
 
 
 def all_scorers() -> dict[str, ScorerSpec]:
@@ -36,4 +62,4 @@ def all_scorers() -> dict[str, ScorerSpec]:
     return dict(_REGISTRY)
 
 
-__all__ = ["scorer", "all_scorers", "ItemScore", "ScoreInput", "ScorerSpec"]
+__all__ = ["scorer", "scorer_settings", "all_scorers", "all_scorer_settings", "ItemScore", "ScoreInput", "ScorerSpec"]

@@ -19,7 +19,28 @@ measurements.playback.audible.
 
 from __future__ import annotations
 
-from . import ItemScore, ScoreInput, scorer
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..evidence.playback import PlaybackEvidence
+from . import ItemScore, ScoreInput, scorer, scorer_settings
+
+
+@scorer_settings("playback")
+class Settings(BaseModel):
+    """The scenario's `scorers.playback`, shared with scorers/pause_resume_replay.py
+    (reasons in scenarios/skycity.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+    # autoplay: more than a spinner
+    min_changed_cells: int = Field(ge=1, description="grid cells (16x9) that must change")
+    min_changed_share: float = Field(ge=0, le=1, description="share of pixels that must change")
+    # pause / resume / replay
+    replay_min_ssim: float = Field(ge=0, le=1)
+    replay_min_block_ssim: float = Field(ge=0, le=1)
+    frozen_max_changed_share: float = Field(ge=0, le=1)
+    paused_scene_moving_share: float = Field(ge=0, le=1)
+    moving_min_changed_share: float = Field(ge=0, le=1)
+    hook_time_tolerance_s: float = Field(ge=0)
 
 
 def _audible(sound: dict | None) -> list[str]:
@@ -32,10 +53,11 @@ def _audible(sound: dict | None) -> list[str]:
     return out
 
 
-@scorer("packaging.autoplay", probes=("playback",))
+@scorer("packaging.autoplay", probes=("playback",), accepts={"playback": ("2",)})
 def autoplay(inp: ScoreInput) -> ItemScore:
-    d = inp.data("playback")["autoplay"]
-    s = inp.scenario.probe_settings("playback")
+    ev_: PlaybackEvidence = inp.evidence("playback")
+    d = ev_.autoplay.model_dump(exclude_unset=True)
+    s: Settings = inp.settings("playback")
     u = d["union"]
     animates = u["changed_cells"] >= s.min_changed_cells and u["changed_share"] >= s.min_changed_share
     heard = _audible(d.get("sound"))

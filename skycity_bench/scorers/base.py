@@ -1,20 +1,27 @@
 """What a scorer is: a pure function from stored evidence to one sheet item's result.
-Scorers never touch the browser; point values and thresholds come from the rubric item.
+Scorers never touch the browser; point values come from the rubric item, thresholds from
+the scenario's `scorers:` section (the scorer module's `Settings`, registered with
+`scorer_settings`).
 
-A scorer is registered with `@scorer(item_id, probes=(...))`. The runner calls it only when
-every probe it names has evidence (status ok); otherwise the item is `untested` with the
-probes' errors as the reason, never 0 (errors are data, architecture.md).
+A scorer is registered with `@scorer(item_id, probes=(...), accepts={probe: (versions)})`.
+It is called only when every probe it names has evidence (status ok); otherwise the item
+is `untested` with the probes' errors as the reason, never 0 (errors are data,
+architecture.md). It reads a probe's evidence as that probe's model
+(`inp.evidence("timeline")`, skycity_bench/evidence/), and only in the versions it
+declares: other versions are refused by `rescore` before anything is scored.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..report import ProbeRecord
 from ..rubric import Rubric, RubricItem
-from ..scenario import Scenario
+
+if TYPE_CHECKING:                 # not at run time: scenario.py imports this registry
+    from ..scenario import Scenario
 
 
 @dataclass
@@ -26,7 +33,18 @@ class ScoreInput:
     out_dir: Optional[Path] = None        # where a scorer's renderer may write plots
 
     def data(self, probe: str) -> dict:
+        """TRANSITIONAL: the probe's data as a dict, for scorers of probes without their own
+        evidence model yet (density, shops). Every other scorer uses `evidence`."""
         return self.records[probe].data
+
+    def evidence(self, probe: str):
+        """The probe's evidence as its model (skycity_bench/evidence/), at the version it
+        was written with."""
+        return self.records[probe].evidence()
+
+    def settings(self, section: str):
+        """This scorer's thresholds: the scenario's `scorers.<section>`, validated."""
+        return self.scenario.scorer_settings(section)
 
     def objective(self, status: str) -> float:
         """Objective sub-items: full pass = full points, partial = the rubric's share, else 0."""
@@ -48,5 +66,9 @@ class ScorerSpec:
     item_id: str
     fn: Callable[[ScoreInput], ItemScore]
     probes: tuple[str, ...]
+    # Evidence versions this scorer reads, per probe. A probe not named here is read in
+    # whatever version it writes today (TRANSITIONAL: density, shops and the runner's
+    # pseudo-probes until they have models).
+    accepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Optional: draw evidence figures after scoring; returns file names relative to out_dir.
     render: Optional[Callable[[ScoreInput, ItemScore, Path], list[str]]] = None

@@ -31,8 +31,33 @@ from pathlib import Path
 
 import numpy as np
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from .. import stats
-from . import ItemScore, ScoreInput, scorer
+from ..evidence.frame_pacing import FramePacingEvidence
+from . import ItemScore, ScoreInput, scorer, scorer_settings
+
+
+@scorer_settings("frame_pacing")
+class Settings(BaseModel):
+    """The scenario's `scorers.frame_pacing` (reasons beside the values in
+    scenarios/skycity.yaml). The probe runs a noisy pass once more by this noise rule."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_scene_update_ratio: float = Field(ge=0, le=1)
+    max_freeze_s: float = Field(gt=0)
+    clock_resolution_ms: float = Field(ge=0, le=5)
+    late_frame_vsyncs: float = Field(ge=1.0)
+    trace_alignment_min: float = Field(ge=0, le=1)
+    trace_match_ms: float = Field(gt=0)
+    chromium_review_dropped_pct: float = Field(ge=0, le=100)
+    chromium_smooth_dropped_pct: float = Field(ge=0, le=100)
+    chromium_min_frames_share: float = Field(ge=0, le=1)
+    compositor_animation_min_share: float = Field(ge=0, le=1)
+    noise_max_foreign_load: float = Field(ge=0, le=1)
+    noise_max_steal: float = Field(ge=0, le=1)
+    noise_max_calibration_p95_ms: float = Field(gt=0)
 
 RAF, ENTRY = "rAF timestamp", "performance.now() on entry"
 CHROMIUM_LATE, FRAME_CLOCK_LATE = "chromium+frame_clock", "frame_clock"
@@ -196,10 +221,10 @@ def _windows(inp: ScoreInput, duration: float) -> dict[str, tuple[float, float]]
 def _render(inp: ScoreInput, score: ItemScore, out_dir: Path) -> list[str]:
     from ..plots import frame_pacing_plot
 
-    d = inp.data("frame_pacing")
+    d: FramePacingEvidence = inp.evidence("frame_pacing")
     name = "frame_pacing.png"
-    frame_pacing_plot(out_dir / name, np.asarray(d["raf_ms"]), np.asarray(d["entry_ms"]),
-                      _windows(inp, d["duration_s"]), inp.item.get("long_frame_ms"), score.evidence)
+    frame_pacing_plot(out_dir / name, np.asarray(d.raf_ms), np.asarray(d.entry_ms),
+                      _windows(inp, d.duration_s), inp.item.get("long_frame_ms"), score.evidence)
     return [name]
 
 
@@ -207,27 +232,27 @@ def _r(d: dict | None) -> dict:
     return {k: round(v, 5) for k, v in (d or {}).items() if isinstance(v, float)}
 
 
-@scorer("smoothness.frame_pacing", probes=("frame_pacing",), render=_render)
+@scorer("smoothness.frame_pacing", probes=("frame_pacing",), render=_render, accepts={"frame_pacing": ("3",)})
 def frame_pacing(inp: ScoreInput) -> ItemScore:
-    d = inp.data("frame_pacing")
-    settings = inp.scenario.probe_settings("frame_pacing")
-    long_ms = inp.item.get("long_frame_ms")
-    tiers = inp.item.get("tiers")
-    floor = inp.item.get("floor_points", 0)
+    d: FramePacingEvidence = inp.evidence("frame_pacing")
+    settings: Settings = inp.settings("frame_pacing")
+    long_ms = inp.item.long_frame_ms
+    tiers = inp.item.tiers
+    floor = inp.item.floor_points
     top = max(t["points"] for t in tiers)
-    raf = np.asarray(d["raf_ms"], float)
-    entry = np.asarray(d["entry_ms"], float)
-    drew = np.asarray(d["drew"], int)
-    duration = d["duration_s"]
-    chromium = d.get("chromium") or {"error": "not collected (evidence from before issue 15)"}
+    raf = np.asarray(d.raf_ms, float)
+    entry = np.asarray(d.entry_ms, float)
+    drew = np.asarray(d.drew, int)
+    duration = d.duration_s
+    chromium = d.chromium.model_dump(exclude_none=True)
     vsync = inp.scenario.calibration.expected_interval_ms
     res = settings.clock_resolution_ms
     m: dict = {}
-    ev: dict = {"frames": d["frames"], "long_frame_ms": long_ms}
+    ev: dict = {"frames": d.frames, "long_frame_ms": long_ms}
 
     # The decided intervals: rAF's, lengthened to the entry clock's only where a frame was late.
     if raf.size >= 2:
-        off = d.get("entry_to_raf_ms")
+        off = d.entry_to_raf_ms
         late, late_by, late_info = late_intervals(raf, chromium, settings, vsync,
                                                   None if off is None else entry + float(off))
         iv_raf, iv_entry = np.diff(raf), np.diff(entry)
@@ -272,9 +297,9 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     m["longest_scene_freeze_s"] = round(freeze, 3)
     chrom = chromium_figure(chromium, duration)
     m["chromium"] = chrom
-    noise = d.get("noise") or {}
+    noise = d.noise.model_dump()
     if noise:
-        m["noise"] = {"too_noisy": noise.get("too_noisy") or [], "passes": d.get("passes", 1),
+        m["noise"] = {"too_noisy": noise.get("too_noisy") or [], "passes": d.passes,
                       "cpu": noise.get("cpu"),
                       "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")]}
     from ..realtime_video import capture_summary   # issue 15: the real-time video for 录屏复核 (not scored)
@@ -288,15 +313,15 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                "scene_update_ratio": m["scene_update_ratio"], "longest_scene_freeze_s": m["longest_scene_freeze_s"]})
     if noise.get("too_noisy"):
         ev["machine_noise"] = ("the machine was too noisy to trust this pass"
-                               + (f" (also after {d.get('passes')} passes)" if d.get("passes", 1) > 1 else "")
+                               + (f" (also after {d.passes} passes)" if d.passes > 1 else "")
                                + ": " + "; ".join(noise["too_noisy"]))
     meas = {"smoothness." + k: v for k, v in m.items()}
     if worst is None:
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", floor, ev, meas)
-    if not drew.any() and d.get("page_errors"):
+    if not drew.any() and d.page_errors:
         # Nothing was ever drawn and the page threw: there is no playback to judge.
-        ev["reason"] = f"the demo threw before drawing anything: {d['page_errors'][0]}"
+        ev["reason"] = f"the demo threw before drawing anything: {d.page_errors[0]}"
         return ItemScore("untested", None, ev, meas)
     both = (f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
             f"Chromium: {_chrom_text(chrom)}")

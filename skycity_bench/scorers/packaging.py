@@ -29,7 +29,18 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from . import ItemScore, ScoreInput, scorer
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..evidence.packaging import PackagingEvidence
+from . import ItemScore, ScoreInput, scorer, scorer_settings
+
+
+@scorer_settings("packaging")
+class Settings(BaseModel):
+    """The scenario's `scorers.packaging` (reasons in scenarios/skycity.yaml)."""
+
+    model_config = ConfigDict(extra="forbid")
+    embedded_min_kb: float = Field(ge=0, description="embedded binary assets from this decoded size on decide (P2)")
 
 # Static findings that load unconditionally (the `where` values of probes/_html_audit.py
 # that are not script calls).
@@ -71,34 +82,35 @@ def _outcome_note(r: dict) -> str:
     return "blocked by the closed network"
 
 
-@scorer("packaging.single_file", probes=("packaging", "network"))
+@scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",)})
 def single_file(inp: ScoreInput) -> ItemScore:
-    d = inp.data("packaging")
-    requests = inp.data("network").get("requests", [])
-    min_kb = inp.scenario.probe_settings("packaging").embedded_min_kb
-    refs = d.get("references", [])
+    d: PackagingEvidence = inp.evidence("packaging")
+    requests = inp.data("network").get("requests", [])      # the runner's network log (transitional)
+    min_kb = inp.settings("packaging").embedded_min_kb
+    refs = [r.model_dump() for r in d.references]
+    embedded = [e.model_dump() for e in d.embedded]
     external = _external_requests(requests, refs)
     urls = [r["url"] for r in external]
     always = [r for r in refs if r["where"] not in _CODE_CALLS]
     code = [r for r in refs if r["where"] in _CODE_CALLS]
     unloaded = [r for r in code if not _was_requested(r["url"], urls)]
-    big = [e for e in d.get("embedded", []) if e["bytes"] >= min_kb * 1024]
-    small = [e for e in d.get("embedded", []) if e["bytes"] < min_kb * 1024]
+    big = [e for e in embedded if e["bytes"] >= min_kb * 1024]
+    small = [e for e in embedded if e["bytes"] < min_kb * 1024]
     # Lists are capped so a huge inlined library cannot bloat the report; counts stay whole.
     ev: dict = {
         "external_requests": [{**r, "note": _outcome_note(r)} for r in external[:100]],
-        "references": refs[:100], "embedded_binary": d.get("embedded", [])[:50],
+        "references": refs[:100], "embedded_binary": embedded[:50],
         "counts": {"external_requests": len(external), "references": len(refs),
-                   "embedded_binary": len(d.get("embedded", [])), "dynamic_calls": len(d.get("dynamic", []))},
-        "embedded_min_kb": min_kb, "file_bytes": d.get("file_bytes"),
+                   "embedded_binary": len(embedded), "dynamic_calls": len(d.dynamic)},
+        "embedded_min_kb": min_kb, "file_bytes": d.file_bytes,
     }
-    if d.get("dynamic"):
-        ev["dynamic_calls"] = d["dynamic"][:50]
+    if d.dynamic:
+        ev["dynamic_calls"] = d.dynamic[:50]
     notes = []
     if small:
         notes.append(f"{len(small)} small embedded binary asset(s) under {min_kb:g} KB (not decisive)")
-    if d.get("dynamic"):
-        notes.append(f"{len(d['dynamic'])} loading call(s) with a non-literal URL: the network log shows what they loaded")
+    if d.dynamic:
+        notes.append(f"{len(d.dynamic)} loading call(s) with a non-literal URL: the network log shows what they loaded")
     if notes:
         ev["notes"] = notes
     if external:

@@ -21,7 +21,9 @@ untested with the reasons.
 
 from __future__ import annotations
 
+from ..evidence.playback import PlaybackEvidence
 from . import ItemScore, ScoreInput, scorer
+from .autoplay import Settings
 
 _RANK = {"pass": 2, "partial": 1, "fail": 0}
 
@@ -29,9 +31,9 @@ _RANK = {"pass": 2, "partial": 1, "fail": 0}
 def _pause(c: dict, s) -> tuple[bool, str | None]:
     p = c["pause"]
     if p["changed_share"] > s.frozen_max_changed_share:
-        if p["changed_share"] < 0.25:
+        if p["changed_share"] < s.paused_scene_moving_share:
             return False, (f"while paused {p['changed_share']:.2%} of the picture kept changing over "
-                           f"{s.pause_hold_s:g} s: objects moved on while the view stood still (暂停只停止镜头)")
+                           f"the hold: objects moved on while the view stood still (暂停只停止镜头)")
         return False, f"while paused {p['changed_share']:.1%} of the picture kept changing: the scene did not stop"
     t_before, t0, t1 = p["hook_time"]
     if t0 is not None and t1 is not None and abs(t1 - t0) > s.hook_time_tolerance_s:
@@ -44,7 +46,7 @@ def _resume(c: dict, s, paused_ok: bool) -> tuple[bool, str | None]:
     if not paused_ok:
         return False, "resume not verifiable: the pause before it did not hold"
     if r["changed_share"] < s.moving_min_changed_share:
-        return False, f"after resume the frames did not move ({r['changed_share']:.3%} changed in {s.resume_s:g} s)"
+        return False, f"after resume the frames did not move ({r['changed_share']:.3%} changed)"
     t1, t2 = r["hook_time"]
     if t1 is not None and t2 is not None and t2 - t1 <= s.hook_time_tolerance_s:
         return False, f"frames moved, but the hook's time did not advance after resume ({t1:.3f} → {t2:.3f} s)"
@@ -88,10 +90,11 @@ def judge_way(w: dict, s) -> dict:
     return out
 
 
-@scorer("packaging.pause_resume_replay", probes=("playback",))
+@scorer("packaging.pause_resume_replay", probes=("playback",), accepts={"playback": ("2",)})
 def pause_resume_replay(inp: ScoreInput) -> ItemScore:
-    d = inp.data("playback")["pause_resume_replay"]
-    s = inp.scenario.probe_settings("playback")
+    ev_: PlaybackEvidence = inp.evidence("playback")
+    d = ev_.pause_resume_replay.model_dump()
+    s: Settings = inp.settings("playback")
     verdicts = {name: judge_way(w, s) for name, w in d["ways"].items()}
     tried = {n: v for n, v in verdicts.items() if v["status"] != "untested"}
     files = [f for w in d["ways"].values() for f in w.get("pause_frames", [])]

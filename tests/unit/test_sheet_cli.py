@@ -12,6 +12,7 @@ from skycity_bench.report import ProbeRecord, load, save
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
 from skycity_bench.store import Store
+from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from tests.review_reports import make_run
 
 R = load_rubric()
@@ -68,8 +69,12 @@ def test_should_rescore_a_run_from_stored_evidence_without_a_browser(tmp_path):
     report.scenario = {"name": sc.name, "sha256": sc.sha256(), "effective": sc.model_dump(mode="json")}
     n = int(sc.duration_s * 60)
     steady = [round(k * 1000 / 60, 3) for k in range(n + 1)]
-    report.probes["frame_pacing"] = ProbeRecord(name="frame_pacing", data={
-        "duration_s": sc.duration_s, "frames": n + 1, "raf_ms": steady, "entry_ms": steady, "drew": [1] * (n + 1)})
+    quiet = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped": True}, "cpu": None,
+             "too_noisy": []}
+    report.probes["frame_pacing"] = ProbeRecord(name="frame_pacing", data=FramePacingEvidence(
+        duration_s=sc.duration_s, frames=n + 1, raf_ms=steady, entry_ms=steady, entry_to_raf_ms=0.0, drew=[1] * (n + 1),
+        chromium={"source": "test", "error": "tracing is off"}, page_errors=[], dialogs=[], noise=quiet, passes=1,
+        noise_of_passes=[quiet]))
     item = R.item("smoothness.frame_pacing")
     report.items[item.id].points, report.items[item.id].status = 0.0, "fail"      # stale: evidence says smooth
     save(report, run)

@@ -14,9 +14,16 @@ from skycity_bench.report import ProbeRecord
 from skycity_bench.scenario import load_scenario
 
 
+# A whole (if empty) timeline pass as the recording writes it (skycity_bench/evidence/timeline.py).
+PASS = {"stepped_by": "x", "sample_fps": 10, "end_s": 65, "tour_s": 60, "viewport": {"width": 1920, "height": 1080},
+        "analysis_size": None, "css_per_px": 4.0, "city_name": None, "hook": {}, "states": {}, "phases": [],
+        "frames": {}, "reset": {}, "name_checks": [], "city_name_verdict": {}, "wall_s": 0.0, "analysis_cpu_s": 0.0,
+        "spent_s": {}, "page_errors": [], "evidence_frames": {}}
+
+
 def _ctx(tmp_path, s: Settings, key: str, status: str = "ok") -> ProbeContext:
     (tmp_path / "timeline").mkdir(exist_ok=True)
-    (tmp_path / "timeline" / "pass_from_recording.json").write_text(json.dumps({"phases": [], "stepped_by": "x"}))
+    (tmp_path / "timeline" / "pass_from_recording.json").write_text(json.dumps(PASS))
     rec = ProbeRecord(name="recording", status=status, data={
         "timeline_pass": {"file": "timeline/pass_from_recording.json", "settings": key}})
     return ProbeContext(demo=None, scenario=load_scenario(None), out_dir=tmp_path, browser=None, settings=s,
@@ -26,7 +33,7 @@ def _ctx(tmp_path, s: Settings, key: str, status: str = "ok") -> ProbeContext:
 def test_should_take_the_recordings_pass_without_opening_a_page(tmp_path):
     s = Settings()
     data = asyncio.run(collect(_ctx(tmp_path, s, settings_key(s))))
-    assert data["stepped_by"] == "recording"
+    assert data.stepped_by == "recording"
 
 
 def test_should_step_on_its_own_when_the_pass_used_other_settings_or_failed(tmp_path):
