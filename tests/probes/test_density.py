@@ -111,7 +111,9 @@ def test_should_send_a_hookless_particle_field_to_a_person_not_to_auto_points(ru
     hint = rep["items"]["density.count"]["evidence"]["hint"]
     assert any("field" in k for k in hint["not_plainly_objects"]), hint
     assert hint["largest_group_of_near_identical_moving_primitives"] >= 12
-    # The issue's rule is "status review, or N <= 2 in every sample": review holds above. The
-    # plain count (regions not doubted) stays small, but one sample has shown 3 of 5.
+    # and no sample's plain count gives points from blobs (the issue: "N <= 2 in every sample").
+    # Once up to 9 at one sample (CI): a dense field's regions were split into two colour
+    # groups by the ground around them, and a two-tone frame's brightness "match" blacked out
+    # frame B (vision/objects.py, vision/segment.py); 0 in all 31 half-second samples since.
     samples = rep["probes"]["density"]["data"]["samples"]
-    assert max(s["objects"]["plain_count"] for s in samples) <= 3, [s["objects"] for s in samples]
+    assert all(s["objects"]["plain_count"] <= 2 for s in samples), [s["objects"] for s in samples]
