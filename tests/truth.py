@@ -109,7 +109,12 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
     scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s"),
                                     "probes": sc.get("probes")})
     report = asyncio.run(run_candidate(fx.html, scenario, out_dir, probes=probes or fx.truth.get("probes") or None))
-    return report.to_json()
+    doc = report.to_json()
+    if probes is None:               # the fixture's own run: its evidence may be golden (tests/golden_evidence.py)
+        from tests.golden_evidence import maybe_write
+
+        maybe_write(doc, fx.name)
+    return doc
 
 
 def assert_truth(fx: Fixture, report: dict) -> None:

@@ -31,15 +31,16 @@ ITEM = "smoothness.frame_pacing"
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    when: Literal["review", "always", "never"] = "review"
-    capture_in: Literal["measured_pass", "second_pass"] = "second_pass"
-    fps: Literal[30, 60] = 30
-    max_width: int = Field(960, ge=160, le=3840)
-    max_height: int = Field(540, ge=90, le=2160)
-    jpeg_quality: int = Field(70, ge=20, le=100)
-    bitrate_mbps: float = Field(2.0, gt=0.1, le=50)
-    queue_frames: int = Field(90, ge=1, le=1000)
-    encode_timeout_s: float = Field(120, gt=0, le=1200)
+    # Every value comes from the scenario's probes.realtime_capture (reasons there); none defaults.
+    when: Literal["review", "always", "never"]
+    capture_in: Literal["measured_pass", "second_pass"]
+    fps: Literal[30, 60]
+    max_width: int = Field(ge=160, le=3840)
+    max_height: int = Field(ge=90, le=2160)
+    jpeg_quality: int = Field(ge=20, le=100)
+    bitrate_mbps: float = Field(gt=0.1, le=50)
+    queue_frames: int = Field(ge=1, le=1000)
+    encode_timeout_s: float = Field(gt=0, le=1200)
 
 
 def _settings(sc) -> Settings:

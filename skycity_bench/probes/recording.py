@@ -39,14 +39,15 @@ from ._tour import TimelineSampler
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    fps: Literal[30, 60] = 30
-    end_s: float = Field(65, gt=0, le=600)
-    keyframe_interval_s: float = Field(5, gt=0)
-    jpeg_quality: int = Field(85, ge=30, le=100)
-    bitrate_mbps: float = Field(6, gt=0.1, le=100)
-    sheet_columns: int = Field(7, ge=1, le=20)
-    sheet_thumb_width: int = Field(384, ge=64, le=1920)
-    budget_s: float = Field(1200, gt=0)
+    # Every value comes from the scenario's probes.recording (reasons there); none defaults.
+    fps: Literal[30, 60]
+    end_s: float = Field(gt=0, le=600)
+    keyframe_interval_s: float = Field(gt=0)
+    jpeg_quality: int = Field(ge=30, le=100)
+    bitrate_mbps: float = Field(gt=0.1, le=100)
+    sheet_columns: int = Field(ge=1, le=20)
+    sheet_thumb_width: int = Field(ge=64, le=1920)
+    budget_s: float = Field(gt=0)
 
 
 def _budget(sc) -> float:

@@ -7,7 +7,6 @@ import asyncio
 import json
 
 from skycity_bench.probes.base import ProbeContext
-from skycity_bench.probes.recording import Settings as RecSettings
 from skycity_bench.probes.recording import _timeline_every
 from skycity_bench.probes.timeline import Settings, _from_recording, collect, settings_key
 from skycity_bench.report import ProbeRecord
@@ -17,7 +16,7 @@ from skycity_bench.scenario import load_scenario
 # A whole (if empty) timeline pass as the recording writes it (skycity_bench/evidence/timeline.py).
 PASS = {"stepped_by": "x", "sample_fps": 10, "end_s": 65, "tour_s": 60, "viewport": {"width": 1920, "height": 1080},
         "analysis_size": None, "css_per_px": 4.0, "city_name": None, "hook": {}, "states": {}, "phases": [],
-        "frames": {}, "reset": {}, "name_checks": [], "city_name_verdict": {}, "wall_s": 0.0, "analysis_cpu_s": 0.0,
+        "frames": {}, "reset": {}, "name_checks": [], "wall_s": 0.0, "analysis_cpu_s": 0.0,
         "spent_s": {}, "page_errors": [], "evidence_frames": {}}
 
 
@@ -44,11 +43,12 @@ def test_should_step_on_its_own_when_the_pass_used_other_settings_or_failed(tmp_
 
 
 def test_should_sample_the_timeline_in_the_recording_only_at_a_rate_dividing_its_fps():
-    assert _timeline_every(Settings(sample_fps=10), RecSettings()) == 3
-    assert _timeline_every(Settings(sample_fps=3), RecSettings()) == 10
-    assert _timeline_every(Settings(sample_fps=4), RecSettings()) is None
-    assert _timeline_every(Settings(sample_fps=10), RecSettings(fps=60)) == 6
-    assert _timeline_every(Settings(end_s=70), RecSettings()) is None
+    rec = load_scenario(None).probe_settings("recording")          # 30 fps to 65 s
+    assert _timeline_every(Settings(sample_fps=10), rec) == 3
+    assert _timeline_every(Settings(sample_fps=3), rec) == 10
+    assert _timeline_every(Settings(sample_fps=4), rec) is None
+    assert _timeline_every(Settings(sample_fps=10), rec.model_copy(update={"fps": 60})) == 6
+    assert _timeline_every(Settings(end_s=70), rec) is None
 
 
 def test_should_not_step_a_demo_again_that_hung_in_the_recordings_pass(tmp_path):

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Regenerate the golden evidence under tests/golden/ (issue 17 part 3; README section golden):
+# the probe tests of the fixture families run as usual and each fixture run also writes what
+# its probes collected (tests/golden_evidence.py). Real Chromium; a few minutes per family.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SKYCITY_WRITE_GOLDEN=1 exec .venv/bin/python -m pytest -q -p no:randomly \
+    tests/probes/test_packaging_fixtures.py tests/probes/test_frame_pacing_fixtures.py \
+    tests/probes/test_timeline_fixtures.py "$@"

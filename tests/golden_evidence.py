@@ -1,0 +1,89 @@
+"""Golden evidence (issue 17 part 3): what the probes collected on each fixture, checked in
+under tests/golden/, so the scorers' unit tests run on real probe output without a browser
+and a drift in a probe's output shape fails a fast test, not only a browser test.
+
+One file per fixture run, tests/golden/<family>/<fixture>.json:
+
+    {"fixture": "packaging/clean", "rubric_id", "rubric_sha256",
+     "scenario": the run's effective scenario (probe and scorer settings included),
+     "probes": {name: the report's probe record (evidence_version, data) ...},
+     "items": {item id: {"status", "points"}} of the items those probes decide, as scored live}
+
+Only probes with an evidence model are kept (the runner's `network` log too: the packaging
+scorer reads it); `page_events` and probes that failed are left out, and so are items whose
+probes are not all kept. Regenerate with one command (README, section golden):
+
+    SKYCITY_WRITE_GOLDEN=1 .venv/bin/python -m pytest -q -p no:randomly tests/probes/test_packaging_fixtures.py \\
+        tests/probes/test_frame_pacing_fixtures.py tests/probes/test_timeline_fixtures.py
+
+(scripts/golden.sh runs exactly that); tests/truth.run_fixture writes the file after each run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+GOLDEN_DIR = Path(__file__).resolve().parent / "golden"
+ENV = "SKYCITY_WRITE_GOLDEN"
+# Probes whose evidence a golden file keeps besides the typed ones: the runner's network log,
+# read by packaging.single_file.
+EXTRA = ("network",)
+
+
+def wanted() -> bool:
+    return os.environ.get(ENV) == "1"
+
+
+def golden_of(report: dict, fixture: str) -> dict | None:
+    """The golden record of a live report (None when no probe of it has typed evidence)."""
+    from skycity_bench import evidence
+    from skycity_bench.scorers import all_scorers
+
+    typed = set(evidence.known_probes()) - {"density", "shops", "network", "page_events"}
+    keep = {n: r for n, r in report["probes"].items()
+            if r.get("status") == "ok" and (n in typed or n in EXTRA)}
+    if not set(keep) & typed:
+        return None
+    if "network" in keep:                        # the page's requests only: what the scorer reads
+        keep["network"] = {**keep["network"], "data": {"requests": keep["network"]["data"].get("requests", [])}}
+    items = {}
+    for iid, spec in all_scorers().items():
+        if iid in report["items"] and spec.probes and all(p in keep for p in spec.probes):
+            it = report["items"][iid]
+            items[iid] = {"status": it["status"], "points": it["points"]}
+    return {"fixture": fixture, "rubric_id": report["rubric_id"], "rubric_sha256": report.get("rubric_sha256"),
+            "scenario": report["scenario"]["effective"], "probes": keep, "items": items}
+
+
+def write(report: dict, fixture: str) -> Path | None:
+    g = golden_of(report, fixture)
+    if g is None:
+        return None
+    p = GOLDEN_DIR / f"{fixture}.json"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(g, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n", encoding="utf-8")
+    return p
+
+
+def maybe_write(report: dict, fixture: str) -> None:
+    if wanted():
+        write(report, fixture)
+
+
+def all_golden() -> list[Path]:
+    return sorted(GOLDEN_DIR.rglob("*.json"))
+
+
+def load(path: Path) -> dict:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def as_report(g: dict):
+    """A Report holding the golden evidence, ready for scoring.score_report."""
+    from skycity_bench.report import Candidate, ProbeRecord, Report
+
+    return Report(bench_version="golden", rubric_id=g["rubric_id"], candidate=Candidate(id="golden", sha256="0" * 64),
+                  scenario={"effective": g["scenario"]},
+                  probes={n: ProbeRecord.model_validate(r) for n, r in g["probes"].items()})

@@ -1,0 +1,197 @@
+"""The evidence contract (issue 17): typed, versioned evidence, scorers that declare the
+versions they read, and `rescore` refusing what it would score wrongly — in one line naming
+the file and the field, exit 2, writing nothing. No browser."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from skycity_bench import evidence
+from skycity_bench.cli import app
+from skycity_bench.errors import UserError
+from skycity_bench.evidence.frame_pacing import FramePacingEvidence
+from skycity_bench.probes import registry
+from skycity_bench.report import Candidate, ProbeRecord, Report, save
+from skycity_bench.rubric import DEFAULT_RUBRIC, load_rubric, rubric_sha256
+from skycity_bench.scenario import load_scenario
+from skycity_bench.scorers import all_scorers
+from skycity_bench.scoring import score_report
+
+RUBRIC = load_rubric()
+QUIET = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped": True}, "cpu": None, "too_noisy": []}
+
+
+def steady_pass(seconds: float = 5) -> FramePacingEvidence:
+    n = int(seconds * 60)
+    t = [round(k * 1000 / 60, 3) for k in range(n + 1)]
+    return FramePacingEvidence(duration_s=seconds, frames=n + 1, raf_ms=t, entry_ms=t, entry_to_raf_ms=0.0,
+                               drew=[1] * (n + 1), chromium={"source": "test", "error": "tracing is off"},
+                               page_errors=[], dialogs=[], noise=QUIET, passes=1, noise_of_passes=[QUIET])
+
+
+def stored_run(tmp_path: Path) -> Path:
+    """A scored run folder whose report holds one real evidence model (frame pacing)."""
+    sc = load_scenario(None, {"duration_s": 5})
+    rep = Report(bench_version="test", rubric_id=RUBRIC.id, candidate=Candidate(id="c", sha256="0" * 64),
+                 scenario={"name": sc.name, "sha256": sc.sha256(), "effective": sc.model_dump(mode="json")})
+    rec = ProbeRecord(name="frame_pacing", version=registry.get("frame_pacing").version, duration_s=5.0)
+    rec.data = steady_pass()                    # as the runner assigns what a probe returns
+    rep.probes["frame_pacing"] = rec
+    score_report(rep, sc, RUBRIC, tmp_path)
+    save(rep, tmp_path)
+    return tmp_path
+
+
+def rescore(run: Path, *args):
+    return CliRunner().invoke(app, ["rescore", str(run), "--no-html", *args])
+
+
+def refused(run: Path, *needles: str) -> str:
+    """rescore refuses with one line naming the file and every needle (the CLI's UserError:
+    exit 2, see test_rescore_exits_2_with_one_line), and writes nothing."""
+    before, files = (run / "report.json").read_bytes(), sorted(p.name for p in run.iterdir())
+    res = rescore(run)
+    assert isinstance(res.exception, UserError), res.output
+    line = str(res.exception)
+    assert len(line.splitlines()) == 1, line
+    assert str(run / "report.json") in line, line
+    for n in needles:
+        assert n in line, line
+    assert (run / "report.json").read_bytes() == before
+    assert sorted(p.name for p in run.iterdir()) == files
+    return line
+
+
+def edit(run: Path, fn) -> None:
+    doc = json.loads((run / "report.json").read_text())
+    fn(doc)
+    (run / "report.json").write_text(json.dumps(doc))
+
+
+# ----------------------------------------------------------------- the models
+def test_every_typed_probe_writes_its_models_version():
+    for name in registry.names():
+        spec = registry.get(name)
+        if spec.evidence is not None:
+            assert spec.version == spec.evidence.evidence_version == evidence.current_version(name)
+            assert spec.evidence.probe == name
+
+
+def test_every_scorer_of_a_typed_probe_declares_the_versions_it_reads():
+    typed = {n for n in registry.names() if registry.get(n).evidence is not None}
+    left = {"camera.phases", "camera.motion", "camera.ending"}     # scorers/camera.py reads inp.data (see below)
+    for iid, spec in all_scorers().items():
+        for p in spec.probes:
+            if p in typed and iid not in left:
+                assert p in spec.accepts, f"{iid} reads {p} without declaring the versions it accepts"
+                assert evidence.current_version(p) in spec.accepts[p]
+
+
+@pytest.mark.xfail(strict=False, reason="left: scorers/camera.py still walks the timeline dict (inp.data) and "
+                                        "declares no accepted versions (issue 17: convert with part 7's analysis/ move)")
+def test_camera_scorers_read_the_typed_timeline():
+    for iid in ("camera.phases", "camera.motion", "camera.ending"):
+        assert "timeline" in all_scorers()[iid].accepts
+
+
+def test_an_unknown_field_in_evidence_is_named():
+    data = steady_pass().to_data()
+    data["chromium"]["hand_edit"] = 1
+    with pytest.raises(evidence.EvidenceError) as e:
+        evidence.parse("frame_pacing", data)
+    assert str(e.value).startswith("probes.frame_pacing.data.chromium.hand_edit: unknown field")
+
+
+def test_the_record_keeps_the_model_and_its_version():
+    rec = ProbeRecord(name="frame_pacing")
+    m = steady_pass()
+    rec.data = m
+    assert rec.evidence_version == "3" and isinstance(rec.data, dict) and rec.evidence() is m
+    again = ProbeRecord.model_validate(json.loads(rec.model_dump_json()))
+    assert again.evidence() == m and again.evidence_version == "3"
+
+
+# ----------------------------------------------------------------- the report
+def test_the_report_records_the_rubric_hash_and_evidence_versions(tmp_path):
+    doc = json.loads((stored_run(tmp_path) / "report.json").read_text())
+    assert doc["rubric_sha256"] == rubric_sha256(DEFAULT_RUBRIC)
+    assert doc["probes"]["frame_pacing"]["evidence_version"] == "3"
+    assert doc["items"]["smoothness.frame_pacing"]["status"] == "pass"
+
+
+def test_rescore_rebuilds_measurements_so_no_stale_key_survives(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["measurements"].update({"stale": {"x": 1}, "smoothness": {"tier": -1}}))
+    res = rescore(run)
+    assert res.exit_code == 0, res.output
+    doc = json.loads((run / "report.json").read_text())
+    assert "stale" not in doc["measurements"] and doc["measurements"]["smoothness"]["tier"] == 10
+
+
+# ----------------------------------------------------------------- rescore refuses
+def test_rescore_refuses_a_truncated_report(tmp_path):
+    run = stored_run(tmp_path)
+    text = (run / "report.json").read_text()
+    (run / "report.json").write_text(text[: len(text) // 2])
+    refused(run, "not complete JSON", "line")
+
+
+def test_rescore_refuses_an_unknown_field_in_evidence(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"]["data"].update({"smooth": True}))
+    refused(run, "probes.frame_pacing.data.smooth", "unknown field")
+
+
+def test_rescore_refuses_an_unknown_field_in_a_probe_record_or_item(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"].update({"verdict": "pass"}))
+    refused(run, "probes.frame_pacing.verdict", "unknown field")
+    run2 = stored_run(tmp_path / "b")
+    edit(run2, lambda d: d["items"]["smoothness.frame_pacing"].update({"bonus": 1}))
+    refused(run2, "items.smoothness.frame_pacing.bonus", "unknown field")
+
+
+def test_rescore_refuses_evidence_of_a_version_no_scorer_reads(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"].update({"evidence_version": "2"}))
+    refused(run, "probes.frame_pacing.evidence_version", "smoothness.frame_pacing")
+
+
+def test_rescore_refuses_evidence_from_before_versions(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"].pop("evidence_version"))
+    refused(run, "probes.frame_pacing.evidence_version", "missing")
+
+
+def test_rescore_refuses_evidence_missing_a_field(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"]["data"].pop("raf_ms"))
+    refused(run, "probes.frame_pacing.data.raf_ms", "missing")
+
+
+def test_rescore_refuses_a_stored_scenario_without_scorer_thresholds(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["scenario"]["effective"]["scorers"].pop("frame_pacing"))
+    refused(run, "scorers.frame_pacing")
+
+
+def test_rescore_accepts_its_own_report_unchanged(tmp_path):
+    run = stored_run(tmp_path)
+    res = rescore(run, "--check")
+    assert res.exit_code == 0, res.output
+
+
+def test_rescore_exits_2_with_one_line(tmp_path):
+    run = stored_run(tmp_path)
+    edit(run, lambda d: d["probes"]["frame_pacing"]["data"].update({"smooth": True}))
+    p = subprocess.run([sys.executable, "-m", "skycity_bench", "rescore", str(run)], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2, p.stderr
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and "probes.frame_pacing.data.smooth" in lines[0] and "Traceback" not in p.stderr
