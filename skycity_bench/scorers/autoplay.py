@@ -19,6 +19,8 @@ measurements.playback.audible.
 
 from __future__ import annotations
 
+from enum import Enum
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..evidence.playback import PlaybackEvidence
@@ -72,18 +74,42 @@ def autoplay(inp: ScoreInput) -> ItemScore:
         started = bool(clicked and clicked["changed_cells"] >= s.min_changed_cells
                        and clicked["changed_share"] >= s.min_changed_share)
         listeners = sorted({f"{x['target']}:{x['type']}" for x in (d.get("sound") or {}).get("input_listeners", [])})
-        why = (f"without any input the scene did not animate by {last_t} s: {u['changed_share']:.2%} of the pixels "
-               f"changed in {u['changed_cells']} grid cell(s) (needs ≥ {s.min_changed_share:.2%} in ≥ "
-               f"{s.min_changed_cells} cells: more than a spinner)")
-        if started:
-            why += "; it started after a click on the centre: the demo waits for a click (click-to-start)"
-        elif clicked is not None:
-            why += "; a click on the centre did not start it either"
-        ev.update({"reason": why, "started_after_click": started, "input_listeners": listeners})
-        return ItemScore("fail", inp.objective("fail"), ev, m)
-    if heard:
-        ev["reason"] = "plays by itself, but not muted: " + "; ".join(heard)
-        return ItemScore("partial", inp.objective("partial"), ev, m)
-    ev["reason"] = (f"plays by itself without input ({u['changed_share']:.1%} of the pixels changed in "
-                    f"{u['changed_cells']} cells by {last_t} s) and nothing is audible")
-    return ItemScore("pass", inp.objective("pass"), ev, m)
+        outcome = Outcome.CLICK_TO_START if started else \
+            Outcome.STILL_CLICK_TRIED if clicked is not None else Outcome.STILL
+        ev.update({"started_after_click": started, "input_listeners": listeners})
+    else:
+        outcome = Outcome.AUDIBLE if heard else Outcome.PLAYS_MUTED
+    ev["outcome"] = outcome.value
+    ev["reason"] = reason(outcome, u, last_t, heard, s)
+    return ItemScore(_STATUS[outcome], inp.objective(_STATUS[outcome]), ev, m)
+
+
+class Outcome(str, Enum):
+    """What the no-input frames and the media probe showed (codes; prose from reason())."""
+
+    PLAYS_MUTED = "plays_muted"              # animates by itself, nothing audible
+    AUDIBLE = "audible"                      # animates by itself, but makes sound
+    STILL = "still"                          # did not animate (no click diagnostic)
+    STILL_CLICK_TRIED = "still_click_tried"  # did not animate, a centre click did not start it
+    CLICK_TO_START = "click_to_start"        # did not animate until a centre click
+
+
+_STATUS = {Outcome.PLAYS_MUTED: "pass", Outcome.AUDIBLE: "partial", Outcome.STILL: "fail",
+           Outcome.STILL_CLICK_TRIED: "fail", Outcome.CLICK_TO_START: "fail"}
+
+
+def reason(outcome: Outcome, u: dict, last_t, heard: list[str], s: Settings) -> str:
+    """The prose of an outcome, rendered from its code and figures."""
+    if outcome is Outcome.PLAYS_MUTED:
+        return (f"plays by itself without input ({u['changed_share']:.1%} of the pixels changed in "
+                f"{u['changed_cells']} cells by {last_t} s) and nothing is audible")
+    if outcome is Outcome.AUDIBLE:
+        return "plays by itself, but not muted: " + "; ".join(heard)
+    why = (f"without any input the scene did not animate by {last_t} s: {u['changed_share']:.2%} of the pixels "
+           f"changed in {u['changed_cells']} grid cell(s) (needs ≥ {s.min_changed_share:.2%} in ≥ "
+           f"{s.min_changed_cells} cells: more than a spinner)")
+    if outcome is Outcome.CLICK_TO_START:
+        why += "; it started after a click on the centre: the demo waits for a click (click-to-start)"
+    elif outcome is Outcome.STILL_CLICK_TRIED:
+        why += "; a click on the centre did not start it either"
+    return why
