@@ -17,6 +17,10 @@ summary.json are only ever replaced whole (temp file + rename). On restart, a ru
 final folder holds a readable report.json is done and never run again; anything else is
 cleaned and run again; a worker left over from the killed batch is killed first (it also
 dies with its parent, worker.py). A lock file keeps two batches out of one folder.
+
+Each run is `runner.execute` with the run profile, in a worker process (worker.py), so a
+batch run and a single `run` of the same demo collect and score alike; the batch's exit code
+is the same rule over all its runs (runner.exit_code).
 """
 
 from __future__ import annotations
@@ -39,11 +43,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 from . import __version__
+from .batch_progress import BatchProgress
+from .batch_summary import print_summary, repeat_stats
 from .demo_file import candidate_id, load_demo
 from .errors import UserError
-from .report import Candidate, ProbeRecord, Report, load, save, write_atomic
-from .stats import spread
-from .worker import descendants, kill_marked
+from .proctree import MARKER_ENV, descendants, kill_marked
+from .report import Report, load, write_atomic
 
 SCHEMA = "skycity-bench/batch@1"
 GLOB_CHARS = set("*?[")
@@ -140,7 +145,6 @@ class Batch:
         self.budget_s = opts.candidate_timeout_s or default_budget(self.scenario, opts.probes)
         self.manifest: dict = {}
         self._lock_fd: Optional[int] = None
-        self._current: dict = {}
 
     # ------------------------------------------------------------- manifest
     @property
@@ -231,19 +235,16 @@ class Batch:
     def run(self) -> list[dict]:
         runs = self.manifest["runs"]
         todo = [r for r in runs if r["state"] != "done"]
-        prog = _BatchProgress(self, len(runs), len(runs) - len(todo))
-        try:
-            for r in todo:
-                prog.start(r)
-                self._run_one(r, prog)
-                prog.finish(r)
-                self._write_summary()
-        finally:
-            prog.stop()
+        prog = BatchProgress(self, len(runs), len(runs) - len(todo))
+        for r in todo:
+            prog.start(r)
+            self._run_one(r, prog)
+            prog.finish(r)
+            self._write_summary()
         self._write_summary()
         return runs
 
-    def _run_one(self, r: dict, prog: "_BatchProgress") -> None:
+    def _run_one(self, r: dict, prog: "BatchProgress") -> None:
         final = self.out / r["dir"]
         staging = _staging(final)
         shutil.rmtree(staging, ignore_errors=True)
@@ -273,8 +274,8 @@ class Batch:
             reason = killed or "the worker process ended without writing a report"
             rep = self._fallback_report(cand, r, staging, reason, duration)
         elif killed:
-            rep.warnings.append(f"stopped by the batch after the report was written: {killed}")
-            save(rep, staging)
+            # the report is whole and scored: the batch never edits it; the manifest says it
+            r["stopped_after_report"] = killed
         if final.exists():
             shutil.rmtree(final)
         os.replace(staging, final)                 # the run becomes visible whole, or not at all
@@ -284,11 +285,10 @@ class Batch:
         self._save()
 
     def _supervise(self, r: dict, spec_path: Path, staging: Path, scratch: Path,
-                   prog: "_BatchProgress") -> Optional[str]:
+                   prog: "BatchProgress") -> Optional[str]:
         """Run the worker; kill it when it passes the wall-clock budget or its process tree
         passes the hard memory limit. Returns the reason it was killed, or None."""
-        env = dict(os.environ, SKYCITY_RUN_MARKER=r["marker"], TMPDIR=str(scratch),
-                   PYTHONUNBUFFERED="1")
+        env = dict(os.environ, TMPDIR=str(scratch), PYTHONUNBUFFERED="1", **{MARKER_ENV: r["marker"]})
         hard_mb = self.opts.max_memory_mb * 2 + 1024
         with open(staging / "worker.log", "wb") as log:
             proc = subprocess.Popen([sys.executable, "-m", "skycity_bench.worker", str(spec_path)], cwd=staging,
@@ -319,33 +319,28 @@ class Batch:
             proc.wait()
             kill_marked(r["marker"])               # nothing of this run outlives it
             reader.join(2)
-        if killed is None and proc.returncode not in (0, None):
+        # 0 and 1 are the run's own verdict (runner.exit_code); anything else is the worker's failure
+        if killed is None and proc.returncode not in (0, 1, None):
             killed = f"the worker process exited with code {proc.returncode}"
         return killed
 
     def _fallback_report(self, cand: dict, r: dict, staging: Path, reason: str, duration: float) -> Report:
-        """A run that left no report still gets one: every probe failed with the reason,
-        every item untested (errors are data)."""
-        from .probes import registry
+        """A run that left no report still gets one, built and scored the way every run's
+        is (runner.new_report / finish_report): every probe failed with the reason, every
+        item it measures untested (errors are data)."""
         from .rubric import load_rubric
-        from .scoring import score_report
+        from .runner import finish_report, new_report
+        from .worker import profile_of
 
         rubric = load_rubric(None)
-        rep = Report(bench_version=__version__, rubric_id=rubric.id,
-                     candidate=Candidate(id=r["candidate"], sha256=cand["sha256"],
-                                         size_bytes=(self.out / cand["input"]).stat().st_size, label=cand["labels"][0]),
-                     scenario={"name": self.scenario.name, "sha256": self.scenario.sha256(),
-                               "effective": self.scenario.model_dump(mode="json")},
-                     started_at=r["started_at"], finished_at=_now(), duration_s=round(duration, 2),
-                     exit_reason=reason, warnings=[reason])
-        for spec in registry.select(self.opts.probes):
-            rep.probes[spec.name] = ProbeRecord(name=spec.name, version=spec.version, status="error", error=reason)
+        demo = load_demo(self.out / cand["input"])
+        rep = new_report(demo, self.scenario, rubric, label=cand["labels"][0], started_at=r["started_at"])
+        rep.duration_s = round(duration, 2)
         tail = _tail(staging / "worker.log")
         if tail:
             rep.warnings.append("worker log (last lines): " + tail)
-        score_report(rep, self.scenario, rubric, staging)
-        save(rep, staging)
-        return rep
+        specs = profile_of({"probes": self.opts.probes}).specs()
+        return finish_report(rep, specs, self.scenario, rubric, staging, reason=reason)
 
     # ------------------------------------------------------------- summary
     def _write_summary(self) -> dict:
@@ -367,37 +362,6 @@ class Batch:
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None
-
-
-# ----------------------------------------------------------------- repeat statistics
-def _figures(doc: Any, prefix: str = "") -> dict[str, float]:
-    """Numeric leaves of a nested dict as dotted paths (lists are per-sample data: skipped)."""
-    out = {}
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out.update(_figures(v, f"{prefix}{k}."))
-    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
-        out[prefix[:-1]] = float(doc)
-    return out
-
-
-def repeat_stats(reports: list[Report]) -> dict:
-    """Each figure's spread over the runs, and whether automated item points stayed identical
-    (review-principles.md: repeated runs give the same automated points)."""
-    figs: dict[str, list[float]] = {}
-    for rep in reports:
-        for k, v in _figures(rep.measurements, "measurements.").items():
-            figs.setdefault(k, []).append(v)
-    figures = {k: spread(v) for k, v in sorted(figs.items())}
-    items = {}
-    for iid, it in reports[0].items.items():
-        if it.how != "auto":
-            continue
-        pts = [rep.items[iid].points if iid in rep.items else None for rep in reports]
-        items[iid] = {"points": pts, "identical": len(set(pts)) == 1}
-    return {"n": len(reports), "auto_points_identical": all(v["identical"] for v in items.values()),
-            "items": items, "figures": figures,
-            "unstable": [k for k, s in figures.items() if s.get("unstable")]}
 
 
 # ----------------------------------------------------------------- helpers
@@ -442,97 +406,21 @@ def _tail(p: Path, n: int = 3) -> str:
 
 
 def _outcome(rep: Report) -> dict:
+    from .runner import exit_code
+
     got, mx = rep.auto_points()
     return {"auto_points": round(got, 2), "auto_max": mx, "total": rep.total(), "exit_reason": rep.exit_reason,
-            "probe_errors": {n: p.error for n, p in rep.probes.items() if p.status == "error"}}
-
-
-def _fmt_s(s: Optional[float]) -> str:
-    if s is None:
-        return "—"
-    s = int(round(s))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
-
-
-class _BatchProgress:
-    """Whole-batch progress: one line per run start/end with the batch ETA, a heartbeat with
-    the worker's own progress note (CI logs show it), and the ETA kept in batch.json."""
-
-    HEARTBEAT_S = 15
-
-    def __init__(self, batch: Batch, total: int, done: int):
-        self.b, self.total, self.done = batch, total, done
-        self.durations = [r["duration_s"] for r in batch.manifest["runs"] if r.get("duration_s")]
-        self.t_run = time.monotonic()
-        self.note = ""
-        self.fraction = 0.0
-        self.last_beat = time.monotonic()
-        self.key = ""
-
-    def _print(self, msg: str) -> None:
-        if not self.b.opts.quiet:
-            self.b.console.print(msg, highlight=False, soft_wrap=True)
-
-    def eta(self) -> Optional[float]:
-        per = (sum(self.durations) / len(self.durations)) if self.durations else self.b.budget_s * 0.5
-        remaining = self.total - self.done
-        if remaining <= 0:
-            return 0.0
-        el = time.monotonic() - self.t_run
-        current_left = max(per * (1 - self.fraction), per - el, 0.0)
-        return current_left + per * (remaining - 1)
-
-    def start(self, r: dict) -> None:
-        self.t_run, self.note, self.fraction, self.key = time.monotonic(), "", 0.0, r["key"]
-        c = self.b.manifest["candidates"][r["candidate"]]
-        self._print(f"[{self.done + 1}/{self.total}] {r['candidate']} ({c['labels'][0]}) run {r['index']}: started"
-                    f"{' (attempt ' + str(r['attempts'] + 1) + ')' if r['attempts'] else ''} — batch ETA {_fmt_s(self.eta())}")
-
-    def read_worker(self, stream) -> None:
-        tasks: dict = {}
-        for line in stream:
-            try:
-                ev = json.loads(line)
-            except ValueError:
-                continue
-            if ev.get("ev") == "task":
-                tasks[ev["id"]] = ev.get("description", "")
-                self.note = tasks[ev["id"]]
-            elif ev.get("ev") == "update":
-                tot = ev.get("total") or 0
-                self.note = f"{tasks.get(ev['id'], '')} {ev.get('completed', 0):.0f}/{tot:g} {ev.get('note', '')}".strip()
-            elif ev.get("ev") == "log":
-                self._print(f"    {ev.get('message', '')}")
-
-    def tick(self) -> None:
-        el = time.monotonic() - self.t_run
-        per = (sum(self.durations) / len(self.durations)) if self.durations else self.b.budget_s * 0.5
-        self.fraction = min(0.95, el / per) if per else 0.0
-        if time.monotonic() - self.last_beat >= self.HEARTBEAT_S:
-            self.last_beat = time.monotonic()
-            self._print(f"    … {self.key}: {el:.0f} s{': ' + self.note if self.note else ''} — batch ETA {_fmt_s(self.eta())}")
-            self.b.manifest["eta_s"] = self.eta()
-
-    def finish(self, r: dict) -> None:
-        self.done += 1
-        self.durations.append(r["duration_s"])
-        o = r.get("outcome") or {}
-        bad = o.get("exit_reason") or "; ".join(f"{k}: {v}" for k, v in (o.get("probe_errors") or {}).items())
-        self._print(f"[{self.done}/{self.total}] {r['key']}: done in {r['duration_s']:.0f} s — auto "
-                    f"{o.get('auto_points', 0):g}/{o.get('auto_max', 0):g}"
-                    f"{' — ' + bad[:200] if bad else ''} — batch ETA {_fmt_s(self.eta())}")
-        self.b.manifest["eta_s"] = self.eta()
-
-    def stop(self) -> None:
-        pass
+            "probe_errors": {n: p.error for n, p in rep.probes.items() if p.status == "error"},
+            "exit_code": exit_code(rep)}
 
 
 # ----------------------------------------------------------------- the command's batch mode
 def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=None, duration=None, probe=None,
               network="offline", quiet=False, repeat=1, candidate_timeout=None, max_memory_mb=3072,
               scenario_probes=None) -> int:
-    """`skycity-bench run PATH...` with many candidates: returns the exit code (0 when every
-    run collected all its evidence, 1 otherwise)."""
+    """`skycity-bench run PATH...` with many candidates: returns the exit code, the one rule
+    over every run (runner.exit_code: 0 when each run collected all its evidence and scored
+    every item it should, 1 otherwise)."""
     from rich.console import Console
 
     files, notes = discover(paths)          # usage errors before anything is written
@@ -556,8 +444,19 @@ def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=
     finally:
         b.close()
     print_summary(summary, runs, Console(), b.out)
-    bad = [r for r in runs if (r.get("outcome") or {}).get("exit_reason") or (r.get("outcome") or {}).get("probe_errors")]
-    return 1 if bad else 0
+    return max((_exit_of(b.out, r) for r in runs), default=0)
+
+
+def _exit_of(out: Path, r: dict) -> int:
+    """A run's exit code by the one rule: from its report (a run done by an older batch has
+    none in its outcome)."""
+    o = r.get("outcome") or {}
+    if "exit_code" in o:
+        return int(o["exit_code"])
+    from .runner import exit_code
+
+    rep = _readable_report(out / r["dir"])
+    return exit_code(rep) if rep is not None else 1
 
 
 def _prefetch(b: Batch, files: list[Path], console) -> None:
@@ -583,22 +482,3 @@ def _prefetch(b: Batch, files: list[Path], console) -> None:
         b._save()
 
 
-def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
-    from rich.table import Table
-
-    t = Table(title=f"skycity-bench batch — {len(summary['candidates'])} candidates, {len(runs)} runs")
-    for col in ("candidate", "label", "runs", "auto points", "repeat", "problems"):
-        t.add_column(col, overflow="fold")
-    for c in summary["candidates"]:
-        pts = [r.get("auto_points") for r in c["runs"]]
-        mx = c["runs"][0].get("auto_max") if c["runs"] else None
-        rep = c.get("repeat")
-        rep_s = "—" if not rep else ("identical" if rep["auto_points_identical"] else "[red]points differ[/]") + (
-            f", {len(rep['unstable'])} unstable figures" if rep["unstable"] else "")
-        probs = sorted({(r.get("exit_reason") or "") or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
-                        for r in c["runs"]} - {""})
-        t.add_row(c["id"], ", ".join(c["labels"])[:60], str(len(c["runs"])),
-                  " / ".join(f"{p:g}" for p in pts) + (f" of {mx:g}" if mx is not None else ""), rep_s,
-                  "; ".join(p[:160] for p in probs))
-    console.print(t)
-    console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

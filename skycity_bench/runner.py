@@ -1,9 +1,16 @@
-"""Runs one candidate: launch Chromium, calibrate, run the selected probes, score, write
-report.json. Probes are found by the registry; the runner never names one.
+"""The one execution path: `execute(candidate, scenario, profile, out_dir) -> Report`.
 
-Whatever happens inside (a demo that hangs, crashes the renderer, opens dialogs), every
-probe is bounded by its budget, its failure is stored as its evidence, and report.json is
-written before this returns.
+`run` (one demo, in this process), each batch worker (worker.py, one process per run) and
+`check` (a profile of its own, check.py) all go through it: launch Chromium, calibrate,
+run the profile's collection steps (the registry's probes, and a profile's own steps),
+score, write report.json. Probes are found by the registry; the runner never names one.
+
+Whatever happens inside (a demo that hangs, crashes the renderer, opens dialogs, eats
+memory), every step is bounded by its budget, its failure is stored as its evidence, a
+memory watchdog kill is recorded in the evidence of the step it happened in BEFORE the
+report is scored, and report.json is written before this returns. `exit_code(report)` is
+the one rule every command exits by (0 everything collected and scored, 1 a probe could
+not collect or an item the run should score is untested; 2, usage, is raised before).
 """
 
 from __future__ import annotations
@@ -13,8 +20,9 @@ import datetime as dt
 import logging
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 from . import __version__, environment
 from .browser.calibration import calibrate
@@ -24,14 +32,56 @@ from .browser.clock_budget import RunBudget
 from .browser.session import BrowserHandle
 from .demo_file import candidate_id, load_demo
 from .errors import BenchError, DemoCrash, DemoHang, ProbeError
-from .probes import ProbeContext, registry
+from .probes import ProbeContext, ProbeSpec, registry
 from .progress import Progress
 from .report import Candidate, ProbeRecord, Report, save
-from .rubric import load_rubric
+from .rubric import Rubric, load_rubric
 from .scenario import Scenario
-from .scoring import score_report
+from .scoring import run_problems, score_report
+from .watchdog import MemoryWatchdog, kill_reason
 
 log = logging.getLogger(__name__)
+
+DEFAULT_MAX_MEMORY_MB = 3072
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How a candidate is run. `run` and the batch use the default (every probe, or those
+    named); `check` (check.py) names its probes, adds its own fake-clock steps and skips the
+    refresh calibration (it measures no timing)."""
+
+    name: str = "run"
+    probes: Optional[tuple[str, ...]] = None       # registry probes; None: all of them
+    steps: tuple[ProbeSpec, ...] = ()              # the profile's own collection steps
+    calibrate: bool = True
+    network: str = "offline"                       # offline | allow
+    rubric_path: Optional[Path] = None
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB   # per browser process (watchdog.py)
+    # The rubric items this profile's evidence decides; None: every item. A profile that
+    # collects less (check: the hover phase only, one density pair) scores only these, so
+    # its report never judges an item from evidence that was not collected for it.
+    items: Optional[tuple[str, ...]] = None
+
+    def specs(self) -> list[ProbeSpec]:
+        """What runs, in run order (ProbeSpec.order)."""
+        chosen = registry.select(list(self.probes)) if self.probes != () else []
+        return sorted(chosen + list(self.steps), key=lambda s: s.order)
+
+    def rubric(self) -> Rubric:
+        rubric = load_rubric(self.rubric_path)
+        if self.items is None:
+            return rubric
+        unknown = set(self.items) - {i.id for i in rubric.items}
+        if unknown:
+            raise BenchError(f"profile {self.name}: no such rubric item(s): {', '.join(sorted(unknown))}")
+        return rubric.model_copy(update={"items": [i for i in rubric.items if i.id in self.items]})
+
+
+def exit_code(report: Report) -> int:
+    """The one exit rule of `run`, a batch worker and a batch: 0 when every probe collected
+    and every item the run should score was scored, 1 otherwise (scoring.run_problems)."""
+    return 1 if run_problems(report) else 0
 
 
 def _now() -> str:
@@ -83,45 +133,82 @@ def _note_fetches(report: Report, handle, ondemand) -> None:
     report.warnings.extend(f"offline library cache: {w}" for w in ondemand.warnings() + after)
 
 
-async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
-                        probes: Optional[list[str]] = None, progress: Progress | None = None,
-                        network: str = "offline", rubric_path: Path | None = None,
-                        label: Optional[str] = None) -> Report:
-    progress = progress or Progress()
-    demo = load_demo(demo_path)
-    specs = registry.select(probes)
-    rubric = load_rubric(rubric_path)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    report = Report(bench_version=__version__, rubric_id=rubric.id,
-                    candidate=Candidate(id=candidate_id(demo.sha256), sha256=demo.sha256, size_bytes=len(demo.html),
-                                        label=label if label is not None else demo.path.name),
-                    scenario={"name": scenario.name, "sha256": scenario.sha256(), "effective": scenario.model_dump(mode="json")},
-                    started_at=_now())
-    try:
-        await _run(report, demo, scenario, specs, out_dir, progress, network)
-    except BenchError as e:
-        report.exit_reason = str(e)
-        report.warnings.append(f"run stopped: {e}")
-    except Exception as e:  # the bench's own fault: keep the report, say what happened
-        log.debug("run failed", exc_info=True)
-        report.exit_reason = f"internal error: {type(e).__name__}: {e}"
-        report.warnings.append(report.exit_reason)
-        (out_dir / "bench-error.txt").write_text(traceback.format_exc())
-    finally:
-        for spec in specs:
-            report.probes.setdefault(spec.name, ProbeRecord(name=spec.name, version=spec.version, status="error",
-                                                            error=report.exit_reason or "the run ended before this probe ran"))
-        report.finished_at = _now()
-        report.duration_s = round(time.monotonic() - started, 2)
-        score_report(report, scenario, rubric, out_dir)
-        save(report, out_dir)
+def new_report(demo, scenario: Scenario, rubric: Rubric, label: Optional[str] = None,
+               started_at: Optional[str] = None) -> Report:
+    """The report of one run before anything is collected (also the batch's report for a
+    run whose worker died without writing one)."""
+    return Report(bench_version=__version__, rubric_id=rubric.id,
+                  candidate=Candidate(id=candidate_id(demo.sha256), sha256=demo.sha256, size_bytes=len(demo.html),
+                                      label=label if label is not None else demo.path.name),
+                  scenario={"name": scenario.name, "sha256": scenario.sha256(),
+                            "effective": scenario.model_dump(mode="json")},
+                  started_at=started_at or _now())
+
+
+def finish_report(report: Report, specs: Sequence[ProbeSpec], scenario: Scenario, rubric: Rubric,
+                  out_dir: Path, reason: Optional[str] = None) -> Report:
+    """Every step that did not run gets its error (`reason`), then the items are scored
+    from the evidence as it stands and report.json is written (atomically)."""
+    if reason and not report.exit_reason:
+        report.exit_reason = reason
+        report.warnings.append(reason)
+    for spec in specs:
+        report.probes.setdefault(spec.name, ProbeRecord(name=spec.name, version=spec.version, status="error",
+                                                        error=report.exit_reason or "the run ended before this probe ran"))
+    report.finished_at = report.finished_at or _now()
+    score_report(report, scenario, rubric, out_dir)
+    save(report, out_dir)
     return report
 
 
-async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, progress: Progress, network: str) -> None:
+async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, out_dir: Path, *,
+                  progress: Progress | None = None, label: Optional[str] = None) -> Report:
+    """Run `profile` on one candidate into out_dir; returns the scored, written report."""
+    progress = progress or Progress()
+    demo = load_demo(candidate)
+    specs = profile.specs()
+    rubric = profile.rubric()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    report = new_report(demo, scenario, rubric, label)
+    dog = MemoryWatchdog(float(profile.max_memory_mb))
+    try:
+        with dog:
+            try:
+                await _run(report, demo, scenario, profile, specs, out_dir, progress, dog)
+            except BenchError as e:
+                report.exit_reason = str(e)
+                report.warnings.append(f"run stopped: {e}")
+            except Exception as e:  # the bench's own fault: keep the report, say what happened
+                log.debug("run failed", exc_info=True)
+                report.exit_reason = f"internal error: {type(e).__name__}: {e}"
+                report.warnings.append(report.exit_reason)
+                (out_dir / "bench-error.txt").write_text(traceback.format_exc())
+    finally:                               # also when interrupted: a report is always written
+        if dog.kills:                      # before scoring: the items read the evidence as recorded
+            report.warnings.append(kill_reason(dog.kills))
+            setattr(report, "memory_watchdog", {"kills": dog.kills, "peak_mb": round(dog.peak_mb)})
+        report.duration_s = round(time.monotonic() - started, 2)
+        finish_report(report, specs, scenario, rubric, out_dir)
+    return report
+
+
+async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
+                        probes: Optional[list[str]] = None, progress: Progress | None = None,
+                        network: str = "offline", rubric_path: Path | None = None,
+                        label: Optional[str] = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB) -> Report:
+    """`execute` with the run profile (every probe, or those named)."""
+    profile = Profile(probes=tuple(probes) if probes else None, network=network, rubric_path=rubric_path,
+                      max_memory_mb=max_memory_mb)
+    return await execute(demo_path, scenario, profile, out_dir, progress=progress, label=label)
+
+
+async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs, out_dir: Path, progress: Progress,
+               dog: MemoryWatchdog) -> None:
     from playwright.async_api import async_playwright
+
+    network = profile.network
 
     ondemand = _fetch_named(demo, progress)
     with DemoServer(demo.html) as server:
@@ -133,17 +220,18 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
             await handle.start()
             try:
                 path, source = find_chromium()
-                cal = await calibrate(handle, scenario)
+                cal = await calibrate(handle, scenario) if profile.calibrate else _not_calibrated(scenario)
                 webgl = await environment.webgl_info(handle)
                 report.environment = environment.build(handle.version, path, webgl, scenario, cal)
                 report.environment["browser_source"] = source
                 report.environment["network"] = network
-                if not cal["within_tolerance"]:
+                report.environment["profile"] = profile.name
+                if profile.calibrate and not cal["within_tolerance"]:
                     report.warnings.append(
                         f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
                         f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
                 for spec in specs:
-                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress)
+                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog)
                     report.probes[spec.name] = rec
             finally:
                 # The network log is evidence like any probe's: scorers (packaging.single_file)
@@ -155,10 +243,17 @@ async def _run(report: Report, demo, scenario: Scenario, specs, out_dir: Path, p
                 for miss in dict.fromkeys(handle.misses):
                     report.warnings.append(f"offline library cache: {miss}")
                 _note_fetches(report, handle, ondemand)
-                report.measurements.setdefault("playback", {})["external_requests"] = _external(handle)
                 _page_events(report, handle)
                 _render_cost(report, handle, progress)
                 await handle.kill()
+
+
+def _not_calibrated(scenario: Scenario) -> dict:
+    """A profile that measures no timing (check) skips the refresh calibration; the
+    environment says so instead of a refresh interval."""
+    return {"refresh_interval_ms": None, "within_tolerance": None, "skipped": "this profile measures no timing",
+            "expected_interval_ms": scenario.calibration.expected_interval_ms,
+            "tolerance_ms": scenario.calibration.tolerance_ms}
 
 
 def _served_from_cache(handle) -> list[dict]:
@@ -213,15 +308,6 @@ def _render_cost(report: Report, handle, progress: Progress) -> None:
         progress.log(f"[yellow]{line}[/]")
 
 
-def _external(handle) -> list[str]:
-    seen, out = set(), []
-    for r in handle.requests:
-        if r.url not in seen:
-            seen.add(r.url)
-            out.append(r.url)
-    return out
-
-
 async def _within_budget(coro, budget: float, handle):
     """Await a probe for `budget` seconds, plus the time its pages spent rendering beyond
     real time (a slow renderer, issue 16: browser/clock_budget.py), never past the run's
@@ -250,10 +336,19 @@ async def _within_budget(coro, budget: float, handle):
                 pass
 
 
-async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress) -> ProbeRecord:
+def _settings(spec: ProbeSpec, scenario: Scenario):
+    """A registry probe's settings from the scenario; a profile's own step (not in the
+    registry) brings its settings model, validated against the scenario section of the same
+    name when there is one (check's hover-only shops step reads probes.shops)."""
+    if spec.name in registry.names() and registry.get(spec.name) is spec:
+        return scenario.probe_settings(spec.name)
+    return spec.settings.model_validate(scenario.probes.get(spec.name) or {})
+
+
+async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
-                       settings=scenario.probe_settings(spec.name), artifacts=dict(report.probes), progress=progress)
+                       settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress)
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:
@@ -271,6 +366,11 @@ async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress) ->
         log.debug("probe %s failed", spec.name, exc_info=True)
         if handle.browser is None or not handle.browser.is_connected():
             await handle.restart()
+    kills = dog.kills_since(t)
+    if kills and rec.status == "error":
+        # the watchdog's kill is why this probe lost its page: say so in its evidence, so
+        # the items it leaves untested name the memory blow-up, not a crash
+        rec.error = f"{rec.error} — {kill_reason(kills)}"
     rec.duration_s = round(time.monotonic() - t, 2)
     if rec.status == "error":
         progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")

@@ -1,5 +1,6 @@
 """`skycity-bench run PATH...`: run the probes on one demo and write report.json, or on many
-(files, folders, globs, --repeat) as a resumable batch of worker processes (batch.py)."""
+(files, folders, globs, --repeat) as a resumable batch of worker processes (batch.py).
+Both go through runner.execute with the run profile and exit by runner.exit_code."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..demo_file import candidate_id, load_demo
 from ..errors import UserError
 from ..probes import registry
 from ..progress import RichProgress
+from ..runner import DEFAULT_MAX_MEMORY_MB
 from ..scenario import load_scenario
 from ._render import print_report
 
@@ -24,7 +26,8 @@ RECORDINGS = Path("recordings")
 
 def _is_batch(demos: List[str], repeat: int) -> bool:
     """One existing file (or a path that is neither folder nor pattern) and no --repeat: the
-    single-demo run, in this process, exactly as before. Anything else is a batch."""
+    single-demo run, in this process (the same runner.execute a batch worker runs). Anything
+    else is a batch."""
     if len(demos) != 1 or repeat > 1:
         return True
     p = Path(demos[0])
@@ -55,7 +58,7 @@ def register(app: typer.Typer) -> None:
         candidate_timeout: Optional[float] = typer.Option(
             None, "--candidate-timeout", help="batch: hard wall-clock seconds per candidate run (default: from the probes' budgets)"),
         max_memory_mb: float = typer.Option(
-            3072, "--max-memory-mb", help="a browser process above this many MB is killed (a memory blow-up)"),
+            DEFAULT_MAX_MEMORY_MB, "--max-memory-mb", help="a browser process above this many MB is killed (a memory blow-up)"),
         realtime_capture: bool = typer.Option(
             False, "--realtime-capture", help="always keep a real-time video of the frame-pacing pass for 录屏复核 "
                                               "(default: only when smoothness.frame_pacing ends in review)"),
@@ -64,7 +67,7 @@ def register(app: typer.Typer) -> None:
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
     ) -> None:
         """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
-        from ..worker import run_watched
+        from ..runner import Profile, execute, exit_code
 
         if network not in ("offline", "allow"):
             raise UserError(f"--network: expected offline or allow, got {network!r}")
@@ -96,14 +99,11 @@ def register(app: typer.Typer) -> None:
         out_dir = out or default_out(demo)
         console = Console()
         progress = None if quiet else RichProgress()
+        profile = Profile(probes=tuple(probe) if probe else None, network=network, max_memory_mb=max_memory_mb)
         try:
-            report = asyncio.run(run_watched(demo, sc, out_dir, probes=probe, progress=progress, network=network,
-                                             max_memory_mb=max_memory_mb))
+            report = asyncio.run(execute(demo, sc, profile, out_dir, progress=progress))
         finally:
             if progress:
                 progress.stop()
         print_report(report, console, out_dir)
-        from ..scoring import run_problems
-
-        if run_problems(report):
-            raise typer.Exit(1)
+        raise typer.Exit(exit_code(report))
