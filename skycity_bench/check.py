@@ -150,7 +150,7 @@ def hook_problems(desc, calls: dict, viewport: tuple[int, int], methods: dict[st
                 out.append(f"getState().phase is {st.value['phase']}, not 1..4")
     sh = calls.get("getShops")
     if sh is not None:
-        from .probes._shop_session import valid_shops
+        from .probes.shops.page import valid_shops
 
         if not sh.ok:
             out.append(f"getShops(): {sh.error}")
@@ -276,7 +276,7 @@ async def _playback(cx: _Cx, part: str) -> CheckResult:
 
 
 async def _shops_hover(cx: _Cx) -> CheckResult:
-    from .probes._shop_hover import hover_phase
+    from .probes.shops.hover_touch import hover_phase
     from .report import ProbeRecord
 
     if not cx.has("shops"):
@@ -295,7 +295,7 @@ async def _timeline(cx: _Cx) -> None:
     """One fake-clock page to 64 s: hook at 0.5 / 25 / 64 s, the density pair at 25 s, the
     opening frames and the frames after the tour for the reset check."""
     from .probes._motion import reset_check, tiny, tiny_distance
-    from .probes._shop_session import valid_shops
+    from .probes.shops.page import valid_shops
 
     vp = cx.scenario.viewport
     hook_seen: list[tuple[float, list[str]]] = []
@@ -441,7 +441,7 @@ STEP_OF = {"single_file": "single_file", "hook": "timeline", "no_reset_after_60s
 
 async def _shops_only(cx: _Cx) -> None:
     """The shop list when the timeline step is not run (--only shops_hover)."""
-    from .probes._shop_session import valid_shops
+    from .probes.shops.page import valid_shops
 
     dp = await cx.handle.open_page(cx.scenario, cx.demo.url, fake_clock=True)
     try:

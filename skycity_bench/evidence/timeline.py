@@ -13,7 +13,9 @@ from . import Evidence
 
 class TimelineEvidence(Evidence):
     probe = "timeline"
-    evidence_version = "2"      # 2: typed (issue 17); fields as in probe version 1
+    # 2: typed (issue 17); fields as in probe version 1. 3: no city_name_verdict (the scorer
+    # judges the raw name_checks, scorers/city_name.py)
+    evidence_version = "3"
 
     stepped_by: str = Field(description="timeline | recording: whose pass sampled it")
     sample_fps: float
@@ -29,9 +31,8 @@ class TimelineEvidence(Evidence):
     frames: dict[str, list[Any]] = Field(description="per-sample registration series (probes/_tour.py)")
     reset: dict[str, Any] = Field(description="{post, end_ref_s, end_vs_opening}: thumbnails after the tour "
                                               "against the opening and the closing shot")
-    name_checks: list[dict[str, Any]] = Field(description="the city-name checks in the last seconds")
-    city_name_verdict: dict[str, Any] = Field(description="probes/_city_name.verdict (moves to the scorer: "
-                                                          "issue 17 part 2)")
+    name_checks: list[dict[str, Any]] = Field(description="the city-name checks in the last seconds, raw figures "
+                                                          "(shape in scorers/city_name.py)")
     wall_s: float
     analysis_cpu_s: float
     spent_s: dict[str, float]

@@ -3,13 +3,16 @@
 Two kinds of evidence, neither of which trusts the hook beyond the name itself:
 - page text: the innermost elements whose text contains the name, inside the viewport and
   not hidden by style, and then pixels decide: the clip around them is captured as shown
-  and again with the elements hidden (visibility: hidden); the name is visible when enough
-  pixels change. A name covered by a canvas, transparent, or off-screen changes nothing.
+  and again with the elements hidden (visibility: hidden), and the share of pixels that
+  changed is recorded. A name covered by a canvas, transparent, or off-screen changes nothing.
 - canvas text: fillText/strokeText on 2D contexts are wrapped before any page script runs
   (CANVAS_TEXT_JS); calls that draw the name (or characters of it, for demos that draw it
   one character at a time) are logged with their on-screen position. The bench cannot read
   pixels of canvas text, so this is reported as "drawn on a canvas" and left to reviewers;
   an OffscreenCanvas or a detached canvas usually means a WebGL texture.
+
+Raw figures only: whether the name counts as visible is judged in scorers/city_name.py (its
+threshold in the scenario's `scorers: city_name:`), so `rescore` can re-judge a stored run.
 """
 
 from __future__ import annotations
@@ -116,10 +119,12 @@ async def arm(dp, name: str) -> None:
                       name, what="arming the canvas text log")
 
 
-async def check(dp, stepper, name: str, t_s: float, min_changed_share: float) -> dict:
-    """One look at the screen at bench time t_s (the clock is paused meanwhile)."""
+async def check(dp, stepper, name: str, t_s: float, diff_level: int) -> dict:
+    """One look at the screen at bench time t_s (the clock is paused meanwhile): raw figures
+    (the shape is documented in scorers/city_name.py). A pixel counts as changed when hiding
+    the name moves one of its channels by more than `diff_level`."""
     found = await dp.evaluate(_FIND, name, what="looking for the city name in the page") or []
-    out: dict = {"t_s": round(t_s, 3), "dom_elements": len(found), "dom_visible": False, "changed_share": 0.0,
+    out: dict = {"t_s": round(t_s, 3), "dom_elements": len(found), "changed_share": 0.0, "diff_level": diff_level,
                  "elements": found[:4]}
     shown = [f for f in found if f["in_viewport"] and not f["hidden"] and f["opacity"] > 0.02]
     if shown:
@@ -139,9 +144,7 @@ async def check(dp, stepper, name: str, t_s: float, min_changed_share: float) ->
             await dp.evaluate(_HIDE, False, what="restoring the city name")
         if a.shape == b.shape:
             diff = np.abs(a.astype(np.int16) - b.astype(np.int16)).max(axis=2)
-            share = float(np.mean(diff > 40))
-            out["changed_share"] = round(share, 4)
-            out["dom_visible"] = share >= min_changed_share
+            out["changed_share"] = round(float(np.mean(diff > diff_level)), 4)
         out["clip"] = box
     hits = await dp.evaluate(_TAKE_CANVAS, what="reading the canvas text log") or []
     chars = set("".join(h["text"] for h in hits))
@@ -154,32 +157,3 @@ async def check(dp, stepper, name: str, t_s: float, min_changed_share: float) ->
         "where": next(([round(h["x"]), round(h["y"])] for h in hits if h["onscreen"] and h["x"] is not None), None),
     }
     return out
-
-
-def verdict(checks: list[dict], name: str | None) -> dict:
-    """city_name_visible: True (seen as page text), None (drawn on a canvas, or no name to
-    look for: reviewers decide), False (neither)."""
-    if not name:
-        return {"visible": None, "source": None,
-                "reason": "the hook gives no cityName, so the bench does not know which name to look for"}
-    seen = [c["t_s"] for c in checks if c["dom_visible"]]
-    if seen:
-        return {"visible": True, "source": "page_text", "seen_at_s": seen,
-                "reason": f"'{name}' is visible as page text at {_times(seen)}"}
-    drawn = [c for c in checks if c["canvas"]["full_name"] or c["canvas"]["all_characters"]]
-    if drawn:
-        off = all(c["canvas"]["offscreen_only"] for c in drawn)
-        where = "into an off-screen canvas (probably a WebGL texture)" if off else "on a canvas"
-        return {"visible": None, "source": "canvas_offscreen" if off else "canvas",
-                "drawn_at_s": [c["t_s"] for c in drawn],
-                "reason": f"'{name}' is drawn {where} (fillText) at {_times(c['t_s'] for c in drawn)}: "
-                          "the bench cannot read canvas text; reviewers check the keyframes"}
-    dom = [c for c in checks if c["dom_elements"]]
-    why = (" (page text holding it exists but is hidden, covered or outside the viewport)" if dom else "")
-    return {"visible": False, "source": None,
-            "reason": f"'{name}' is neither visible page text nor drawn on a canvas at the checks "
-                      f"({_times(c['t_s'] for c in checks)}){why}"}
-
-
-def _times(ts) -> str:
-    return ", ".join(f"{t:g} s" for t in ts)

@@ -135,7 +135,7 @@ class TimelineSampler:
             self.checks_at.pop(0)
             if self.name:
                 self.name_checks.append(await _city_name.check(self.dp, self.st, self.name, now,
-                                                               self.s.name_min_changed_share))
+                                                               self.s.name_diff_level))
         self.spent["name"] += time.perf_counter() - c4
 
     def _state(self, now: float, r) -> None:
@@ -182,7 +182,6 @@ class TimelineSampler:
             "frames": a.frames,
             "reset": a.reset_series(),
             "name_checks": self.name_checks,
-            "city_name_verdict": _city_name.verdict(self.name_checks, self.name),
             "wall_s": round(time.monotonic() - self.started, 2),
             "analysis_cpu_s": round(a.work_s, 2),
             "spent_s": {k: round(v, 2) for k, v in self.spent.items()},

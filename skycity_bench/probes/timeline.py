@@ -48,7 +48,7 @@ class Settings(BaseModel):
     ending_window_s: float = Field(10, gt=0)
     analysis_width: int = Field(480, ge=64, le=3840)
     city_name_checks: int = Field(3, ge=1, le=20)
-    name_min_changed_share: float = Field(0.01, gt=0, le=1)
+    name_diff_level: int = Field(40, ge=1, le=255, description="a pixel of the name's clip changed by more than this")
     cuts_from_s: float = Field(0.5, ge=0)
     cut_window_s: float = Field(1.0, gt=0)
     cut_min_residual: float = Field(0.05, gt=0, le=1)

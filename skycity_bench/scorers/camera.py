@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..probes import _motion
-from . import ItemScore, ScoreInput, scorer
+from . import ItemScore, ScoreInput, city_name, scorer
 
 PHASES = (1, 2, 3, 4)
 
@@ -166,7 +166,7 @@ def ending(inp: ScoreInput) -> ItemScore:
     if reset:
         found.append(("reset_after_60s", f"jump back after {tour:g} s: the frame at {rc['first_s']:g} s matches the "
                       f"opening ({rc['matches_opening_at_s']:g} s) and has left the closing shot (60 秒后突然重置)"))
-    name = d.get("city_name_verdict") or {}
+    name = city_name.judge(d.get("name_checks") or [], d.get("city_name"), inp.settings("city_name"))
     if name.get("visible") is False:
         found.append(("city_name_missing", f"city name not shown in the last {s.ending_window_s:g} s: {name['reason']}"))
     elif name.get("source") in ("canvas", "canvas_offscreen"):

@@ -1,119 +1,327 @@
-"""The five shop items (rubric 店铺交互 / 店铺与规格), from the `shops` probe's evidence.
+"""The five shop items (rubric 店铺交互 / 店铺与规格), judged from the `shops` probe's raw figures.
 
-- shops.hover: 1 point per shop that opens a card with its own content (its name, no other
-  shop's) and closes it within close_within_ms of leaving (该店铺能打开、内容正确且能关闭才计分).
+- shops.hover: 1 point (the rubric item's `per_shop`) per shop that opens a card with its
+  own content (its name, no other shop's) and closes it within close_within_ms of leaving
+  (该店铺能打开、内容正确且能关闭才计分).
 - shops.auto_display: 1 point per distinct shop shown by itself for auto_min_s..auto_max_s
   inside the window, at most the item's value (每家不同店铺 1 分，最多 3 分).
 - shops.manual_priority, shops.card_placement, shops.touch: objective, full / partial / 0,
   with the behaviour that failed named in the evidence.
 
+Every judgement is made here, from figures the probe recorded (probes/shops/), so `rescore`
+re-judges a stored run under new thresholds. The thresholds are the scenario's
+`scorers: shops:` section (ShopsScorerSettings; a missing one is a load-time error, there is
+no fallback in code); point values come from the rubric item. Outcomes are codes (enums
+below); the prose in the evidence is rendered from the codes.
+
 Cards seen only as pixels (drawn on a canvas, no DOM card) put an item in `review` with null
-points; shops that could not be tried (never on screen) make it `untested`. Thresholds come
-from the scenario's `probes: shops:` section, point values from the rubric item.
+points; shops that could not be tried (never on screen) make it `untested`.
+
+The raw figures read (the probe's `data`, evidence version 2; a pydantic model may replace
+this dict later, keep the two in step):
+
+    shops                [{id, name, x, y}]            the hook's usable shops at load
+    viewport             [w, h]                        CSS px
+    hover.per_shop[]     {id, name,
+                          opened        true / false / null (never on screen: not tried)
+                          names_in_card [shop ids the card's text names]
+                          text, opened_within_ms, hovered {x, y, t_s, away}
+                          closed_after_ms  ms after leaving when the card was gone;
+                                        null: still there after close_watched_ms
+                          close_watched_ms, closed_after_css_transition
+                          placement     {rect [x, y, w, h], viewport [w, h], distance_px,
+                                         distance_ratio (to the viewport diagonal),
+                                         min_font_px, min_contrast, texts[{text, font_px,
+                                         contrast {ratio, method, fg, bg}}]}
+                          canvas_card   (no DOM card) {compared, diff_level,
+                                         across_hover {area, rect, fill, changed_share},
+                                         scene_motion {area, rect, fill, changed_share},
+                                         distance_ratio, screenshot}
+                          follow        {steps, max_lag_px, path}
+                          hook_active_card_open / hook_active_card_closed  {value} or {error}
+                          screenshot_open, screenshot_stayed_open, unnamed_changes, reason}
+    auto                 {window_s, sample_interval_ms, samples, samples_expected,
+                          intervals[{shop_id, start_s, end_s, duration_s, text, rect,
+                                     names_in_card, clipped_start, clipped_end, screenshot,
+                                     hook_active_card, screenshot_t_s}], timeline}
+    manual               {tested, reason, auto_interval {shop_id, start_s, end_s}, user_shop,
+                          user_card_names, hold_s, hovered {x, y, t_s}, auto_card_before_hover,
+                          steps[{t_s, step_ms, pointer, hook, lag_px, on_screen, hook_error,
+                                 cards[{names, rect}], under, moved_to,
+                                 pixels {residual [dx, dy], score, texture, moved}}],
+                          follow, screenshots, hook_active_card, text} or {error}
+    touch                {per_shop[{id, opened, names_in_card, text, tapped, screenshot,
+                          hook_active_card, reason}], resets, page} or {error}
 """
 
 from __future__ import annotations
 
-import math
 from enum import Enum
 
-from . import ItemScore, ScoreInput, scorer
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import UserError
+from . import ItemScore, ScoreInput, scorer, scorer_settings
+from ._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual, manual_outcome
 
 
-def _ctx(inp: ScoreInput):
-    return inp.data("shops"), inp.scenario.probe_settings("shops")
+# --------------------------------------------------------------------------- settings
+class ShopsScorerSettings(BaseModel):
+    """What the shop items are judged with: the scenario's `scorers: shops:` section (the
+    reasons for the values are comments there). Every field is required."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    expected_shops: int = Field(ge=1, description="shops the rubric asks for (六家店铺)")
+    close_within_ms: float = Field(gt=0, description="a card must answer / be gone this soon (移开关闭)")
+    auto_min_s: float = Field(ge=0, description="shortest automatic showing that counts (每次约 3 秒)")
+    auto_max_s: float = Field(gt=0, description="longest automatic showing that counts")
+    auto_min_sample_share: float = Field(gt=0, le=1, description="fewer samples of the window: it was not seen")
+    max_distance_ratio: float = Field(gt=0, le=1, description="card to shop, share of the viewport diagonal")
+    min_text_px: float = Field(gt=0, description="smallest readable text, CSS px")
+    min_contrast: float = Field(ge=1, le=21, description="lowest readable WCAG contrast")
+    viewport_slack_px: float = Field(ge=0, description="a card edge this far outside still counts as inside")
+    canvas_card_min_area_px: float = Field(gt=0, description="a drawn card changes at least this many px")
+    canvas_card_min_fill: float = Field(gt=0, le=1, description="... as one well-filled box")
+    canvas_card_min_scene_ratio: float = Field(gt=0, description="... this many times scene motion alone")
+    follow_max_lag_px: float = Field(gt=0, description="pointer further than this from the shop: it left it")
+    hook_mismatch_px: float = Field(gt=0, description="pixels this far from the hook's point: the hook is wrong")
+    pixel_min_match: float = Field(ge=-1, le=1, description="patch matches below this score are not counted")
+    pixel_min_texture: float = Field(ge=0, description="flatter patches (grey std) are not counted")
+
+
+scorer_settings("shops", ShopsScorerSettings)
+
+
+def _ctx(inp: ScoreInput) -> tuple[dict, ShopsScorerSettings]:
+    return inp.data("shops"), inp.settings("shops")
+
+
+def _per_shop(inp: ScoreInput) -> float:
+    v = inp.item.get("per_shop")
+    if v is None:
+        raise UserError(f"rubric: {inp.item.id}: per_shop (points per shop) is missing")
+    return float(v)
+
+
+# --------------------------------------------------------------------------- judgements on figures
+def content_matches(p: dict) -> bool | None:
+    """The card's text names this shop and no other."""
+    if p.get("opened") is None:
+        return None
+    return bool(p.get("opened")) and (p.get("names_in_card") or []) == [p["id"]]
+
+
+def closed_in_time(p: dict, s: ShopsScorerSettings) -> bool | None:
+    """The opened card was gone within close_within_ms of the pointer leaving."""
+    if not p.get("opened"):
+        return None
+    gone = p.get("closed_after_ms")
+    return gone is not None and gone <= s.close_within_ms + 1e-6
+
+
+def canvas_card_like(cc: dict | None, s: ShopsScorerSettings) -> bool:
+    """A hover without a DOM card made a large, well-filled region change that scene motion
+    alone (an equal stretch without the hover) did not: a card drawn on the canvas."""
+    if not cc or not cc.get("compared"):
+        return False
+    hov, scene = cc["across_hover"], cc["scene_motion"]
+    return (hov["area"] >= s.canvas_card_min_area_px and hov["fill"] >= s.canvas_card_min_fill
+            and hov["area"] > s.canvas_card_min_scene_ratio * max(scene["area"], 1))
+
+
+def inside_viewport(pl: dict, s: ShopsScorerSettings) -> bool:
+    x, y, w, h = pl["rect"]
+    vw, vh = pl["viewport"]
+    k = s.viewport_slack_px
+    return x >= -k and y >= -k and x + w <= vw + k and y + h <= vh + k
+
+
+def hook_agrees(p: dict, s: ShopsScorerSettings) -> bool | None:
+    """getActiveCard() said what the page showed: this shop's card while hovered (when the
+    page showed its own card), none after leaving (when the page's card closed)."""
+    o, c = p.get("hook_active_card_open"), p.get("hook_active_card_closed")
+    if p.get("opened") is None or o is None or c is None or "error" in o or "error" in c:
+        return None
+    ov = o.get("value")
+    said_open = isinstance(ov, dict) and str(ov.get("shopId")) == p["id"]
+    said_closed = c.get("value") is None
+    return bool(said_open == bool(content_matches(p)) and (not p["opened"] or said_closed == bool(closed_in_time(p, s))))
 
 
 def _hover(d: dict) -> list[dict]:
     return (d.get("hover") or {}).get("per_shop", [])
 
 
-def _canvas_shops(d: dict) -> list[str]:
-    return [p["id"] for p in _hover(d) if not p.get("opened") and (p.get("canvas_card") or {}).get("card_like")]
+def _canvas_shops(d: dict, s: ShopsScorerSettings) -> list[str]:
+    return [p["id"] for p in _hover(d) if not p.get("opened") and canvas_card_like(p.get("canvas_card"), s)]
 
 
 def _status(points: float, full: float) -> str:
     return "pass" if points >= full - 1e-9 else ("fail" if points <= 0 else "partial")
 
 
-def _shop_row(p: dict, touch: dict | None) -> dict:
-    row = {k: p.get(k) for k in ("id", "name", "opened", "content_matches", "closed", "closed_after_ms", "text",
-                                 "hovered", "names_in_card", "hook_agrees", "reason")}
+# --------------------------------------------------------------------------- outcome codes
+class Shop(str, Enum):
+    """One shop's hover, judged."""
+    PASSED = "passed"                          # own card, closed in time
+    NO_CARD = "no_card"                        # no DOM card named a shop
+    WRONG_CONTENT = "wrong_content"            # the card names other shops (or more than this one)
+    STAYED_OPEN = "stayed_open"                # still showing close_within_ms after leaving
+    NOT_TRIED = "not_tried"                    # never on screen at the hover times
+    CANVAS_CARD = "canvas_card"                # no DOM card, but pixels changed like a drawn card
+    POINTER_FELL_BEHIND = "pointer_fell_behind"  # no card while the pointer lagged the moving shop
+
+
+_SHOP = {
+    Shop.PASSED: "opened its own card and closed it {closed_after_ms} ms after leaving",
+    Shop.NO_CARD: "no card opened",
+    Shop.WRONG_CONTENT: "card names {names} instead of only {id}",
+    Shop.STAYED_OPEN: "card still open {close_ms:g} ms after leaving",
+    Shop.NOT_TRIED: "never on screen at the hover times",
+    Shop.CANVAS_CARD: "no DOM card, but the pixels changed like a card drawn on the canvas",
+    Shop.POINTER_FELL_BEHIND: "no card, but the pointer fell {lag} px behind the moving shop (more than {tol:g} px)",
+}
+
+
+def shop_outcome(p: dict, s: ShopsScorerSettings) -> Shop:
+    if p.get("opened") is None:
+        return Shop.NOT_TRIED
+    if not p.get("opened"):
+        if canvas_card_like(p.get("canvas_card"), s):
+            return Shop.CANVAS_CARD
+        if ((p.get("follow") or {}).get("max_lag_px") or 0) > s.follow_max_lag_px:
+            return Shop.POINTER_FELL_BEHIND
+        return Shop.NO_CARD
+    if not content_matches(p):
+        return Shop.WRONG_CONTENT
+    return Shop.PASSED if closed_in_time(p, s) else Shop.STAYED_OPEN
+
+
+def _shop_prose(code: Shop, p: dict, s: ShopsScorerSettings) -> str:
+    return _SHOP[code].format(id=p["id"], names=p.get("names_in_card"), closed_after_ms=p.get("closed_after_ms"),
+                              close_ms=s.close_within_ms, lag=(p.get("follow") or {}).get("max_lag_px"),
+                              tol=s.follow_max_lag_px)
+
+
+class Item(str, Enum):
+    """Why an item came out as it did (beside manual priority's own codes, Manual)."""
+    SCORED = "scored"                          # judged from the DOM: points as counted
+    CANVAS_REVIEW = "canvas_review"            # cards look canvas-drawn: reviewers decide
+    SHOPS_NOT_TRIED = "shops_not_tried"        # shops never on screen: untested
+    POINTER_FELL_BEHIND = "pointer_fell_behind"  # the bench failed to follow: untested
+    SAMPLER_STARVED = "sampler_starved"        # too few automatic-display samples: untested
+    NO_AUTO_CARD = "no_auto_card"              # nothing showed by itself in the window: 0
+    PHASE_ERROR = "phase_error"                # the probe's phase failed: untested
+    NOT_TESTED = "not_tested"                  # the probe could not set the test up: untested
+    NO_HOVER_CARD = "no_hover_card"            # no hover opened a card, so none can win: 0
+    NO_DOM_CARD = "no_dom_card"                # no DOM card to measure: 0
+    NO_TAP_CARD = "no_tap_card"                # no tap opened a card with its shop's content: 0
+
+
+_ITEM = {
+    Item.SCORED: "",
+    Item.CANVAS_REVIEW: "no DOM card for {shops}, but the pixels changed like a card drawn on the canvas: "
+                        "reviewers decide{more}",
+    Item.SHOPS_NOT_TRIED: "shop(s) {shops} were never on screen {when} and could not be tried",
+    Item.POINTER_FELL_BEHIND: "no card for {shops}, but the pointer fell more than {tol:g} px behind the moving shop: "
+                              "the bench failed to follow, so those hovers are untested",
+    Item.SAMPLER_STARVED: "only {got} of {want} samples were taken in the window (the page starved the sampler)",
+    Item.NO_AUTO_CARD: "no card naming a shop showed by itself in the window",
+    Item.PHASE_ERROR: "{error}",
+    Item.NOT_TESTED: "{reason}",
+    Item.NO_HOVER_CARD: "a hover never opened a card, so a user's hover cannot win",
+    Item.NO_DOM_CARD: "no hover opened a DOM card to measure",
+    Item.NO_TAP_CARD: "no tap opened a card with that shop's content",
+}
+
+
+def _done(status: str, points, ev: dict, m: dict | None, code: Item, **facts) -> ItemScore:
+    ev["outcome"] = code.value
+    if code is not Item.SCORED:
+        ev["reason"] = _ITEM[code].format(**facts)
+    return ItemScore(status, points, ev, m or {})
+
+
+# --------------------------------------------------------------------------- shops.hover
+def _shop_row(p: dict, touch: dict | None, s: ShopsScorerSettings) -> dict:
+    row = {k: p.get(k) for k in ("id", "name", "opened", "closed_after_ms", "text", "hovered", "names_in_card",
+                                 "reason")}
+    row.update(content_matches=content_matches(p), closed=closed_in_time(p, s), hook_agrees=hook_agrees(p, s),
+               outcome=shop_outcome(p, s).value)
     if p.get("follow"):
         row["follow_max_lag_px"] = p["follow"].get("max_lag_px")
     row["screenshots"] = [f for f in (p.get("screenshot_open"), p.get("screenshot_stayed_open"),
                                       (p.get("canvas_card") or {}).get("screenshot")) if f]
     if p.get("canvas_card"):
-        row["canvas_card_like"] = p["canvas_card"].get("card_like")
+        row["canvas_card_like"] = canvas_card_like(p["canvas_card"], s)
     if touch:
         row["touch_opened"] = touch.get("opened")
-        row["touch_content_matches"] = touch.get("content_matches")
+        row["touch_content_matches"] = content_matches(touch)
         if touch.get("screenshot"):
             row["screenshots"].append(touch["screenshot"])
     return row
 
 
-@scorer("shops.hover", probes=("shops",))
+@scorer("shops.hover", probes=("shops",), accepts={"shops": ("2",)})
 def hover(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     per = _hover(d)
     touch = {t["id"]: t for t in (d.get("touch") or {}).get("per_shop", [])}
-    rows = [_shop_row(p, touch.get(p["id"])) for p in per]
+    rows = [_shop_row(p, touch.get(p["id"]), s) for p in per]
     m = {"shops.per_shop": rows}
-    each = float(inp.item.get("per_shop", 1))
-    ok = [p["id"] for p in per if p.get("opened") and p.get("content_matches") and p.get("closed")]
-    points = min(len(ok) * each, inp.item.points)
+    codes = {p["id"]: shop_outcome(p, s) for p in per}
+    ok = [i for i, c in codes.items() if c is Shop.PASSED]
+    points = min(len(ok) * _per_shop(inp), inp.item.points)
     ev = {"shops_found": len(d.get("shops", [])), "expected_shops": s.expected_shops, "passed": ok,
-          "per_shop": [{k: r.get(k) for k in ("id", "opened", "content_matches", "closed", "closed_after_ms", "text",
-                                              "screenshots")} for r in rows],
+          "per_shop": [{k: r.get(k) for k in ("id", "outcome", "opened", "content_matches", "closed", "closed_after_ms",
+                                              "text", "screenshots")} for r in rows],
           "close_within_ms": s.close_within_ms}
     if len(d.get("shops", [])) < s.expected_shops:
         ev["note"] = f"the hook lists {len(d.get('shops', []))} shops, not {s.expected_shops}: missing shops score 0"
-    fails = {p["id"]: ("no card opened" if not p.get("opened") else
-                       f"card names {p.get('names_in_card')} instead of only {p['id']}" if not p.get("content_matches")
-                       else f"card still open {s.close_within_ms:g} ms after leaving")
-             for p in per if p["id"] not in ok and p.get("opened") is not None}
+    fails = {p["id"]: _shop_prose(codes[p["id"]], p, s) for p in per
+             if codes[p["id"]] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)}
     if fails:
         ev["failed"] = fails
-    disagree = [p["id"] for p in per if p.get("hook_agrees") is False]
+    disagree = [r["id"] for r in rows if r["hook_agrees"] is False]
     if disagree:
         ev["hook_disagrees"] = {"shops": disagree, "note": "getActiveCard() said otherwise than the page showed; "
                                 "the page decides"}
-    canvas = _canvas_shops(d)
-    if canvas:
-        ev["reason"] = (f"no DOM card for {canvas}, but the pixels changed like a card drawn on the canvas: "
-                        f"reviewers decide ({len(ok)} shop(s) verified from the DOM)")
-        return ItemScore("review", None, ev, m)
-    untried = [p["id"] for p in per if p.get("opened") is None]
-    if untried:
-        ev["reason"] = f"shop(s) {untried} were never on screen at the hover times and could not be tried"
-        return ItemScore("untested", None, ev, m)
+    by = lambda code: [i for i, c in codes.items() if c is code]  # noqa: E731
+    if by(Shop.CANVAS_CARD):
+        return _done("review", None, ev, m, Item.CANVAS_REVIEW, shops=by(Shop.CANVAS_CARD),
+                     more=f" ({len(ok)} shop(s) verified from the DOM)")
+    if by(Shop.NOT_TRIED):
+        return _done("untested", None, ev, m, Item.SHOPS_NOT_TRIED, shops=by(Shop.NOT_TRIED), when="at the hover times")
     # A hover that opened nothing while the pointer could not keep up with the shop says
     # nothing about the demo (issue 16): the bench's failure to follow, not a missing card.
-    lost = [p["id"] for p in per if not p.get("opened") and ((p.get("follow") or {}).get("max_lag_px") or 0)
-            > s.follow_max_lag_px]
-    if lost:
-        ev["reason"] = (f"no card for {lost}, but the pointer fell more than {s.follow_max_lag_px:g} px behind the "
-                        "moving shop: the bench failed to follow, so those hovers are untested")
-        return ItemScore("untested", None, ev, m)
-    return ItemScore(_status(points, inp.item.points), points, ev, m)
+    if by(Shop.POINTER_FELL_BEHIND):
+        return _done("untested", None, ev, m, Item.POINTER_FELL_BEHIND, shops=by(Shop.POINTER_FELL_BEHIND),
+                     tol=s.follow_max_lag_px)
+    return _done(_status(points, inp.item.points), points, ev, m, Item.SCORED)
 
 
-@scorer("shops.auto_display", probes=("shops",))
+# --------------------------------------------------------------------------- shops.auto_display
+def interval_counts(iv: dict, tol_s: float, s: ShopsScorerSettings) -> bool:
+    """One shop by itself, for auto_min_s..auto_max_s (to one sample interval)."""
+    dur = iv.get("duration_s", iv["end_s"] - iv["start_s"])
+    return iv["shop_id"] not in (None, "ambiguous") and s.auto_min_s - tol_s <= dur <= s.auto_max_s + tol_s
+
+
+@scorer("shops.auto_display", probes=("shops",), accepts={"shops": ("2",)})
 def auto_display(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     auto = d.get("auto") or {}
-    tol = auto.get("sample_interval_ms", s.sample_interval_ms) / 1000
+    tol = (auto.get("sample_interval_ms") or 0) / 1000
     rows, counted = [], []
     for iv in auto.get("intervals", []):
-        dur = iv.get("duration_s", iv["end_s"] - iv["start_s"])
-        good = iv["shop_id"] not in (None, "ambiguous") and s.auto_min_s - tol <= dur <= s.auto_max_s + tol
+        good = interval_counts(iv, tol, s)
         if good and iv["shop_id"] not in counted:
             counted.append(iv["shop_id"])
-        rows.append({"shop_id": iv["shop_id"], "start_s": iv["start_s"], "end_s": iv["end_s"], "duration_s": dur,
+        rows.append({"shop_id": iv["shop_id"], "start_s": iv["start_s"], "end_s": iv["end_s"],
+                     "duration_s": iv.get("duration_s", iv["end_s"] - iv["start_s"]),
                      "counted": good, "text": iv.get("text"), "screenshot": iv.get("screenshot")})
-    each = float(inp.item.get("per_shop", 1))
-    points = min(len(counted) * each, inp.item.points)
+    points = min(len(counted) * _per_shop(inp), inp.item.points)
     ev = {"window_s": auto.get("window_s"), "sample_interval_ms": auto.get("sample_interval_ms"),
           "duration_range_s": [s.auto_min_s, s.auto_max_s], "distinct_shops_counted": counted,
           "intervals": rows, "screenshots": [r["screenshot"] for r in rows if r.get("screenshot")]}
@@ -127,199 +335,38 @@ def auto_display(inp: ScoreInput) -> ItemScore:
     if disagree:
         ev["hook_disagrees"] = disagree
     want, got = auto.get("samples_expected"), auto.get("samples", 0)
-    if want and got < 0.9 * want:
-        ev["reason"] = f"only {got} of {want} samples were taken in the window (the page starved the sampler)"
-        return ItemScore("untested", None, ev, m)
-    if not rows and _canvas_shops(d):
-        ev["reason"] = "no DOM card in the window, and hover cards look canvas-drawn: reviewers decide"
-        return ItemScore("review", None, ev, m)
+    if want and got < s.auto_min_sample_share * want:
+        return _done("untested", None, ev, m, Item.SAMPLER_STARVED, got=got, want=want)
+    if not rows and _canvas_shops(d, s):
+        return _done("review", None, ev, m, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
+                     more=" (no DOM card in the window either)")
     if not rows:
-        ev["reason"] = "no card naming a shop showed by itself in the window"
-    elif len(counted) < len(rows):
+        return _done(_status(points, inp.item.points), points, ev, m, Item.NO_AUTO_CARD)
+    if len(counted) < len(rows):
         ev["note"] = "intervals outside the duration range or with no single shop are not counted"
-    return ItemScore(_status(points, inp.item.points), points, ev, m)
+    return _done(_status(points, inp.item.points), points, ev, m, Item.SCORED)
 
 
-class Manual(str, Enum):
-    """Why shops.manual_priority came out as it did, decided from the probe's per-step record
-    (the pointer followed the shop; _shop_follow.py). Each code has one status and one prose
-    verdict (_VERDICT); the code itself is in the evidence as `outcome`."""
-    HELD = "held"                                  # the user's card answered and held: pass
-    REPLACED_BY_AUTO = "replaced_by_auto"          # answered, then another shop's card took its place: partial
-    COVERED_BY_AUTO = "covered_by_auto"            # answered, then another shop's card overlapped it: partial
-    CLOSED_ON_SHOP = "closed_on_shop"              # answered, then closed with the pointer on the shop: partial
-    AUTO_KEPT_STAGE = "auto_kept_stage"            # never answered; the automatic card stayed instead: 0
-    NO_ANSWER = "no_answer"                        # never answered; no card at all: 0
-    POINTER_LEFT_SHOP = "pointer_left_shop"        # the bench failed to follow: untested
-    SHOP_OFF_SCREEN = "shop_off_screen"            # the shop left the viewport: untested
-    HOOK_LOST_SHOP = "hook_lost_shop"              # getShops() stopped giving its position: untested
-    HOOK_POSITION_MISMATCH = "hook_position_mismatch"  # the hook's point is not where the shop is: untested
-
-
-_STATUS = {Manual.HELD: "pass", Manual.REPLACED_BY_AUTO: "partial", Manual.COVERED_BY_AUTO: "partial",
-           Manual.CLOSED_ON_SHOP: "partial", Manual.AUTO_KEPT_STAGE: "fail", Manual.NO_ANSWER: "fail",
-           Manual.POINTER_LEFT_SHOP: "untested", Manual.SHOP_OFF_SCREEN: "untested", Manual.HOOK_LOST_SHOP: "untested",
-           Manual.HOOK_POSITION_MISMATCH: "untested"}
-
-_VERDICT = {
-    Manual.HELD: "the user's card for {user} showed at {first_s} s and stayed, uncovered, for the {hold_s:g} s the "
-                 "pointer followed the shop (largest lag {max_lag_px} px)",
-    Manual.REPLACED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was replaced by the automatic "
-                             "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
-    Manual.COVERED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was covered by the automatic "
-                            "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
-    Manual.CLOSED_ON_SHOP: "the user's card for {user} showed at {first_s} s but closed at {lost_s} s while the "
-                           "pointer stayed on the shop (lag {lag_px} px) and no other card showed",
-    Manual.AUTO_KEPT_STAGE: "the automatic display ({others}) kept the stage and replaced the user's card: with the "
-                            "pointer on {user} (largest lag {max_lag_px} px), the user's card did not show within "
-                            "{answer_ms:g} ms",
-    Manual.NO_ANSWER: "with the pointer on {user} (largest lag {max_lag_px} px), no card showed within "
-                      "{answer_ms:g} ms, neither the user's nor the automatic one",
-    Manual.POINTER_LEFT_SHOP: "the bench's pointer left {user} at {lost_s} s (it was {lag_px} px from the hook's "
-                              "point, more than {tol_px:g} px) when {event}: the bench failed to follow, so that "
-                              "says nothing about priority",
-    Manual.SHOP_OFF_SCREEN: "shop {user} left the screen at {lost_s} s, so no pointer could stay on it, when {event}: "
-                            "that says nothing about priority",
-    Manual.HOOK_LOST_SHOP: "the hook stopped saying where {user} is at {lost_s} s ({hook_error}), so the pointer "
-                           "could not follow it, when {event}: that says nothing about priority",
-    Manual.HOOK_POSITION_MISMATCH: "the hook's position for {user} does not match the card or pixels: the pointer "
-                                   "followed getShops() (lag {lag_px} px), but the scene under it moved {drift_px} px "
-                                   "away from that point{card_note}; {event} (at {lost_s} s). Priority cannot be judged "
-                                   "from a wrong position",
-}
-
-
-def _user_card(c: dict, own: set, auto_id: str) -> bool:
-    names = c.get("names") or []
-    shop = names[0] if len(names) == 1 else "ambiguous"
-    return bool(set(names) & own) and shop != auto_id
-
-
-def _covered(rect, others: list[dict]) -> bool:
-    return any(rect[0] < o["rect"][0] + o["rect"][2] and o["rect"][0] < rect[0] + rect[2] and
-               rect[1] < o["rect"][1] + o["rect"][3] and o["rect"][1] < rect[1] + rect[3] for o in others)
-
-
-def manual_outcome(man: dict, s) -> tuple[Manual, dict]:
-    """The outcome code and the facts its verdict names, from the follow record (steps).
-    A step's card state comes from frames during which the pointer was at `pointer` and the
-    shop moved to `hook`; so `lag_px` is how far the shop was from the pointer then."""
-    own = set(man.get("user_card_names") or [man["user_shop"]])
-    auto_id = man["auto_interval"]["shop_id"]
-    t_h = man["hovered"]["t_s"]
-    answer_by = t_h + man.get("answer_within_ms", s.close_within_ms) / 1000 + 1e-6
-    rows = []
-    drift = [0.0, 0.0]
-    for st in man.get("steps", [])[1:]:
-        cards = st.get("cards") or []
-        mine = [c for c in cards if _user_card(c, own, auto_id)]
-        others = [c for c in cards if c not in mine]
-        px = st.get("pixels") or {}
-        if (px.get("residual") is not None and (px.get("score") or 0) >= s.pixel_min_match
-                and (px.get("texture") or 0) >= s.pixel_min_texture):
-            # the residuals add up: each step says how far the look moved beyond the hook's move
-            drift = [drift[0] + px["residual"][0], drift[1] + px["residual"][1]]
-        ur = _union([c["rect"] for c in mine])
-        rows.append({"t_s": st["t_s"], "lag_px": st.get("lag_px"), "on_screen": st.get("on_screen", True),
-                     "user_card": bool(mine), "covered": bool(ur and _covered(ur, others)),
-                     "others": sorted({n for c in others for n in c.get("names", [])}),
-                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.get("pointer"),
-                     "hook_error": st.get("hook_error") if st.get("hook") is None else None})
-    lags = [r["lag_px"] for r in rows if r["lag_px"] is not None]
-    facts = {"user": man["user_shop"], "hold_s": man.get("hold_s", s.manual_hold_s), "tol_px": s.follow_max_lag_px,
-             "answer_ms": man.get("answer_within_ms", s.close_within_ms),
-             "max_lag_px": max(lags) if lags else None, "first_s": None, "lost_s": None, "lag_px": None,
-             "others": None, "drift_px": max((r["drift_px"] for r in rows), default=0.0), "card_note": "",
-             "event": "the user's card closed", "hook_error": None}
-    first = next((r for r in rows if r["user_card"] and r["t_s"] <= answer_by), None)
-    if first is None:
-        window = [r for r in rows if r["t_s"] <= answer_by] or rows[:1]
-        facts["event"] = "the user's card did not show"
-        bad = _bench_side(window, rows, rows, facts, s)
-        if bad:
-            return bad, facts
-        others = sorted({o for r in window for o in r["others"]})
-        facts["others"] = ", ".join(others) or None
-        return (Manual.AUTO_KEPT_STAGE if others else Manual.NO_ANSWER), facts
-    facts["first_s"] = first["t_s"]
-    after = rows[rows.index(first):]
-    lost = next((r for r in after if not r["user_card"] or r["covered"]), None)
-    if lost is None:
-        return Manual.HELD, facts
-    facts.update(lost_s=lost["t_s"], lag_px=lost["lag_px"], others=", ".join(lost["others"]) or None)
-    if lost["user_card"]:
-        facts["event"] = f"the user's card was covered by {facts['others']}"
-    elif lost["others"]:
-        facts["event"] = f"the user's card was replaced by {facts['others']}"
-    bad = _bench_side([lost], after[after.index(lost):], rows, facts, s)
-    if bad:
-        return bad, facts
-    if lost["user_card"]:
-        return Manual.COVERED_BY_AUTO, facts
-    return (Manual.REPLACED_BY_AUTO if lost["others"] else Manual.CLOSED_ON_SHOP), facts
-
-
-def _bench_side(at: list[dict], later: list[dict], rows: list[dict], facts: dict, s) -> Manual | None:
-    """When the card was lost (or never came) for a reason on the bench's side: the pointer was
-    not on the shop (it could not follow, or the shop left the screen), or the hook's point
-    drifted from the shop's pixels from then on (the pointer followed a wrong position)."""
-    for r in at:
-        if r["hook_error"]:
-            facts.update(lost_s=facts["lost_s"] or r["t_s"], hook_error=r["hook_error"])
-            return Manual.HOOK_LOST_SHOP
-        if not r["on_screen"]:
-            facts["lost_s"] = facts["lost_s"] or r["t_s"]
-            return Manual.SHOP_OFF_SCREEN
-        if r["lag_px"] is not None and r["lag_px"] > s.follow_max_lag_px:
-            facts.update(lost_s=facts["lost_s"] or r["t_s"], lag_px=r["lag_px"])
-            return Manual.POINTER_LEFT_SHOP
-    worst = max(later, key=lambda r: r["drift_px"])
-    if worst["drift_px"] > s.hook_mismatch_px:
-        facts.update(drift_px=worst["drift_px"], lost_s=facts["lost_s"] or at[0]["t_s"],
-                     lag_px=facts["lag_px"] if facts["lag_px"] is not None else at[0]["lag_px"])
-        seen = [r for r in rows if r["card_rect"] and r["pointer"]]
-        if seen:
-            d0 = _dist_to_rect(seen[0]["pointer"], seen[0]["card_rect"])
-            d1 = _dist_to_rect(seen[-1]["pointer"], seen[-1]["card_rect"])
-            facts["card_note"] = (f" (the user's card was {d0:.0f} px from the pointer at {seen[0]['t_s']} s, "
-                                  f"{d1:.0f} px when last seen at {seen[-1]['t_s']} s)")
-        return Manual.HOOK_POSITION_MISMATCH
-    return None
-
-
-def _union(rects: list) -> list | None:
-    if not rects:
-        return None
-    x0, y0 = min(r[0] for r in rects), min(r[1] for r in rects)
-    x1, y1 = max(r[0] + r[2] for r in rects), max(r[1] + r[3] for r in rects)
-    return [x0, y0, x1 - x0, y1 - y0]
-
-
-def _dist_to_rect(p, r) -> float:
-    dx = max(r[0] - p[0], 0, p[0] - r[0] - r[2])
-    dy = max(r[1] - p[1], 0, p[1] - r[1] - r[3])
-    return math.hypot(dx, dy)
-
-
-@scorer("shops.manual_priority", probes=("shops",))
+# --------------------------------------------------------------------------- shops.manual_priority
+@scorer("shops.manual_priority", probes=("shops",), accepts={"shops": ("2",)})
 def manual_priority(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     man = d.get("manual") or {}
     ev = {k: man.get(k) for k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots",
                                   "hook_active_card", "follow") if k in man}
     if "error" in man:
-        return ItemScore("untested", None, {"reason": man["error"]})
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=man["error"])
     if not man.get("tested"):
         if not any(p.get("opened") for p in _hover(d)):
-            if _canvas_shops(d):
-                return ItemScore("review", None, {"reason": "cards look canvas-drawn: reviewers decide"})
-            return ItemScore("fail", 0.0, {"reason": "a hover never opened a card, so a user's hover cannot win"})
-        return ItemScore("untested", None, {"reason": man.get("reason", "not tested")})
+            if _canvas_shops(d, s):
+                return _done("review", None, {}, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s), more="")
+            return _done("fail", 0.0, {}, None, Item.NO_HOVER_CARD)
+        return _done("untested", None, {}, None, Item.NOT_TESTED, reason=man.get("reason") or "not tested")
     code, facts = manual_outcome(man, s)
-    status = _STATUS[code]
-    ev.update(outcome=code.value, verdict=_VERDICT[code].format(**facts), first_seen_s=facts["first_s"],
+    status = MANUAL_STATUS[code]
+    ev.update(outcome=code.value, verdict=MANUAL_VERDICT[code].format(**facts), first_seen_s=facts["first_s"],
               lost_at_s=facts["lost_s"], answered=facts["first_s"] is not None, held=code is Manual.HELD,
-              pixel_drift_px=facts["drift_px"], max_lag_px=facts["max_lag_px"])
+              pixel_drift_px=facts["drift_px"], max_lag_px=facts["max_lag_px"], answer_within_ms=s.close_within_ms)
     m = {"shops.manual_priority": {"outcome": code.value, "first_seen_s": facts["first_s"],
                                    "lost_at_s": facts["lost_s"], "max_lag_px": facts["max_lag_px"],
                                    "pixel_drift_px": facts["drift_px"]}}
@@ -330,9 +377,11 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
     return ItemScore(status, points, ev, m)
 
 
-def _card_checks(p: dict, s) -> dict:
+# --------------------------------------------------------------------------- shops.card_placement
+def card_checks(p: dict, s: ShopsScorerSettings) -> dict:
+    """The four placement checks of one measured card, and the figures they were made on."""
     pl = p["placement"]
-    c = {"inside_viewport": pl["inside_viewport"],
+    c = {"inside_viewport": inside_viewport(pl, s),
          "near": pl["distance_ratio"] <= s.max_distance_ratio,
          "text_size": pl["min_font_px"] is not None and pl["min_font_px"] >= s.min_text_px,
          "contrast": pl["min_contrast"] is not None and pl["min_contrast"] >= s.min_contrast}
@@ -342,47 +391,48 @@ def _card_checks(p: dict, s) -> dict:
             "position_ok": c["inside_viewport"] and c["near"], "readable_ok": c["text_size"] and c["contrast"]}
 
 
-@scorer("shops.card_placement", probes=("shops",))
+@scorer("shops.card_placement", probes=("shops",), accepts={"shops": ("2",)})
 def card_placement(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    cards = [_card_checks(p, s) for p in _hover(d) if p.get("placement")]
+    cards = [card_checks(p, s) for p in _hover(d) if p.get("placement")]
     ev = {"thresholds": {"max_distance_ratio": s.max_distance_ratio, "min_text_px": s.min_text_px,
                          "min_contrast": s.min_contrast}, "cards": cards}
     if not cards:
-        if _canvas_shops(d):
-            return ItemScore("review", None, {**ev, "reason": "cards look canvas-drawn: reviewers judge placement"})
-        return ItemScore("fail", 0.0, {**ev, "reason": "no hover opened a DOM card to measure"})
+        if _canvas_shops(d, s):
+            return _done("review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
+                         more=" (placement included)")
+        return _done("fail", 0.0, ev, None, Item.NO_DOM_CARD)
     full = [c for c in cards if c["position_ok"] and c["readable_ok"]]
     if len(full) == len(cards):
-        return ItemScore("pass", inp.objective("pass"), ev)
+        return _done("pass", inp.objective("pass"), ev, None, Item.SCORED)
     failing = sorted({k for c in cards for k in ("inside_viewport", "near", "text_size", "contrast") if not c[k]})
     ev["failed"] = failing
     if full or all(c["position_ok"] for c in cards) or all(c["readable_ok"] for c in cards):
-        return ItemScore("partial", inp.objective("partial"), ev)
-    return ItemScore("fail", 0.0, ev)
+        return _done("partial", inp.objective("partial"), ev, None, Item.SCORED)
+    return _done("fail", 0.0, ev, None, Item.SCORED)
 
 
-@scorer("shops.touch", probes=("shops",))
+# --------------------------------------------------------------------------- shops.touch
+@scorer("shops.touch", probes=("shops",), accepts={"shops": ("2",)})
 def touch(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     t = d.get("touch") or {}
     if "error" in t:
-        return ItemScore("untested", None, {"reason": t["error"]})
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=t["error"])
     per = t.get("per_shop", [])
-    ok = [p["id"] for p in per if p.get("opened") and p.get("content_matches")]
+    ok = [p["id"] for p in per if content_matches(p)]
     ev = {"opened_with_own_content": ok, "page": t.get("page"),
-          "per_shop": [{k: p.get(k) for k in ("id", "tapped", "opened", "content_matches", "text", "screenshot")}
-                       for p in per]}
+          "per_shop": [{**{k: p.get(k) for k in ("id", "tapped", "opened", "text", "screenshot")},
+                        "content_matches": content_matches(p)} for p in per]}
     untried = [p["id"] for p in per if p.get("opened") is None]
     if untried and len(ok) < s.expected_shops:
-        return ItemScore("untested", None, {**ev, "reason": f"shop(s) {untried} were never on screen to tap"})
+        return _done("untested", None, ev, None, Item.SHOPS_NOT_TRIED, shops=untried, when="to tap")
     if len(ok) >= s.expected_shops:
-        return ItemScore("pass", inp.objective("pass"), ev)
+        return _done("pass", inp.objective("pass"), ev, None, Item.SCORED)
     if ok:
         ev["failed"] = [p["id"] for p in per if p["id"] not in ok]
-        return ItemScore("partial", inp.objective("partial"), ev)
-    if _canvas_shops(d):
-        return ItemScore("review", None, {**ev, "reason": "no DOM card after a tap, and hover cards look "
-                                          "canvas-drawn: reviewers decide from the recording"})
-    ev["failed"] = "no tap opened a card with that shop's content"
-    return ItemScore("fail", 0.0, ev)
+        return _done("partial", inp.objective("partial"), ev, None, Item.SCORED)
+    if _canvas_shops(d, s):
+        return _done("review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
+                     more=" (no DOM card after a tap either; the recording shows it)")
+    return _done("fail", 0.0, ev, None, Item.NO_TAP_CARD)

@@ -25,7 +25,7 @@ from skycity_bench.browser.launch import find_chromium
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle, js
 from skycity_bench.probes._city_name import CANVAS_TEXT_JS
-from skycity_bench.probes._shop_dom import SCRIPT as SHOP_SCRIPT
+from skycity_bench.probes.shops.dom_cards import SCRIPT as SHOP_SCRIPT
 from skycity_bench.probes._stepper import RAF_60HZ_JS
 from skycity_bench.scenario import load_scenario
 

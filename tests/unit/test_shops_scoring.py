@@ -9,9 +9,9 @@ import copy
 import numpy as np
 import pytest
 
-from skycity_bench.probes._shop_auto import intervals_from
-from skycity_bench.probes._shop_dom import attribute, names_in
-from skycity_bench.probes._shop_pixels import canvas_card_evidence, contrast_ratio, pixel_contrast
+from skycity_bench.probes.shops.auto_manual import intervals_from
+from skycity_bench.probes.shops.dom_cards import attribute, names_in
+from skycity_bench.probes.shops.pixels import canvas_change_figures, contrast_ratio, pixel_contrast
 from skycity_bench.report import ProbeRecord
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
@@ -47,11 +47,16 @@ def _scene(shift):
 
 
 def test_should_tell_a_drawn_card_from_scene_motion():
+    from skycity_bench.scorers.shops import canvas_card_like
+
+    s = load_scenario().scorer_settings("shops")
     before, control, later = _scene(0), _scene(1), _scene(2)
     hovered = later.copy()
     hovered[100:180, 150:330] = 240                                       # a card drawn on the canvas
-    assert canvas_card_evidence(before, control, hovered)["card_like"]
-    assert not canvas_card_evidence(before, control, later)["card_like"]
+    card = {"compared": True, **canvas_change_figures(before, control, hovered, level=40)}
+    assert card["across_hover"]["area"] >= 180 * 80 and card["across_hover"]["fill"] > 0.9   # the probe's figures
+    assert canvas_card_like(card, s)                                                          # the scorer's verdict
+    assert not canvas_card_like({"compared": True, **canvas_change_figures(before, control, later, level=40)}, s)
 
 
 def test_should_attribute_card_text_to_the_longest_matching_name():
@@ -81,26 +86,26 @@ def test_should_turn_samples_into_intervals_with_start_and_end():
 
 # ----------------------------------------------------------------- scorers on evidence
 def _shop(i, **kw):
-    return {"id": f"s{i}", "name": SHOPS[i - 1]["name"], "opened": True, "content_matches": True, "closed": True,
-            "closed_after_ms": 100, "text": SHOPS[i - 1]["name"], "names_in_card": [f"s{i}"],
+    return {"id": f"s{i}", "name": SHOPS[i - 1]["name"], "opened": True,
+            "closed_after_ms": 100, "close_watched_ms": 500, "text": SHOPS[i - 1]["name"], "names_in_card": [f"s{i}"],
             "hovered": {"x": 1, "y": 1, "t_s": 3}, "screenshot_open": f"shops/hover-s{i}-open.png",
-            "placement": {"rect": [0, 0, 200, 80], "inside_viewport": True, "distance_ratio": 0.02,
+            "placement": {"rect": [0, 0, 200, 80], "viewport": [960, 540], "distance_ratio": 0.02,
                           "min_font_px": 14, "min_contrast": 12.0,
                           "texts": [{"text": "x", "font_px": 14, "contrast": {"ratio": 12.0, "method": "computed styles"}}]},
             **kw}
 
 
 GOOD = {
-    "shops": SHOPS, "expected_shops": 6,
+    "shops": SHOPS, "viewport": [960, 540],
     "hover": {"per_shop": [_shop(i) for i in range(1, 7)], "resets": 0},
     "auto": {"window_s": [15, 40], "sample_interval_ms": 100, "intervals": [
         {"shop_id": "s2", "start_s": 16, "end_s": 19, "duration_s": 3},
         {"shop_id": "s4", "start_s": 22, "end_s": 25, "duration_s": 3},
         {"shop_id": "s5", "start_s": 28, "end_s": 31, "duration_s": 3}]},
-    "manual": {"tested": True, "hold_s": 3, "answer_within_ms": 500, "user_shop": "s1", "user_card_names": ["s1"],
+    "manual": {"tested": True, "hold_s": 3, "user_shop": "s1", "user_card_names": ["s1"],
                "auto_interval": {"shop_id": "s2", "start_s": 16, "end_s": 19},
                "hovered": {"x": 100, "y": 100, "t_s": 16.5}, "steps": None},
-    "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "content_matches": True} for i in range(1, 7)]},
+    "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "names_in_card": [f"s{i}"]} for i in range(1, 7)]},
 }
 
 
@@ -154,8 +159,11 @@ def test_should_count_only_shops_shown_between_two_and_five_seconds():
 
 def test_should_send_canvas_drawn_cards_to_review_not_zero():
     d = copy.deepcopy(GOOD)
-    d["hover"]["per_shop"] = [_shop(i, opened=False, content_matches=False, closed=None, placement=None,
-                                    canvas_card={"card_like": True}) for i in range(1, 7)]
+    drawn = {"compared": True, "diff_level": 40, "across_hover": {"area": 14000, "rect": [150, 100, 180, 80],
+                                                                 "fill": 0.97, "changed_share": 0.1},
+             "scene_motion": {"area": 54, "rect": [20, 20, 9, 6], "fill": 1.0, "changed_share": 0.01}}
+    d["hover"]["per_shop"] = [_shop(i, opened=False, names_in_card=None, closed_after_ms=None, placement=None,
+                                    canvas_card=drawn) for i in range(1, 7)]
     for item in ("shops.hover", "shops.card_placement"):
         r = score(item, d)
         assert (r.status, r.points) == ("review", None)
@@ -163,7 +171,7 @@ def test_should_send_canvas_drawn_cards_to_review_not_zero():
 
 def test_should_leave_hover_untested_when_a_shop_was_never_on_screen():
     d = copy.deepcopy(GOOD)
-    d["hover"]["per_shop"][3].update(opened=None, content_matches=None, closed=None, reason="off screen")
+    d["hover"]["per_shop"][3] = {"id": "s4", "name": SHOPS[3]["name"], "opened": None, "reason": "off screen"}
     r = score("shops.hover", d)
     assert (r.status, r.points) == ("untested", None)
 
@@ -239,7 +247,7 @@ def test_should_say_the_hooks_position_does_not_match_the_pixels_when_the_scene_
 
 
 def test_should_track_a_patch_to_where_the_scene_moved_with_sub_pixel_residuals():
-    from skycity_bench.probes._shop_pixels import follow_residual, patch_at
+    from skycity_bench.probes.shops.pixels import follow_residual, patch_at
 
     rng = np.random.default_rng(3)
     world = (rng.random((200, 400)) * 255).astype(np.uint8)
@@ -262,7 +270,7 @@ def test_should_name_the_failed_placement_checks():
     r = score("shops.card_placement", d)
     assert (r.status, r.points, r.evidence["failed"]) == ("partial", 1, ["contrast"])
     for p in d["hover"]["per_shop"]:
-        p["placement"].update(inside_viewport=False)
+        p["placement"].update(rect=[900, 0, 200, 80])              # right edge at 1100 > 960
     assert score("shops.card_placement", d).points == 0
 
 
@@ -275,7 +283,7 @@ def test_should_give_touch_half_for_some_shops():
 
 
 def test_should_keep_only_usable_shops_from_the_hook():
-    from skycity_bench.probes._shop_session import valid_shops
+    from skycity_bench.probes.shops.page import valid_shops
 
     shops, problems = valid_shops([{"id": 1, "name": "云顶茶馆", "x": 10, "y": 20}, {"id": "b", "x": 1, "y": 2},
                                    "junk", {"id": "c", "name": "x", "x": "nan", "y": 3}])
@@ -285,7 +293,7 @@ def test_should_keep_only_usable_shops_from_the_hook():
 
 
 def test_should_measure_placement_from_the_card_box_and_its_styles():
-    from skycity_bench.probes._shop_hover import placement
+    from skycity_bench.probes.shops.hover_touch import placement
 
     card = {"rect": [900, 100, 200, 80], "texts": [
         {"text": "云顶茶馆", "font_px": 16, "color": [26, 26, 26, 1], "opacity": 1, "backdrop": [255, 255, 255],
@@ -293,13 +301,15 @@ def test_should_measure_placement_from_the_card_box_and_its_styles():
         {"text": "小字", "font_px": 10, "color": [150, 150, 150, 1], "opacity": 1, "backdrop": [255, 255, 255],
          "rect": [910, 140, 80, 14]}]}
     m = placement([card], {"x": 850, "y": 140}, None, (1000, 500))
-    assert not m["inside_viewport"]                       # right edge at 1100 > 1000
+    assert m["rect"] == [900, 100, 200, 80] and m["viewport"] == [1000, 500]    # right edge at 1100 > 1000
     assert m["distance_px"] == 50 and m["distance_ratio"] == pytest.approx(50 / (1000 ** 2 + 500 ** 2) ** 0.5, abs=1e-4)
     assert m["min_font_px"] == 10
     assert m["min_contrast"] == pytest.approx(contrast_ratio([150] * 3, [255] * 3), abs=0.01)
 
 
 def test_should_give_every_manual_priority_outcome_a_status_and_a_verdict():
-    from skycity_bench.scorers.shops import _STATUS, _VERDICT, Manual
+    from skycity_bench.scorers._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual
+    from skycity_bench.scorers.shops import _ITEM, _SHOP, Item, Shop
 
-    assert set(_STATUS) == set(Manual) == set(_VERDICT)
+    assert set(MANUAL_STATUS) == set(Manual) == set(MANUAL_VERDICT)
+    assert set(_SHOP) == set(Shop) and set(_ITEM) == set(Item)      # every code has its prose

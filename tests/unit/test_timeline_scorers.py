@@ -29,11 +29,12 @@ def _evidence(phases=(0, 15, 30, 45), cut_at=None, reset=False, name="page_text"
         frames["residual"][i], frames["inlier_ratio"][i], frames["dx"][i] = 0.2, 0.02, 1.0
     post = [{"t_s": x, "d_open": 0.01 if reset and x > 60 else 0.2, "open_t_s": 0.0,
              "d_end": 0.3 if reset and x > 60 else 0.01} for x in t if x >= 60]
-    verdicts = {
-        "page_text": {"visible": True, "source": "page_text", "seen_at_s": [51.5], "reason": "seen"},
-        "none": {"visible": False, "source": None, "reason": "'X' is neither visible page text nor drawn"},
-        "canvas": {"visible": None, "source": "canvas", "reason": "'X' is drawn on a canvas (fillText)"},
-    }
+    # The tour's raw city-name checks (probes/_city_name.py); scorers/city_name.py judges them.
+    def look(t_s, share, drawn=False):
+        return {"t_s": t_s, "dom_elements": 1, "changed_share": share, "diff_level": 40, "elements": [],
+                "canvas": {"calls": int(drawn), "full_name": drawn, "all_characters": drawn, "onscreen": drawn,
+                           "offscreen_only": False, "where": [960, 100] if drawn else None}}
+    checks = {"page_text": [look(51.5, 0.12)], "none": [look(51.5, 0.002)], "canvas": [look(51.5, 0.0, drawn=True)]}
     from skycity_bench.probes import _motion
     return {
         "sample_fps": FPS, "end_s": 65, "tour_s": 60, "viewport": {"width": 1920, "height": 1080},
@@ -42,7 +43,7 @@ def _evidence(phases=(0, 15, 30, 45), cut_at=None, reset=False, name="page_text"
         "states": {"t_s": t, "phase": ph, "time": [x % 60 if reset else x for x in t], "ended": [x >= 60 for x in t]},
         "phases": _motion.phase_changes([{"t_s": x, "phase": p} for x, p in zip(t, ph)]),
         "frames": frames, "reset": {"post": post, "end_ref_s": 59.5, "end_vs_opening": 0.2},
-        "name_checks": [], "city_name_verdict": verdicts[name], "evidence_frames": {"cuts": {}, "ending": []},
+        "name_checks": checks[name], "evidence_frames": {"cuts": {}, "ending": []},
     }
 
 

@@ -2,30 +2,35 @@
 
 At hover times outside the automatic-display window the real mouse (page.mouse) moves onto a
 shop's point, a few frames pass on the fake clock, and the DOM says whether a card showed and
-whose it is; then the pointer leaves and the card must be gone within close_within_ms. A
-card that stayed open makes the next shop start on a fresh page, so one shop's fault is not
-charged to the next. Touch repeats the opening half in a has_touch + is_mobile context with
-page.touchscreen.tap.
+which shops its text names; then the pointer leaves and the probe times how long the card
+takes to go (watched for close_watch_ms). A card that stayed open makes the next shop start
+on a fresh page, so one shop's fault is not charged to the next. Touch repeats the opening
+half in a has_touch + is_mobile context with page.touchscreen.tap.
+
+Raw figures only (names in the card, when it was gone, placement and contrast figures, the
+changed regions of a canvas-drawn card, the hook's getActiveCard() answers): whether the
+content matches, the card closed in time, sits near enough or reads well, is judged in
+scorers/shops.py.
 """
 
 from __future__ import annotations
 
 import math
 
-from ._shop_follow import Follow
-from ._shop_pixels import canvas_card_evidence, composite, contrast_ratio, pixel_contrast
-from ._shop_session import ShopPage, card_union, joined_text
-from ._shop_dom import shop_cards
+from .follow import Follow
+from .pixels import canvas_change_figures, composite, contrast_ratio, pixel_contrast
+from .page import ShopPage, card_union, joined_text
+from .dom_cards import shop_cards
 
 
 def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) -> dict:
-    """Where the card sits and how readable it is: fully inside the viewport, distance from
-    the shop point to the nearest point of the card, smallest text size, lowest WCAG contrast
-    (computed styles where they tell, else measured on the screenshot)."""
+    """Where the card sits and how readable it is, as figures: its box and the viewport's
+    size (the scorer checks it lies inside), distance from the shop point to the nearest
+    point of the card, smallest text size, lowest WCAG contrast (computed styles where they
+    tell, else measured on the screenshot)."""
     w, h = size
     r = card_union(cards)
     x0, y0, x1, y1 = r[0], r[1], r[0] + r[2], r[1] + r[3]
-    inside = x0 >= -1 and y0 >= -1 and x1 <= w + 1 and y1 <= h + 1
     dx = max(x0 - point["x"], 0, point["x"] - x1)
     dy = max(y0 - point["y"], 0, point["y"] - y1)
     dist = math.hypot(dx, dy)
@@ -43,7 +48,7 @@ def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) ->
             texts.append({"text": t["text"][:40], "font_px": t.get("font_px"), "contrast": con})
     fonts = [t["font_px"] for t in texts if t["font_px"]]
     ratios = [t["contrast"]["ratio"] for t in texts if t["contrast"]]
-    return {"rect": [round(v, 1) for v in r], "inside_viewport": bool(inside), "distance_px": round(dist, 1),
+    return {"rect": [round(v, 1) for v in r], "viewport": [w, h], "distance_px": round(dist, 1),
             "distance_ratio": round(dist / math.hypot(w, h), 4), "min_font_px": min(fonts) if fonts else None,
             "min_contrast": min(ratios) if ratios else None, "texts": texts[:12]}
 
@@ -51,7 +56,8 @@ def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) ->
 async def _fresh(pg: ShopPage, times: list[float]) -> None:
     await pg.open()
     if times:
-        await pg.dp.seek(times[0])
+        # Only the moment matters, not the frames before it: coarse steps on a slow renderer.
+        await pg.dp.seek(times[0], picture_only=True)
 
 
 async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | None:
@@ -65,7 +71,7 @@ async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | 
         if start < b and start + needed_s > a:
             continue                      # would overlap the automatic-display window
         if start > now:
-            await pg.dp.seek(start)
+            await pg.dp.seek(start, picture_only=True)
         p = (await pg.shops_now()).get(shop_id)
         if pg.in_view(p):
             return p
@@ -73,7 +79,7 @@ async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | 
 
 
 async def _wait_card(pg: ShopPage, shops: list[dict], fol: Follow | None = None) -> tuple[list[dict], float | None]:
-    """Cards after settle_ms; when none yet, once more at close_within_ms (a short hover
+    """Cards after settle_ms; when none yet, once more at close_watch_ms (a short hover
     delay is a design choice, not a fault). Returns (cards, the ms at which they were read).
     With `fol`, the pointer follows the shop while the clock runs (a hover must hold)."""
     s = pg.s
@@ -85,11 +91,11 @@ async def _wait_card(pg: ShopPage, shops: list[dict], fol: Follow | None = None)
     cards = await pg.read(shops, settle_css=True)
     if cards:
         return cards, s.settle_ms
-    if s.close_within_ms > s.settle_ms:
-        await wait(s.close_within_ms - s.settle_ms)
+    if s.close_watch_ms > s.settle_ms:
+        await wait(s.close_watch_ms - s.settle_ms)
         cards = await pg.read(shops, settle_css=True)
         if cards:
-            return cards, s.close_within_ms
+            return cards, s.close_watch_ms
     return cards, None
 
 
@@ -97,11 +103,11 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
     s = ctx.settings
     pg = ShopPage(ctx)
     await _fresh(pg, s.hover_times_s)
-    needed = (s.step_ms + s.settle_ms + 3 * s.close_within_ms) / 1000   # the whole hover, canvas check included
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000   # the whole hover, canvas check included
     per_shop, resets = [], 0
     try:
         for shop in shops:
-            res = {"id": shop["id"], "name": shop["name"], "opened": False, "content_matches": False, "closed": False}
+            res = {"id": shop["id"], "name": shop["name"], "opened": False}
             per_shop.append(res)
             p = await _at_hover_time(pg, shop["id"], needed)
             if p is None:
@@ -110,8 +116,7 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
                 resets += 1
                 p = await _at_hover_time(pg, shop["id"], needed)
             if p is None:
-                res.update(opened=None, content_matches=None, closed=None,
-                           reason="the shop's point was never inside the viewport at the hover times")
+                res.update(opened=None, reason="the shop's point was never inside the viewport at the hover times")
                 continue
             away = pg.away_point(list((await pg.shops_now()).values()) or shops)
             await pg.dp.page.mouse.move(*away)
@@ -131,9 +136,7 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             res["hook_active_card_open"] = await pg.active_card()
             if cards:
                 named = sorted({i for c in cards for i in c["names"]})
-                res.update(opened=True, text=joined_text(cards), names_in_card=named,
-                           content_matches=named == [shop["id"]],
-                           attributed_to=named[0] if len(named) == 1 else ("ambiguous" if named else None))
+                res.update(opened=True, text=joined_text(cards), names_in_card=named)
                 rects = [c["rect"] for c in cards]
                 grabbed = await pg.grab(pg.region(rects, (p_now["x"], p_now["y"])))
                 res["placement"] = placement(cards, p_now, grabbed, pg.size)
@@ -149,24 +152,23 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             await pg.dp.page.mouse.move(*away)
             t_leave = await pg.dp.now_s()
             await pg.cards.start(s.step_ms)
-            await pg.dp.run_for(s.close_within_ms)
+            await pg.dp.run_for(s.close_watch_ms)
             raw = await pg.cards.take()
             await pg.cards.stop()
             gone_at = next((round((t - t_leave) * 1000) for t, cs in raw if t > t_leave + 1e-6
                             and not _still_open(shop_cards({"cards": cs}, shops), shop, res)), None)
             still = await pg.read(shops, settle_css=gone_at is None)
             if gone_at is None and not _still_open(still, shop, res):
-                gone_at = round(s.close_within_ms)     # a CSS fade that ended in real time
+                gone_at = round(s.close_watch_ms)     # a CSS fade that ended in real time
                 res["closed_after_css_transition"] = True
             res["hook_active_card_closed"] = await pg.active_card()
             if res["opened"]:
-                res["closed"] = gone_at is not None
+                # None: still showing after the whole watch (close_watch_ms)
                 res["closed_after_ms"] = gone_at
+                res["close_watched_ms"] = round(s.close_watch_ms)
             else:
-                res["closed"] = None
                 res["canvas_card"] = await _canvas_check(pg, hovered_img, zone, p, shop["id"])
-            res["hook_agrees"] = _hook_agrees(res, shop)
-            if res["opened"] and not res["closed"]:
+            if res["opened"] and gone_at is None:
                 res["screenshot_stayed_open"] = await pg.crop(f"hover-{_safe(shop['id'])}-after-leave",
                                                               [c["rect"] for c in still], mark=(p["x"], p["y"]))
                 await _fresh(pg, s.hover_times_s)      # a stuck card must not be charged to the next shop
@@ -184,41 +186,36 @@ def _still_open(cards: list[dict], shop: dict, res: dict) -> bool:
 
 
 def _zone(pg: ShopPage, p: dict) -> list[int] | None:
-    """The box a card near this shop must lie in (max_distance_ratio of the diagonal)."""
+    """The box around this shop in which a canvas-drawn card is looked for (canvas_search_ratio
+    of the diagonal)."""
     w, h = pg.size
-    r = pg.s.max_distance_ratio * math.hypot(w, h)
+    r = pg.s.canvas_search_ratio * math.hypot(w, h)
     return pg.region([[p["x"] - r, p["y"] - r, 2 * r, 2 * r]], pad=0)
 
 
 async def _canvas_check(pg: ShopPage, hovered, zone, p: dict, shop_id: str) -> dict:
     """No DOM card: was one drawn on the canvas? The change between the hovered frame and the
     frame after leaving (a drawn card vanishes) against the change over an equal stretch with
-    no input (scene motion alone). Only the zone around the shop is compared."""
+    no input (scene motion alone). Only the zone around the shop is compared. Figures only
+    (scorers/shops.py decides whether they look like a card); the crop is taken whenever the
+    hover changed anything, so a reviewer can see it either way."""
     after = await pg.grab(zone)
-    await pg.dp.run_for(pg.s.close_within_ms)
+    await pg.dp.run_for(pg.s.close_watch_ms)
     later = await pg.grab(zone)
     if hovered is None or after is None or later is None:
-        return {"card_like": False, "note": "no pixels to compare"}
-    ev = canvas_card_evidence(later[0], after[0], hovered[0])
-    r = ev["across_hover"]["rect"]
+        return {"compared": False, "note": "no pixels to compare"}
+    ev = {"compared": True, **canvas_change_figures(later[0], after[0], hovered[0], level=pg.s.canvas_diff_level)}
     ox, oy = zone[0], zone[1]
+    for k in ("across_hover", "scene_motion"):
+        r = ev[k]["rect"]
+        if r:
+            ev[k]["rect"] = [r[0] + ox, r[1] + oy, r[2], r[3]]
+    r = ev["across_hover"]["rect"]
     if r:
-        ev["across_hover"]["rect"] = r = [r[0] + ox, r[1] + oy, r[2], r[3]]
-    if ev["card_like"] and r:
         w, h = pg.size
         ev["distance_ratio"] = round(math.hypot(r[0] + r[2] / 2 - p["x"], r[1] + r[3] / 2 - p["y"]) / math.hypot(w, h), 4)
         ev["screenshot"] = await pg.crop(f"hover-{_safe(shop_id)}-canvas", [r], mark=(p["x"], p["y"]), grabbed=hovered)
     return ev
-
-
-def _hook_agrees(res: dict, shop: dict) -> bool | None:
-    o, c = res.get("hook_active_card_open", {}), res.get("hook_active_card_closed", {})
-    if "error" in o or "error" in c:
-        return None
-    ov = o.get("value")
-    said_open = isinstance(ov, dict) and str(ov.get("shopId")) == shop["id"]
-    said_closed = c.get("value") is None
-    return bool(said_open == bool(res["content_matches"]) and (not res["opened"] or said_closed == bool(res["closed"])))
 
 
 def _safe(s: str) -> str:
@@ -229,12 +226,12 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
     s = ctx.settings
     pg = ShopPage(ctx, touch=True)
     await _fresh(pg, s.hover_times_s)
-    needed = (s.step_ms + s.settle_ms + 3 * s.close_within_ms) / 1000   # the whole hover, canvas check included
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000   # the whole hover, canvas check included
     per_shop, resets = [], 0
     try:
         inner = await pg.dp.evaluate("[innerWidth, innerHeight, 'ontouchstart' in window, navigator.maxTouchPoints]")
         for shop in shops:
-            res = {"id": shop["id"], "opened": False, "content_matches": False}
+            res = {"id": shop["id"], "opened": False}
             per_shop.append(res)
             p = await _at_hover_time(pg, shop["id"], needed)
             if p is None:
@@ -242,7 +239,7 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
                 resets += 1
                 p = await _at_hover_time(pg, shop["id"], needed)
             if p is None:
-                res.update(opened=None, content_matches=None, reason="never on screen at the hover times")
+                res.update(opened=None, reason="never on screen at the hover times")
                 continue
             await pg.cards.base()
             await pg.dp.page.touchscreen.tap(p["x"], p["y"])
@@ -250,13 +247,13 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
             res["tapped"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(await pg.dp.now_s(), 3)}
             if cards:
                 named = sorted({i for c in cards for i in c["names"]})
-                res.update(opened=True, text=joined_text(cards), names_in_card=named, content_matches=named == [shop["id"]])
+                res.update(opened=True, text=joined_text(cards), names_in_card=named)
                 res["screenshot"] = await pg.crop(f"touch-{_safe(shop['id'])}", [c["rect"] for c in cards],
                                                   mark=(p["x"], p["y"]))
             res["hook_active_card"] = await pg.active_card()
             # Tap somewhere empty to dismiss; a card that stays would blur the next shop's test.
             await pg.dp.page.touchscreen.tap(*pg.away_point(list((await pg.shops_now()).values()) or shops))
-            await pg.dp.run_for(s.close_within_ms)
+            await pg.dp.run_for(s.close_watch_ms)
             if await pg.read(shops):
                 await _fresh(pg, s.hover_times_s)
                 resets += 1

@@ -1,6 +1,7 @@
 """Pixels for the shop probe: WCAG contrast, contrast measured on a screenshot where computed
-styles cannot tell (text over a canvas, a gradient, a filter), small evidence crops, and the
-pixel evidence of a card drawn on a canvas (no DOM card to read).
+styles cannot tell (text over a canvas, a gradient, a filter), small evidence crops, the
+changed regions across a hover (a card drawn on a canvas has no DOM card to read) and the
+patch tracked under a following pointer. Figures only: the scorer judges them.
 
 Pure functions on BGR uint8 arrays in CSS pixels (DemoPage.frame()), unit-tested without a
 browser.
@@ -93,12 +94,14 @@ def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px
     return [x0, y0, x1 - x0, y1 - y0]
 
 
-def changed_blob(a: np.ndarray, b: np.ndarray, *, threshold: int = 40) -> dict:
-    """The largest compact region that differs between two frames: its box and fill share.
-    A card drawn on a canvas shows as one large, well-filled box; moving traffic and camera
-    drift show as thin edges and small specks."""
+def changed_blob(a: np.ndarray, b: np.ndarray, *, level: int) -> dict:
+    """The largest compact region that differs between two frames (pixels whose channels
+    differ by more than `level`, small gaps closed): its box, area and fill share, and the
+    share of all pixels that changed. Raw figures: a card drawn on a canvas shows as one
+    large, well-filled box, traffic and camera drift as thin edges and specks, but which is
+    which the scorer decides (scorers/shops.py)."""
     d = cv2.absdiff(a, b).max(axis=2)
-    mask = (d > threshold).astype(np.uint8)
+    mask = (d > level).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     n, _, st, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     best = {"area": 0, "rect": None, "fill": 0.0, "changed_share": round(float(mask.mean()), 4)}
@@ -110,16 +113,13 @@ def changed_blob(a: np.ndarray, b: np.ndarray, *, threshold: int = 40) -> dict:
     return best
 
 
-def canvas_card_evidence(before: np.ndarray, control: np.ndarray, hovered: np.ndarray, *,
-                         min_area: int = 2500, min_fill: float = 0.5) -> dict:
-    """Pixel evidence of a canvas-drawn card: what changed across the hover (control ->
-    hovered) against what changed across an equal stretch without it (before -> control).
-    `card_like` when the hover made a large well-filled region change that scene motion alone
-    did not."""
-    scene = changed_blob(before, control)
-    hover = changed_blob(control, hovered)
-    card_like = (hover["area"] >= min_area and hover["fill"] >= min_fill and hover["area"] > 3 * max(scene["area"], 1))
-    return {"scene_motion": scene, "across_hover": hover, "card_like": bool(card_like)}
+def canvas_change_figures(before: np.ndarray, control: np.ndarray, hovered: np.ndarray, *, level: int) -> dict:
+    """What changed across the hover (control -> hovered) and what changed across an equal
+    stretch without it (before -> control, scene motion alone): the two changed_blob()
+    records, `across_hover` and `scene_motion`. The scorer judges whether the hover drew a
+    card (scorers/shops.py, canvas_card_like)."""
+    return {"scene_motion": changed_blob(before, control, level=level),
+            "across_hover": changed_blob(control, hovered, level=level), "diff_level": level}
 
 
 def patch_at(img: np.ndarray, origin, point, half: int) -> tuple[np.ndarray, tuple[float, float]] | None:

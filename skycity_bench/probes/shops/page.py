@@ -9,8 +9,8 @@ import math
 import cv2
 import numpy as np
 
-from ._shop_dom import SCRIPT, DomCards, shop_cards
-from ._shop_pixels import save_crop
+from .dom_cards import SCRIPT, DomCards, shop_cards
+from .pixels import save_crop
 
 
 def valid_shops(value) -> tuple[list[dict], list[str]]:

@@ -18,7 +18,7 @@ Raw figures per step, nothing judged here (the scorer decides):
   cards       the shop cards showing now: names and box
   under       document.elementFromPoint at the pointer (tag, id, class): what a hit lands on
   pixels      where the look of the previous step's hook point went against where the hook
-              says it is now (_shop_pixels.follow_residual): a hook that lies about a shop's
+              says it is now (pixels.follow_residual): a hook that lies about a shop's
               position shows as a residual that adds up step after step
   moved_to    where the pointer went for the next step
 """
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 
-from ._shop_pixels import follow_residual, patch_at
-from ._shop_session import valid_shops
+from .pixels import follow_residual, patch_at
+from .page import valid_shops
 
 _HIT = """([x, y]) => {
   const el = document.elementFromPoint(x, y);
