@@ -195,3 +195,12 @@ def test_rescore_exits_2_with_one_line(tmp_path):
     assert p.returncode == 2, p.stderr
     lines = [x for x in p.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "probes.frame_pacing.data.smooth" in lines[0] and "Traceback" not in p.stderr
+
+
+def test_transitional_probes_are_registered_at_the_version_they_write():
+    # density and shops still return dicts (being reworked): evidence/__init__.py registers
+    # them as TransitionalEvidence under their ProbeSpec.version, which must stay in step.
+    for name in ("density", "shops"):
+        model = evidence.model_for(name)
+        assert issubclass(model, evidence.TransitionalEvidence)
+        assert model.evidence_version == registry.get(name).version

@@ -1,0 +1,72 @@
+"""The scorers on golden evidence (tests/golden/, tests/golden_evidence.py): what the probes
+really collected on each fixture, checked in. No browser: a drift in a probe's output shape,
+or a scorer that judges the same evidence differently than the live run did, fails here.
+
+Regenerate the files with scripts/golden.sh (README, section golden) after changing a probe's
+output or a fixture on purpose.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from skycity_bench import evidence
+from skycity_bench.rubric import find_rubric, load_rubric
+from skycity_bench.scenario import Scenario
+from skycity_bench.scoring import score_report
+from tests.golden_evidence import GOLDEN_DIR, all_golden, as_report, load
+
+FILES = all_golden()
+IDS = [str(p.relative_to(GOLDEN_DIR).with_suffix("")) for p in FILES]
+TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline"}     # probes with a scorer and a model
+
+
+# Left (issue 17): the timeline's golden files wait for the city-name change (timeline
+# evidence version 3, scorers/city_name.py) to be committed; then scripts/golden.sh.
+_LEFT = {"timeline": "timeline golden files not yet committed (they follow the timeline evidence v3 of the "
+                     "city-name change): run scripts/golden.sh once it is in"}
+
+
+@pytest.mark.parametrize("probe", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=_LEFT[p]))
+                                   if p in _LEFT else p for p in sorted(TYPED)])
+def test_there_is_golden_evidence_for_every_typed_probe_with_a_scorer(probe):
+    seen = {n for p in FILES for n in load(p)["probes"]}
+    assert probe in seen, f"no golden evidence for {probe}: run scripts/golden.sh"
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_golden_evidence_matches_its_model_and_version(path):
+    g = load(path)
+    for name, rec in g["probes"].items():
+        model = evidence.model_for(name, rec["evidence_version"])
+        assert model is not None, f"{name}: no model for evidence version {rec['evidence_version']}"
+        m = evidence.parse(name, rec["data"], rec["evidence_version"])
+        assert m.to_data() == rec["data"], f"{name}: the model does not write back what the probe wrote"
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_rescoring_golden_evidence_reproduces_the_live_items(path, tmp_path):
+    g = load(path)
+    rubric = load_rubric(find_rubric(g["rubric_id"]))
+    assert rubric.file_sha256 == g["rubric_sha256"], "the rubric changed since the golden run: regenerate"
+    report = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, tmp_path)
+    got = {iid: {"status": report.items[iid].status, "points": report.items[iid].points} for iid in g["items"]}
+    assert got == g["items"]
+
+
+def _rescore(name: str, tmp_path, scorers: dict | None = None):
+    g = load(GOLDEN_DIR / f"{name}.json")
+    sc = dict(g["scenario"])
+    for section, over in (scorers or {}).items():
+        sc["scorers"] = {**sc["scorers"], section: {**sc["scorers"][section], **over}}
+    return score_report(as_report(g), Scenario.model_validate(sc), load_rubric(find_rubric(g["rubric_id"])), tmp_path)
+
+
+@pytest.mark.skipif(not (GOLDEN_DIR / "packaging" / "stretched.json").is_file(), reason="no golden packaging/stretched")
+def test_rescore_rejudges_stored_evidence_under_new_thresholds(tmp_path):
+    # The stretched fixture draws a 4:3 buffer into a 16:9 box: stretched at the scenario's
+    # 2 % aspect tolerance, fitting once the scorer's tolerance is wide enough (no browser).
+    live = _rescore("packaging/stretched", tmp_path).items["packaging.framing"]
+    assert live.status != "pass" and "stretched" in live.evidence["problems"]
+    loose = _rescore("packaging/stretched", tmp_path, {"framing": {"max_aspect_error": 0.9}}).items["packaging.framing"]
+    assert "stretched" not in loose.evidence["problems"]
