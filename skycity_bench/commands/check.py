@@ -1,8 +1,10 @@
-"""`skycity-bench check DEMO.html`: fast spec compliance for CI (skycity_bench/check.py).
+"""`skycity-bench check DEMO.html`: fast spec compliance for CI (skycity_bench/check.py, a
+profile on runner.execute; scenarios/check.yaml says what it runs and what decides each check).
 
 Exit 0 when every check passes, 1 when any fails or could not be checked (one line each,
 with the reason), 2 for a usage error. --junit FILE writes JUnit XML (one test case per
-check), --json prints the result as JSON on stdout instead of the lines.
+check), --json prints the result as JSON on stdout instead of the lines; --out keeps the
+evidence and the check's report.json.
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ def register(app: typer.Typer) -> None:
         only: Optional[List[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
     ) -> None:
         """Fast spec compliance (fake clock, no 60 s playback): exit 0 all pass, 1 some fail."""
-        from ..check import NAMES, run_checks
+        from ..check import names, run_checks
 
+        known = names()
         for n in only or []:
-            if n not in NAMES:
-                raise UserError(f"--only: unknown check {n!r}; known: {', '.join(NAMES)}")
+            if n not in known:
+                raise UserError(f"--only: unknown check {n!r}; known: {', '.join(known)}")
         sc = load_scenario(scenario, {"viewport": viewport})
         load_demo(demo)                     # bad input: one line, exit 2, before any browser
         if junit is not None and junit.is_dir():
@@ -73,6 +76,8 @@ def register(app: typer.Typer) -> None:
 
         with tempfile.TemporaryDirectory(prefix="skycity-check-") as tmp:
             result = asyncio.run(run_checks(demo, sc, out or Path(tmp), progress=note, only=only))
+        if out is None:
+            result.pop("report")            # it was in the temporary folder, now gone
         if junit is not None:
             junit.parent.mkdir(parents=True, exist_ok=True)
             junit.write_text(junit_xml(result), encoding="utf-8")

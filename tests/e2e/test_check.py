@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from skycity_bench.check import NAMES, hook_problems, run_checks
+from skycity_bench.check import hook_problems, names, run_checks
 from skycity_bench.scenario import load_scenario
 from tests.truth import all_fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKEN = [f for f in all_fixtures("check") if f.truth["check"]["fail"]]
+NAMES = names()
 
 
 def cli(*args, timeout=300):
@@ -95,9 +96,10 @@ def test_should_name_each_way_the_hook_is_malformed():
              "getShops": _Call(True, [{"id": "a", "name": "A", "x": 1, "y": 2}]),
              "getDynamicObjects": _Call(True, [{"id": "m", "category": "car", "x": 1, "y": 1, "w": 2, "h": 2}]),
              "getActiveCard": _Call(True, {"shopId": "a", "trigger": "wave"})}
-    probs = " | ".join(hook_problems(desc, calls, (640, 360), methods))
+    probs = " | ".join(hook_problems(desc, calls, (640, 360), methods, expected_shops=6))
     for needle in ("version is 2", "cityName", "missing methods: replay", "getState().time", "phase is 7",
                    "1 usable shops, not 6", "lack id/category", "getActiveCard()"):
         assert needle in probs, (needle, probs)
-    assert hook_problems(_Call(False, error="missing: no window.skyCityTest"), {}, (640, 360), methods) == [
+    assert hook_problems(_Call(False, error="missing: no window.skyCityTest"), {}, (640, 360), methods,
+                         expected_shops=6) == [
         "window.skyCityTest: missing: no window.skyCityTest"]
