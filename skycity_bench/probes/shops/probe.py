@@ -7,7 +7,9 @@ whose text names the shop (dom_cards.py), screenshots for readability and eviden
 pixel figures where a card may be drawn on a canvas. Nothing is judged here: the evidence
 is raw figures and scorers/shops.py decides (so `rescore` can re-judge a stored run).
 
-Four fresh pages, all on the fake clock so the camera holds still between steps:
+Four fresh pages, all on the fake clock so the camera holds still between steps (each
+phase's starting moment is reached with `seek(..., picture_only=True)`: on a slow renderer
+in coarse clock steps, since only the picture there matters; browser/clock_budget.py):
   1. hover, shop by shop, at hover_times_s (outside the automatic window);
   2. automatic display, no input, sampled through auto_window_s;
   3. manual priority, a hover during one of the automatic cards seen in 2, the pointer
