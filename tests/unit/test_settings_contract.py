@@ -26,7 +26,6 @@ YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
 # What is left, by name (issue 17): the lead removes an entry when its part is done.
 LEFT_PROBE_DEFAULTS = {
     "density": "probes/density.py Settings keep defaults for every value (density is being reworked elsewhere)",
-    "shops": "probes/shops/probe.py Settings keep defaults (shops is being reworked elsewhere)",
     "timeline": "probes/timeline.py Settings keep defaults, and its cut/jump/reset thresholds are still probe "
                 "settings (read by probes/_tour.py for evidence frames and by check): move to scorers.camera",
 }
@@ -36,7 +35,6 @@ LEFT_SCORER_IMPORTS = {
 LEFT_SCORER_LITERALS = {
     "camera.py": "timeline thresholds still read from probes.timeline; literals in the cut/ending rules",
     "density.py": "density scorer being reworked elsewhere (item.get fallbacks full_at 50 / 4)",
-    "shops.py": "shops scorer being reworked elsewhere",
 }
 
 
