@@ -62,7 +62,6 @@ def _rescore(name: str, tmp_path, scorers: dict | None = None):
     return score_report(as_report(g), Scenario.model_validate(sc), load_rubric(find_rubric(g["rubric_id"])), tmp_path)
 
 
-@pytest.mark.skipif(not (GOLDEN_DIR / "packaging" / "stretched.json").is_file(), reason="no golden packaging/stretched")
 def test_rescore_rejudges_stored_evidence_under_new_thresholds(tmp_path):
     # The stretched fixture draws a 4:3 buffer into a 16:9 box: stretched at the scenario's
     # 2 % aspect tolerance, fitting once the scorer's tolerance is wide enough (no browser).
@@ -70,3 +69,36 @@ def test_rescore_rejudges_stored_evidence_under_new_thresholds(tmp_path):
     assert live.status != "pass" and "stretched" in live.evidence["problems"]
     loose = _rescore("packaging/stretched", tmp_path, {"framing": {"max_aspect_error": 0.9}}).items["packaging.framing"]
     assert "stretched" not in loose.evidence["problems"]
+
+
+# Each packaging fixture is built to show one fault (tests/fixtures/packaging/make_fixtures.py):
+# on its golden evidence the scorers name that fault by its code.
+CODES = {
+    "clean": {"packaging.autoplay": "plays_muted", "packaging.framing": "fits_no_overlay",
+              "packaging.single_file": "pass"},
+    "click_to_start": {"packaging.autoplay": "click_to_start"},
+    "unmuted_sound": {"packaging.autoplay": "audible"},
+    "dead_reference": {"packaging.single_file": "P1"},
+    "embedded_base64": {"packaging.single_file": "P2"},
+    "external_resources": {"packaging.single_file": "F1"},
+    "fixed_canvas": {"packaging.framing": "blank_bands"},
+    "stats_panel": {"packaging.framing": "stats_text"},
+    "stretched": {"packaging.framing": "stretched"},
+    "pause_camera_only": {"packaging.pause_resume_replay": "pause_stops_only_camera"},
+    "replay_no_reset": {"packaging.pause_resume_replay": "replay_differs"},
+}
+
+
+def _codes(ev: dict) -> set:
+    out = {ev.get("outcome"), ev.get("rule"), *ev.get("problems", [])}
+    for way in (ev.get("ways") or {}).values():
+        out |= set(way.get("codes") or [])
+    return out - {None}
+
+
+@pytest.mark.parametrize("name", sorted(CODES))
+def test_the_scorers_name_each_fixtures_fault_by_its_code(name, tmp_path):
+    assert (GOLDEN_DIR / "packaging" / f"{name}.json").is_file(), f"no golden packaging/{name}: run scripts/golden.sh"
+    rep = _rescore(f"packaging/{name}", tmp_path)
+    for iid, code in CODES[name].items():
+        assert code in _codes(rep.items[iid].evidence), (iid, rep.items[iid].evidence.get("reason"))
