@@ -27,10 +27,10 @@ judged here too (`noise_reasons`, used by the probe to re-run a noisy pass once)
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 
 import numpy as np
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import stats
@@ -317,10 +317,12 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                                + ": " + "; ".join(noise["too_noisy"]))
     meas = {"smoothness." + k: v for k, v in m.items()}
     if worst is None:
+        ev["outcome"] = Outcome.NO_INTERVALS.value
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", floor, ev, meas)
     if not drew.any() and d.page_errors:
         # Nothing was ever drawn and the page threw: there is no playback to judge.
+        ev["outcome"] = Outcome.THREW_BEFORE_DRAWING.value
         ev["reason"] = f"the demo threw before drawing anything: {d.page_errors[0]}"
         return ItemScore("untested", None, ev, meas)
     both = (f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
@@ -334,7 +336,9 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                             f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
                             f"pending review (待复核) with both figures — {both}")
             ev["disagreement"] = "compositor_only_animation"
+            ev["outcome"] = Outcome.COMPOSITOR_ONLY.value
         else:
+            ev["outcome"] = Outcome.SCENE_FROZEN.value
             ev["reason"] = (f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
                             f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
                             f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
@@ -344,18 +348,33 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     if pct is not None and _enough(chrom, duration, vsync, settings):
         if tier == top and pct > settings.chromium_review_dropped_pct:
             ev["disagreement"] = "raf_smooth_chromium_dropped"
+            ev["outcome"] = Outcome.RAF_SMOOTH_CHROMIUM_DROPPED.value
             ev["reason"] = (f"rAF reads smooth (tier {tier}) but Chromium dropped {pct:g} % of frames (more than "
                             f"{settings.chromium_review_dropped_pct:g} %): the frames did not reach the screen on time "
                             f"although the page's callbacks did: pending review (待复核) with both figures — {both}")
             return ItemScore("review", None, ev, meas)
         if tier < top and pct <= settings.chromium_smooth_dropped_pct:
             ev["disagreement"] = "raf_janky_chromium_smooth"
+            ev["outcome"] = Outcome.RAF_JANKY_CHROMIUM_SMOOTH.value
             ev["reason"] = (f"rAF reads tier {tier} but Chromium presented its frames on time ({pct:g} % dropped, "
                             f"at most {settings.chromium_smooth_dropped_pct:g} %): pending review (待复核) with both "
                             f"figures — {both}")
             return ItemScore("review", None, ev, meas)
     status = "pass" if tier == top else ("fail" if tier == floor else "partial")
+    ev["outcome"] = Outcome.TIER.value
     return ItemScore(status, float(tier), ev, meas)
+
+
+class Outcome(str, Enum):
+    """How smoothness.frame_pacing was decided (a code in the evidence beside the prose)."""
+
+    TIER = "tier"                                          # the rubric's tier table decided
+    NO_INTERVALS = "no_intervals"                          # playback froze: no interval at all
+    THREW_BEFORE_DRAWING = "threw_before_drawing"          # untested: nothing drawn, the page threw
+    SCENE_FROZEN = "scene_frozen"                          # review: rAF ran, the scene did not update
+    COMPOSITOR_ONLY = "compositor_only_animation"          # review: animated by the compositor only
+    RAF_SMOOTH_CHROMIUM_DROPPED = "raf_smooth_chromium_dropped"   # review: the clocks disagree
+    RAF_JANKY_CHROMIUM_SMOOTH = "raf_janky_chromium_smooth"       # review: the clocks disagree
 
 
 def _enough(chrom: dict, duration: float, vsync: float, settings) -> bool:
