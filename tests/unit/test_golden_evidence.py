@@ -21,14 +21,7 @@ IDS = [str(p.relative_to(GOLDEN_DIR).with_suffix("")) for p in FILES]
 TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline"}     # probes with a scorer and a model
 
 
-# Left (issue 17): the timeline's golden files wait for the city-name change (timeline
-# evidence version 3, scorers/city_name.py) to be committed; then scripts/golden.sh.
-_LEFT = {"timeline": "timeline golden files not yet committed (they follow the timeline evidence v3 of the "
-                     "city-name change): run scripts/golden.sh once it is in"}
-
-
-@pytest.mark.parametrize("probe", [pytest.param(p, marks=pytest.mark.xfail(strict=False, reason=_LEFT[p]))
-                                   if p in _LEFT else p for p in sorted(TYPED)])
+@pytest.mark.parametrize("probe", sorted(TYPED))
 def test_there_is_golden_evidence_for_every_typed_probe_with_a_scorer(probe):
     seen = {n for p in FILES for n in load(p)["probes"]}
     assert probe in seen, f"no golden evidence for {probe}: run scripts/golden.sh"
