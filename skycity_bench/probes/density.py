@@ -58,6 +58,7 @@ class Settings(BaseModel):
     dense_cell: int = Field(4, ge=1, le=32)
     dense_median: int = Field(15, ge=3, le=99)
     parallax_max_px: float = Field(2.0, ge=0, le=50)
+    dense_epipolar_px: float = Field(2.5, ge=0, le=50)
     # segmentation and exclusions
     edge_tolerance_px: int = Field(2, ge=0, le=8)
     diff_threshold: int = Field(28, ge=1, le=255)
@@ -94,6 +95,7 @@ class Settings(BaseModel):
     mirror_px: float = Field(1.5, ge=0, le=50)
     mirror_frac: float = Field(0.3, ge=0, le=5)
     other_shift_per_delta_px: float = Field(0.0, ge=0, le=20)
+    twin_min: float = Field(0.4, ge=0, le=10)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
     field_min_members: int = Field(12, ge=2)
     field_share: float = Field(0.35, ge=0, le=1)

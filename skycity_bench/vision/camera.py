@@ -41,6 +41,7 @@ class CameraParams:
     dense_cell: int = 4             # px of that copy per cell of the background flow
     dense_median: int = 15          # cells in its median window (objects smaller vanish from it)
     parallax_max_px: float = 2.0    # most the background flow may depart from the mesh (full-res px)
+    dense_epipolar_px: float = 2.5  # (3D) background flow this far off its epipolar line is a mover's (0: off)
 
 
 @dataclass
@@ -257,6 +258,8 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
     base = cv2.resize(model_displacement(model, _centres(gw, gh, w, h), w, h).reshape(gh, gw, 2).astype(np.float32),
                       (cw, ch), interpolation=cv2.INTER_LINEAR)
     res = small - base
+    if model.F is not None and p.dense_epipolar_px > 0:
+        res = _epipolar_residual(res, centres, base, model.F, p.dense_epipolar_px)
     k = p.dense_median | 1
     for c in range(2):
         if min(cw, ch) >= k:
@@ -265,6 +268,26 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
             res[..., c] = (cv2.medianBlur(q, k).astype(np.float32) - 128) / 8
     res = np.clip(res, -p.parallax_max_px, p.parallax_max_px)
     return _remap(b, _upsample(centres.reshape(ch, cw, 2) + base + res, w, h))
+
+
+def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F: np.ndarray,
+                       tol: float) -> np.ndarray:
+    """The dense flow's departure from the camera model, without the cells a mover drags.
+    A still scene point of any depth lands on the epipolar line of where it was; a cell
+    whose flow lands further than `tol` px off that line follows someone's own motion (over
+    textureless sky or a plain roof the DIS flow of a whole window follows a mover, and the
+    median then explained the mover away: slow movers vanished, others lost up to
+    parallax_max_px of their motion). Such cells carry the camera model's displacement (no
+    residual) into the median. Only cells that far off: sliding every cell onto its line
+    (measured) let more still boxes through, the fitted F being a few tenths of a px off."""
+    ch, cw = res.shape[:2]
+    p0 = centres.reshape(-1, 2).astype(np.float64)
+    p1 = p0 + base.reshape(-1, 2) + res.reshape(-1, 2)
+    lines = np.c_[p0, np.ones(len(p0))] @ F.T                     # a x + b y + c = 0 in B
+    off = np.abs((np.c_[p1, np.ones(len(p1))] * lines).sum(axis=1)) / np.maximum(np.hypot(lines[:, 0], lines[:, 1]), 1e-9)
+    r = res.reshape(-1, 2).copy()
+    r[off > tol] = 0.0
+    return r.reshape(ch, cw, 2)
 
 
 def _remap(img: np.ndarray, m: np.ndarray) -> np.ndarray:

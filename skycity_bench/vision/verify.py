@@ -50,6 +50,8 @@ class VerifyParams:
     epipolar_px: float = 1.5           # (longer pairs, 3D) least distance off the epipolar line
     mirror_px: float = 1.5             # (longer pairs) the shifts before and after t must be opposite
     mirror_frac: float = 0.3           # ... within this many px plus this share of the larger
+    twin_min: float = 0.4              # (other pairs) least cost of the content against A itself at the
+                                       # shift, as a share of its cost in place (below: a copy was matched)
     borrow_overlap: float = 0.25       # (other pairs) overlap, as a share of the smaller box, with a verified
                                        # claim moving alike that makes a claim's motion borrowed
 
@@ -85,6 +87,7 @@ class Shift:
     fit: float              # cost with each pixel in place or shifted, whichever fits / cost in place
     unique: bool = True     # the content fits clearly best at this one shift
     textured: bool = True   # the content has texture of its own (not a flat patch)
+    twin: float = 1.0       # cost of the content against frame A itself at the shift / cost in place
 
     @property
     def norm(self) -> float:
@@ -153,8 +156,16 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
     ix, iy = sx0 + loc[0], sy0 + loc[1]
     e_sh = (gb[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2
     both = float(np.minimum(e_in, e_sh).sum())
+    # A twin: where the content was found in B, frame A already held the same content (a row
+    # of identical signs, a window grid). The match may be that copy, and then it says
+    # nothing about motion; a mover's destination in A holds what it is about to cover.
+    # As a share of the way from the match in B (0: A holds as good a copy there) to the fit
+    # in place (1: A holds there what B holds in place, the background a mover uncovers).
+    twin = float(((ga[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2).sum())
+    lo_sh = float(e_sh.sum())
     return Shift(dx=ix + fx - x0, dy=iy + fy - y0, rms_in_place=math.sqrt(zero / tpl.size),
-                 fit=both / zero if zero > 0 else 1.0, unique=unique, textured=texture)
+                 fit=both / zero if zero > 0 else 1.0, unique=unique, textured=texture,
+                 twin=(twin - lo_sh) / (zero - lo_sh) if zero > lo_sh else 1.0)
 
 
 def _rms(a: np.ndarray, b: np.ndarray, box, W: int, H: int) -> float:
@@ -431,7 +442,8 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
                 continue                               # still nothing changed on screen there
             s = shift_of(rec)
             if not (s is not None and s.unique and s.textured and s.rms_in_place >= p.still_rms
-                    and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale) and s.fit <= p.shift_fit):
+                    and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale) and s.fit <= p.shift_fit
+                    and s.twin >= p.twin_min):
                 continue
             if pr.model is not None and getattr(pr.model, "F", None) is not None and pr.scale > 1:
                 # under parallax, over a longer time a still thing slides against what is
