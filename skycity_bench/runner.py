@@ -20,7 +20,7 @@ import datetime as dt
 import logging
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -64,9 +64,15 @@ class Profile:
     items: Optional[tuple[str, ...]] = None
 
     def specs(self) -> list[ProbeSpec]:
-        """What runs, in run order (ProbeSpec.order)."""
-        chosen = registry.select(list(self.probes)) if self.probes != () else []
-        return sorted(chosen + list(self.steps), key=lambda s: s.order)
+        """What runs, in run order (ProbeSpec.order). A probe whose pass also yields other
+        chosen probes' evidence (ProbeSpec.produces) runs for them: they are not run again,
+        and it runs with `produces` narrowed to those chosen."""
+        chosen = registry.select(None if self.probes is None else list(self.probes)) if self.probes != () else []
+        specs = sorted(chosen + list(self.steps), key=lambda s: s.order)
+        names = {s.name for s in specs}
+        specs = [replace(s, produces=tuple(p for p in s.produces if p in names)) if s.produces else s for s in specs]
+        made = {p for s in specs for p in s.produces}
+        return [s for s in specs if s.name not in made]
 
     def rubric(self) -> Rubric:
         rubric = load_rubric(self.rubric_path)
@@ -153,8 +159,9 @@ def finish_report(report: Report, specs: Sequence[ProbeSpec], scenario: Scenario
         report.exit_reason = reason
         report.warnings.append(reason)
     for spec in specs:
-        report.probes.setdefault(spec.name, ProbeRecord(name=spec.name, version=spec.version, status="error",
-                                                        error=report.exit_reason or "the run ended before this probe ran"))
+        for name, version in [(spec.name, spec.version), *((p, registry.get(p).version) for p in spec.produces)]:
+            report.probes.setdefault(name, ProbeRecord(name=name, version=version, status="error",
+                                                       error=report.exit_reason or "the run ended before this probe ran"))
     report.finished_at = report.finished_at or _now()
     score_report(report, scenario, rubric, out_dir)
     save(report, out_dir)
@@ -232,7 +239,8 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                         f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
                 for spec in specs:
                     rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog)
-                    report.probes[spec.name] = rec
+                    for r in _records_of_pass(spec, rec):
+                        report.probes[r.name] = r
             finally:
                 # The network log is evidence like any probe's: scorers (packaging.single_file)
                 # read it as the pseudo-probe "network", and rescore finds it in the report.
@@ -345,10 +353,30 @@ def _settings(spec: ProbeSpec, scenario: Scenario):
     return spec.settings.model_validate(scenario.probes.get(spec.name) or {})
 
 
+def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
+    """One record per probe whose evidence the pass yielded (ProbeSpec.produces): its data
+    is keyed by probe name, ok or not; a produced probe shares the pass's status, error
+    (said to be the pass's) and wall time."""
+    if not spec.produces:
+        return [rec]
+    parts = rec.data if isinstance(rec.data, dict) else {}
+    out = []
+    for name in (spec.name, *spec.produces):
+        own = name == spec.name
+        r = ProbeRecord(name=name, version=spec.version if own else registry.get(name).version, status=rec.status,
+                        error=rec.error if own or rec.error is None else f"{spec.name}'s pass, which collects it, "
+                                                                            f"stopped: {rec.error}",
+                        duration_s=rec.duration_s)
+        r.data = parts.get(name) or {}
+        out.append(r)
+    return out
+
+
 async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
-                       settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress)
+                       settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress,
+                       produces=spec.produces)
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:

@@ -12,7 +12,9 @@ from . import Evidence
 
 class RecordingEvidence(Evidence):
     probe = "recording"
-    evidence_version = "2"      # 2: typed (issue 17); fields as in probe version 1
+    # 2: typed (issue 17); fields as in probe version 1. 3: no timeline_pass (the timeline's
+    # evidence of the same pass is its own record: ProbeSpec.produces, probes/_tour.py)
+    evidence_version = "3"
 
     file: str = Field(description="the video, relative to the run folder")
     container: str
@@ -33,6 +35,3 @@ class RecordingEvidence(Evidence):
     capture_ms_mean: float
     encode_ms_mean: float
     late_frames: int
-    # Recording and timeline share one pass (issue 17 part 6 replaces this side file).
-    timeline_pass: Optional[dict[str, Any]] = Field(None, description="{file, settings, every_frames}: the timeline "
-                                                                      "sampled in this pass, for the timeline probe")

@@ -1,11 +1,20 @@
-"""One pass of timeline sampling, shared by the timeline and recording probes.
+"""The tour pass: one fake-clock walk through the demo's 0–65 s that yields up to two
+artifacts, the recording's frames (video, keyframes, contact sheet: probes/recording.py) and
+the timeline's samples (hook states, camera registration, city-name checks: probes/timeline.py).
+
+Stepping a demo through 65 s runs 3900 of its animation frames, which costs as much as the
+screenshots on a heavy demo, so it is done once: `tour_pass` merges the video's frame times
+and the timeline's sample times into one time-ordered walk; at a time both want, the
+timeline registers the very frame the video captured. The recording probe declares that its
+pass `produces` the timeline's evidence (ProbeSpec.produces): when both are chosen the
+runner runs the pass once and stores one record per artifact; the timeline probe run alone
+walks the same pass without the video.
 
 `TimelineSampler.sample(t)` takes one timeline sample at bench time t: the hook's getState,
-a frame (captured here as a PNG scaled to the analysis width, or handed over by the
-recording, which captures every frame anyway), registered against the previous one in a
-worker thread (probes/_motion.py), and the city-name checks when one is due
-(probes/_city_name.py). `result()` gives the timeline probe's evidence, the same whichever
-probe stepped the demo.
+a frame (captured here as a PNG scaled to the analysis width, or the video's frame when the
+video took one at that time), registered against the previous one in a worker thread
+(probes/_motion.py), and the city-name checks when one is due (probes/_city_name.py).
+`result()` gives the timeline's evidence, the same whichever probe stepped the demo.
 """
 
 from __future__ import annotations
@@ -13,12 +22,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import cv2
 import numpy as np
 
+from ..errors import ProbeError
 from . import _city_name, _motion
-from ._stepper import decode
+from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times
 
 
 class _Analyzer:
@@ -213,3 +224,73 @@ def _save_frames(ctx, s, analyzer: _Analyzer, data: dict) -> dict:
     if t:
         out["opening"] = {"t_s": t[0], "file": save(0, "opening")}
     return out
+
+
+def tour_times(video: list[tuple[float, str]], timeline: list[float]) -> list[tuple[float, str | None, bool]]:
+    """The pass's steps in time order: (t, the video's kind of frame at t or None, whether
+    the timeline samples at t). Both lists sit on the 60 Hz animation grid (frame_times), so
+    a time both want is the same number and is stepped once."""
+    at: dict[float, list] = {}
+    for t, kind in video:
+        at.setdefault(round(t, 6), [t, None, False])[1] = kind
+    for t in timeline:
+        at.setdefault(round(t, 6), [t, None, False])[2] = True
+    return [(v[0], v[1], v[2]) for _, v in sorted(at.items())]
+
+
+async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str) -> dict:
+    """One fake-clock walk; returns {"recording": the video's figures or None, "timeline":
+    the timeline's evidence data or None}. `video` is the recording's frame taker
+    (probes/recording.py: times(), take(), partial(), finish(), close()); `timeline` the
+    timeline's Settings. A ProbeError raised here carries its partial data keyed the same
+    way ({"recording": ..., "timeline": ...}, only the parts this pass took)."""
+    dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
+    sampler = None
+    try:
+        st = await Stepper(dp).start()
+        if timeline is not None:
+            sampler = TimelineSampler(ctx, dp, st, timeline, pool)
+            await sampler.prepare()
+        steps = tour_times(video.times() if video is not None else [],
+                           frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [])
+        what = " + ".join(n for n, on in (("recording", video is not None), ("timeline", sampler is not None)) if on)
+        task = ctx.progress.task(f"{what}: {steps[-1][0]:g} s" if steps else what, len(steps), unit="frames")
+        started = time.monotonic()
+        step_s = 0.0
+        try:
+            for i, (t, kind, sample) in enumerate(steps):
+                c0 = time.perf_counter()
+                await st.to(t)
+                step_s += time.perf_counter() - c0
+                shot = await video.take(kind, t, st) if kind is not None else None
+                if sample:
+                    await sampler.sample(st.frame_s, shot)   # = t, except for t = 0, which load already passed
+                if i % 10 == 0 or i == len(steps) - 1:
+                    task.update(i + 1, note=eta_note(i + 1, len(steps), time.monotonic() - started))
+            if video is not None:
+                await video.drain()
+            if sampler is not None:
+                await sampler.drain()
+        except ProbeError as e:
+            parts = {}
+            if video is not None:
+                parts["recording"] = {**(e.data or {}), **video.partial()}
+            if sampler is not None:
+                parts["timeline"] = {**(e.data or {}), **sampler.partial()}
+            e.data = parts
+            raise
+        finally:
+            task.close()
+        out: dict = {"recording": None, "timeline": None}
+        if video is not None:
+            out["recording"] = await video.finish()
+        if sampler is not None:
+            out["timeline"] = sampler.result(stepped_by)
+            out["timeline"]["spent_s"]["step"] = round(step_s, 2)
+        return out
+    finally:
+        pool.shutdown(wait=True)
+        if video is not None:
+            video.close()
+        await dp.close()

@@ -52,6 +52,12 @@ class ProbeSpec:
     order: int = 100                       # run order; real-time probes first (least disturbed)
     settings: type[BaseModel] = NoSettings
     after: tuple[str, ...] = ()            # probes whose evidence this one reads
+    # Other probes whose evidence this probe's pass yields too (recording: its fake-clock
+    # tour also samples the timeline, probes/_tour.py). When they are chosen with it, the
+    # runner runs this probe only (Profile.specs), tells it in ctx.produces, and stores one
+    # record per probe: such a run returns, and raises ProbeError with data, keyed by probe
+    # name ({"recording": ..., "timeline": ...}). Chosen alone, each probe runs its own.
+    produces: tuple[str, ...] = ()
     # Runs whenever one of these probes is selected (a named selection brings it along):
     # realtime_capture films frame_pacing's pass and must not be left out by `--probe`.
     companion_of: tuple[str, ...] = ()
@@ -74,6 +80,9 @@ class ProbeContext:
     settings: Any
     artifacts: dict[str, Any] = field(default_factory=dict)   # earlier probes' ProbeRecords
     progress: Progress = field(default_factory=Progress)
+    # The probes whose evidence this run of the probe yields too (ProbeSpec.produces, those
+    # chosen in this run); empty: only its own.
+    produces: tuple[str, ...] = ()
 
     async def open_page(self, **kw):
         """A fresh context and page on the demo (see BrowserHandle.open_page)."""

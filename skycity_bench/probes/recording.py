@@ -11,16 +11,18 @@ would live.
 Speed: video frames are JPEG screenshots (CDP, optimizeForSpeed); keyframes are PNG, since
 reviewers look at their pixels. Decoding and VP8 encoding (OpenCV's writer) run in one
 worker thread while the browser renders the next frame; the queue between them is bounded.
-Stepping a demo through 65 s runs 3900 of its animation frames, so the same pass also
-samples the timeline (every fps / sample_fps-th frame, probes/_tour.py) and leaves the
-result for the timeline probe, which then does not step the demo a second time.
+
+One tour pass (probes/_tour.py): stepping a demo through 65 s runs 3900 of its animation
+frames, so this probe's pass also yields the timeline's evidence (`produces=("timeline",)`):
+when both probes run, the runner runs this one pass and stores the two artifacts as the
+two probes' records (the timeline registering the frames this pass captures at its sample
+times); run alone, each probe walks the pass with its own part only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
@@ -29,11 +31,12 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import DemoCrash, DemoHang, ProbeError
+from ..errors import ProbeError
 from ..evidence.recording import RecordingEvidence
-from . import _city_name, probe
-from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, even, frame_times
-from ._tour import TimelineSampler
+from ..evidence.timeline import TimelineEvidence
+from . import probe
+from ._stepper import decode, even, frame_times
+from ._tour import tour_pass
 
 
 class Settings(BaseModel):
@@ -106,128 +109,113 @@ def contact_sheet(keyframes: list[tuple[float, np.ndarray]], columns: int, thumb
     return sheet
 
 
-def _timeline_every(ts, s: Settings) -> int | None:
-    """Every how many video frames the timeline samples in this pass (None: it cannot)."""
-    k = s.fps / ts.sample_fps
-    if abs(k - round(k)) > 1e-9 or ts.end_s > s.end_s + 1e-9:
-        return None
-    return int(round(k))
+class _Video:
+    """The recording's part of the tour pass: takes the frames at its times (video frames as
+    JPEG, keyframes as PNG, the end as a last keyframe), encodes them in one worker thread,
+    and at the end writes the contact sheet and gives the evidence's figures."""
 
+    def __init__(self, ctx, s: Settings):
+        self.ctx, self.s = ctx, s
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recording")
+        path, self.rel = ctx.file("recordings/recording.webm")
+        self.enc = _Encoder(path, s.fps, s.bitrate_mbps)
+        self.keyframes: list[tuple[float, np.ndarray]] = []
+        self.key_files: list[dict] = []
+        self.pending: collections.deque = collections.deque()
+        self.first_at: float | None = None
+        self.late = 0
+        self.capture_s = 0.0
+        self.n_frames = 0
+        self.started = time.monotonic()
 
-@probe("recording", order=55, settings=Settings, evidence=RecordingEvidence, budget=_budget,
-       description="fake-clock frame stepping 0–65 s into a VP8 WebM at 30 fps, keyframes, contact sheet; "
-                   "samples the timeline in the same pass")
-async def collect(ctx) -> RecordingEvidence:
-    from .timeline import settings_key
+    def times(self) -> list[tuple[float, str]]:
+        """(t, kind): every video frame in [0, end) (t_i = i / fps), a PNG keyframe every
+        keyframe_interval_s, and the end itself (65 s) as the last keyframe."""
+        s = self.s
+        every = max(1, int(round(s.keyframe_interval_s * s.fps)))
+        times = frame_times(s.end_s, s.fps)               # end_s * fps frames, duration end_s
+        self.n_frames = len(times)
+        return [(t, "key" if i % every == 0 else "frame") for i, t in enumerate(times)] + [(s.end_s, "end")]
 
-    s: Settings = ctx.settings
-    ts = ctx.scenario.probe_settings("timeline")
-    every_tl = _timeline_every(ts, s)
-    dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recording")
-    tl_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
-    video, video_rel = ctx.file("recordings/recording.webm")
-    enc = _Encoder(video, s.fps, s.bitrate_mbps)
-    try:
-        st = await Stepper(dp).start()
-        sampler = None
-        if every_tl:
-            sampler = TimelineSampler(ctx, dp, st, ts, tl_pool)
-            await sampler.prepare()
-        data = await _record(ctx, dp, st, s, pool, enc, video_rel, sampler, every_tl)
-        if sampler is not None:
-            # The timeline probe (order 60) takes this pass instead of stepping the demo again.
-            path, rel = ctx.file("timeline/pass_from_recording.json")
-            path.write_text(json.dumps(sampler.result("recording"), ensure_ascii=False), encoding="utf-8")
-            data["timeline_pass"] = {"file": rel, "settings": settings_key(ts), "every_frames": every_tl}
-        return RecordingEvidence.model_validate(data)
-    except ProbeError as e:
-        e.data = {**(e.data or {}), "file": video_rel, "frames_written": enc.frames, "partial": True,
-                  # the same demo under the same clock would stop the same way in the timeline's pass
-                  "demo_failure": "hang" if isinstance(e, DemoHang) else "crash" if isinstance(e, DemoCrash) else None}
-        raise
-    finally:
-        pool.shutdown(wait=True)
-        tl_pool.shutdown(wait=True)
-        enc.close()
-        await dp.close()
+    async def take(self, kind: str, t: float, st) -> bytes:
+        """The frame on screen at t (the pass stepped there), captured and queued; returns
+        the encoded screenshot (the timeline registers it when it samples at t)."""
+        loop = asyncio.get_running_loop()
+        if kind != "end":
+            if st.frame_s > t + 1e-6:     # shows a later animation frame than t_i's:
+                self.late += 1            # only the first one(s): loading passed t = 0
+            self.first_at = st.frame_s if self.first_at is None else self.first_at
+        c0 = time.perf_counter()
+        if kind == "frame":
+            shot = await st.capture("jpeg", quality=self.s.jpeg_quality)
+            self.capture_s += time.perf_counter() - c0
+            self.pending.append(loop.run_in_executor(self.pool, self.enc.write, shot))
+        else:
+            shot = await st.capture("png")
+            self.capture_s += time.perf_counter() - c0
+            img = self._keep(t, shot)
+            if kind == "key":
+                self.pending.append(loop.run_in_executor(self.pool, self.enc.write, b"", img))
+        while len(self.pending) > 24:
+            await self.pending.popleft()
+        return shot
 
-
-async def _record(ctx, dp, st: Stepper, s: Settings, pool, enc: _Encoder, video_rel: str,
-                  sampler: TimelineSampler | None, every_tl: int | None) -> dict:
-    loop = asyncio.get_running_loop()
-    times = frame_times(s.end_s, s.fps)               # [0, end): end_s * fps frames, duration end_s
-    every = max(1, int(round(s.keyframe_interval_s * s.fps)))
-    keyframes: list[tuple[float, np.ndarray]] = []
-    key_files: list[dict] = []
-    pending: collections.deque = collections.deque()
-    first_at = None
-    late = 0
-    capture_s = 0.0
-    what = " + timeline" if sampler is not None else ""
-    task = ctx.progress.task(f"recording{what}: {s.end_s:g} s at {s.fps} fps", len(times), unit="frames")
-    started = time.monotonic()
-
-    def keep(t: float, png: bytes) -> np.ndarray:
+    def _keep(self, t: float, png: bytes) -> np.ndarray:
         img = decode(png)
-        path, rel = ctx.file(f"recordings/keyframes/t{t:06.2f}s.png")
+        path, rel = self.ctx.file(f"recordings/keyframes/t{t:06.2f}s.png")
         path.write_bytes(png)
-        keyframes.append((t, img))
-        key_files.append({"t_s": round(t, 3), "file": rel})
+        self.keyframes.append((t, img))
+        self.key_files.append({"t_s": round(t, 3), "file": rel})
         return img
 
+    async def drain(self) -> None:
+        while self.pending:
+            await self.pending.popleft()
+
+    def partial(self) -> dict:
+        return {"file": self.rel, "frames_written": self.enc.frames, "partial": True}
+
+    async def finish(self) -> dict:
+        s, enc = self.s, self.enc
+        await asyncio.get_running_loop().run_in_executor(self.pool, enc.close)
+        self.keyframes.sort(key=lambda k: k[0])
+        sheet_path, sheet_rel = self.ctx.file("recordings/contact_sheet.png")
+        cv2.imwrite(str(sheet_path), contact_sheet(self.keyframes, s.sheet_columns, s.sheet_thumb_width))
+        wall = time.monotonic() - self.started
+        n = max(1, self.n_frames)
+        return {
+            "file": self.rel, "codec": "VP8", "container": "webm", "fps": s.fps, "frames": enc.frames,
+            "duration_s": round(enc.frames / s.fps, 4), "end_s": s.end_s,
+            "width": enc.size[0] if enc.size else None, "height": enc.size[1] if enc.size else None,
+            "first_frame_s": round(self.first_at or 0.0, 4), "late_frames": self.late,
+            "keyframe_interval_s": s.keyframe_interval_s,
+            "keyframes": sorted(self.key_files, key=lambda k: k["t_s"]),
+            "contact_sheet": sheet_rel, "size_bytes": enc.path.stat().st_size if enc.path.exists() else 0,
+            "wall_s": round(wall, 2), "capture_ms_mean": round(self.capture_s / n * 1000, 2),
+            "encode_ms_mean": round(enc.work_s / max(1, enc.frames) * 1000, 2),
+            "frames_per_wall_s": round(self.n_frames / wall, 2) if wall > 0 else None,
+        }
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        self.enc.close()
+
+
+@probe("recording", order=55, settings=Settings, evidence=RecordingEvidence, budget=_budget, produces=("timeline",),
+       description="fake-clock frame stepping 0–65 s into a VP8 WebM at 30 fps, keyframes, contact sheet; "
+                   "the same pass yields the timeline's evidence when the timeline runs too")
+async def collect(ctx):
+    """RecordingEvidence; with the timeline in this run's pass (ctx.produces), both
+    artifacts keyed by probe name, as ProbeSpec.produces asks."""
+    with_timeline = "timeline" in ctx.produces
+    ts = ctx.scenario.probe_settings("timeline") if with_timeline else None
     try:
-        for i, t in enumerate(times):
-            await st.to(t)
-            if st.frame_s > t + 1e-6:     # shows a later animation frame than t_i's:
-                late += 1                 # only the first one(s): loading passed t = 0
-            first_at = st.frame_s if first_at is None else first_at
-            c0 = time.perf_counter()
-            if i % every == 0:
-                shot = await st.capture("png")
-                capture_s += time.perf_counter() - c0
-                img = keep(t, shot)
-                pending.append(loop.run_in_executor(pool, enc.write, b"", img))
-            else:
-                shot = await st.capture("jpeg", quality=s.jpeg_quality)
-                capture_s += time.perf_counter() - c0
-                pending.append(loop.run_in_executor(pool, enc.write, shot))
-            if sampler is not None and i % every_tl == 0:
-                await sampler.sample(st.frame_s, shot)
-            while len(pending) > 24:
-                await pending.popleft()
-            if i % 10 == 0 or i == len(times) - 1:
-                task.update(i + 1, note=eta_note(i + 1, len(times), time.monotonic() - started))
-        # The last keyframe is the end itself (65 s), just after the last video frame.
-        if not any(abs(kt - s.end_s) < 1e-6 for kt, _ in keyframes):
-            await st.to(s.end_s)
-            shot = await st.capture("png")
-            keep(s.end_s, shot)
-            if sampler is not None and abs(sampler.s.end_s - s.end_s) < 1e-9:
-                await sampler.sample(st.frame_s, shot)
-        while pending:
-            await pending.popleft()
-        if sampler is not None:
-            await sampler.drain()
+        got = await tour_pass(ctx, video=_Video(ctx, ctx.settings), timeline=ts, stepped_by="recording")
     except ProbeError as e:
-        if sampler is not None:
-            e.data = {**(e.data or {}), "timeline_partial": sampler.partial()}
+        if not with_timeline:
+            e.data = (e.data or {}).get("recording") or {}
         raise
-    finally:
-        task.close()
-    await loop.run_in_executor(pool, enc.close)
-    keyframes.sort(key=lambda k: k[0])
-    sheet_path, sheet_rel = ctx.file("recordings/contact_sheet.png")
-    cv2.imwrite(str(sheet_path), contact_sheet(keyframes, s.sheet_columns, s.sheet_thumb_width))
-    wall = time.monotonic() - started
-    return {
-        "file": video_rel, "codec": "VP8", "container": "webm", "fps": s.fps, "frames": enc.frames,
-        "duration_s": round(enc.frames / s.fps, 4), "end_s": s.end_s,
-        "width": enc.size[0] if enc.size else None, "height": enc.size[1] if enc.size else None,
-        "first_frame_s": round(first_at or 0.0, 4), "late_frames": late,
-        "keyframe_interval_s": s.keyframe_interval_s, "keyframes": sorted(key_files, key=lambda k: k["t_s"]),
-        "contact_sheet": sheet_rel, "size_bytes": enc.path.stat().st_size if enc.path.exists() else 0,
-        "wall_s": round(wall, 2), "capture_ms_mean": round(capture_s / max(1, len(times)) * 1000, 2),
-        "encode_ms_mean": round(enc.work_s / max(1, enc.frames) * 1000, 2),
-        "frames_per_wall_s": round(len(times) / wall, 2) if wall > 0 else None,
-    }
+    rec = RecordingEvidence.model_validate(got["recording"])
+    if not with_timeline:
+        return rec
+    return {"recording": rec, "timeline": TimelineEvidence.model_validate(got["timeline"])}

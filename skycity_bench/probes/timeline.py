@@ -8,12 +8,12 @@ scaled to `analysis_width`, which a worker thread registers against the previous
 the tour it looks for the city name (probes/_city_name.py). Frames of the first seconds
 and of the time after the tour are kept as thumbnails to tell a jump back to the start.
 
-Sharing frames with the recording: stepping the demo through 65 s means running 3900
+One tour pass (probes/_tour.py): stepping the demo through 65 s means running 3900
 animation frames of its code, which costs as much as the screenshots on a heavy demo. So
-the recording (order 55) samples the timeline in the same pass, from the frames it
-captures anyway, and writes the result beside its video; this probe (order 60) takes that
-result when it was sampled with these very settings, and steps the demo itself otherwise
-(`--probe timeline` alone, or a sample rate that does not divide the recording's fps).
+the recording's pass declares that it produces this probe's evidence (ProbeSpec.produces):
+when both run, the runner runs that one pass, which samples the timeline at these settings'
+times (registering the video's own frame where the times meet), and this function is not
+called; run alone (`--probe timeline`), this probe walks the same pass without the video.
 It collects measurements only; cuts, the reset verdict and findings are judged by
 scorers/camera.py from these series with the thresholds below, so `rescore` can apply new
 thresholds without a browser.
@@ -24,18 +24,12 @@ fades in by CSS runs on real time and is seen in whatever state real time left i
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
-from concurrent.futures import ThreadPoolExecutor
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ProbeError
 from ..evidence.timeline import TimelineEvidence
-from . import _city_name, probe
-from ._stepper import RAF_60HZ_JS, Stepper, eta_note, frame_times
-from ._tour import TimelineSampler
+from . import probe
+from ._tour import tour_pass
 
 
 class Settings(BaseModel):
@@ -68,69 +62,12 @@ def _budget(sc) -> float:
 
 
 @probe("timeline", order=60, settings=Settings, evidence=TimelineEvidence, budget=_budget,
-       description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s")
+       description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s "
+                   "(in the recording's pass when both run)")
 async def collect(ctx) -> TimelineEvidence:
-    s: Settings = ctx.settings
-    shared = _from_recording(ctx, s)
-    if shared is not None:
-        return TimelineEvidence.model_validate(shared)
-    dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
     try:
-        return TimelineEvidence.model_validate(await _own_pass(ctx, dp, s, pool))
-    finally:
-        pool.shutdown(wait=True)
-        await dp.close()
-
-
-def settings_key(s: Settings) -> str:
-    """Identifies the settings a pass was sampled with (a pass with others is not reused)."""
-    return hashlib.sha256(json.dumps(s.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _from_recording(ctx, s: Settings) -> dict | None:
-    """The recording's pass, when it sampled the timeline with these very settings."""
-    rec = ctx.artifacts.get("recording")
-    if rec is not None and rec.status == "error" and (rec.data or {}).get("demo_failure"):
-        # Stepping the same demo under the same fake clock again would hang or crash at the
-        # same moment: say so at once instead of spending the time limits a second time.
-        raise ProbeError(f"not stepped again: the recording's pass of this demo stopped ({rec.error})",
-                         data=(rec.data or {}).get("timeline_partial") or {})
-    if rec is None or rec.status != "ok":
-        return None
-    tp = (rec.data or {}).get("timeline_pass") or {}
-    if tp.get("settings") != settings_key(s) or not tp.get("file"):
-        return None
-    try:
-        data = json.loads((ctx.out_dir / tp["file"]).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    data["stepped_by"] = "recording"
-    return data
-
-
-async def _own_pass(ctx, dp, s: Settings, pool) -> dict:
-    st = await Stepper(dp).start()
-    sampler = TimelineSampler(ctx, dp, st, s, pool)
-    await sampler.prepare()
-    times = frame_times(s.end_s, s.sample_fps, include_end=True)
-    step_s = 0.0
-    task = ctx.progress.task(f"timeline: {s.end_s:g} s at {s.sample_fps:g} fps", len(times), unit="frames")
-    started = time.monotonic()
-    try:
-        for i, t in enumerate(times):
-            c0 = time.perf_counter()
-            await st.to(t)
-            step_s += time.perf_counter() - c0
-            await sampler.sample(st.frame_s)     # = t, except for t = 0, which load already passed
-            if i % 5 == 0 or i == len(times) - 1:
-                task.update(i + 1, note=eta_note(i + 1, len(times), time.monotonic() - started))
-        await sampler.drain()
+        got = await tour_pass(ctx, timeline=ctx.settings, stepped_by="timeline")
     except ProbeError as e:
-        e.data = {**(e.data or {}), **sampler.partial()}
+        e.data = (e.data or {}).get("timeline") or {}
         raise
-    finally:
-        task.close()
-    data = sampler.result("timeline")
-    data["spent_s"]["step"] = round(step_s, 2)
-    return data
+    return TimelineEvidence.model_validate(got["timeline"])

@@ -4,6 +4,11 @@
 Decoded frame by frame, the WebM must show t = i / 30 s in frame i (the fake clock stepped
 exactly, however slowly this machine rendered), and Chromium's own <video> element, served
 from loopback, must play it with the duration and size the probe reports.
+
+One tour pass (issue 17 part 6): with the timeline chosen too, the recording's one pass
+yields both artifacts (the video, and the timeline's samples at their own times, some
+between video frames), stored as the two probes' records, with no side file; the timeline
+steps in between must not disturb the video's exact frame times.
 """
 
 from __future__ import annotations
@@ -38,6 +43,58 @@ def _clock_ms(frame: np.ndarray, bits: int, unit_ms: int) -> int:
     for b in range(bits):
         code = code * 2 + int(frame[h // 4, int((b + 0.5) * w / bits)].mean() > 128)
     return code * unit_ms
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory) -> tuple[dict, Path]:
+    """recording + timeline on the same fixture: the timeline at 4 fps to 2 s, so its samples
+    at .25 and .75 s fall between video frames and those at 0, .5, 1, ... on them."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+
+    out = tmp_path_factory.mktemp("tour_pass")
+    sc = load_scenario(None, {"viewport": "320x240", "probes": {
+        "recording": {"end_s": 2}, "timeline": {"end_s": 2, "tour_s": 1.5, "sample_fps": 4, "opening_window_s": 0.5,
+                                                "ending_window_s": 1}}})
+    report = asyncio.run(run_candidate(FX.html, sc, out, probes=["recording", "timeline"]))
+    return report.to_json(), out
+
+
+def _video_clock_ms(out: Path, data: dict) -> list[int]:
+    cap = cv2.VideoCapture(str(out / data["file"]))
+    shown = []
+    while True:
+        ok, frame = cap.read()
+        if not ok:
+            break
+        shown.append(_clock_ms(frame, FX.truth["page"]["bits"], FX.truth["page"]["unit_ms"]))
+    cap.release()
+    return shown
+
+
+def test_should_yield_both_artifacts_from_one_pass(both):
+    report, out = both
+    rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
+    assert rec["status"] == "ok" and tl["status"] == "ok", (rec.get("error"), tl.get("error"))
+    assert rec["evidence_version"] == "3" and "timeline_pass" not in rec["data"]
+    assert tl["data"]["stepped_by"] == "recording"
+    assert tl["duration_s"] == rec["duration_s"]            # one pass, timed once
+    assert not (out / "timeline" / "pass_from_recording.json").exists()
+    # the timeline's samples at its own times, also between video frames: 0 (or the first
+    # frame load left on screen), .25, .5, ... 2.0
+    t = tl["data"]["frames"]["t_s"]
+    assert t[1:] == [0.25 * k for k in range(1, 9)], t
+    assert len(tl["data"]["frames"]["dx"]) == len(t) == 9
+
+
+def test_should_keep_the_videos_exact_frame_times_with_timeline_steps_between(both):
+    report, out = both
+    data = report["probes"]["recording"]["data"]
+    shown = _video_clock_ms(out, data)
+    assert len(shown) == data["frames"] == 60
+    late = data["late_frames"]
+    err = np.array(shown[late:]) - (np.arange(len(shown)) * 1000 / 30)[late:]
+    assert np.abs(err).max() <= 2.01, shown
 
 
 def test_should_match_the_truth_file(run):
