@@ -201,7 +201,9 @@ class _Video:
         self.enc.close()
 
 
-@probe("recording", order=55, settings=Settings, evidence=RecordingEvidence, budget=_budget, produces=("timeline",),
+# No run order against the timeline: its pass yields the timeline's evidence (produces). Like
+# every fake-clock probe it runs after the real-time ones (the default order).
+@probe("recording", settings=Settings, evidence=RecordingEvidence, budget=_budget, produces=("timeline",),
        description="fake-clock frame stepping 0–65 s into a VP8 WebM at 30 fps, keyframes, contact sheet; "
                    "the same pass yields the timeline's evidence when the timeline runs too")
 async def collect(ctx):

@@ -61,7 +61,7 @@ def _budget(sc) -> float:
     return Settings.model_validate(sc.probes.get("timeline") or {}).budget_s + sc.timeouts.load_s
 
 
-@probe("timeline", order=60, settings=Settings, evidence=TimelineEvidence, budget=_budget,
+@probe("timeline", settings=Settings, evidence=TimelineEvidence, budget=_budget,
        description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s "
                    "(in the recording's pass when both run)")
 async def collect(ctx) -> TimelineEvidence:

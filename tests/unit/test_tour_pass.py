@@ -30,10 +30,13 @@ def test_should_run_each_alone_with_its_own_part_only():
     assert registry.get("recording").produces == ("timeline",)      # the declaration itself is untouched
 
 
-def test_should_not_order_the_two_by_magic_numbers():
-    # the timeline's place in the run no longer matters: it is never run after the recording
-    specs = Profile(probes=None).specs()
-    assert [s.name for s in specs].count("recording") == 1 and "timeline" not in [s.name for s in specs]
+def test_should_not_depend_on_run_order_between_the_two():
+    from dataclasses import replace
+
+    rec, tl = registry.get("recording"), registry.get("timeline")
+    for orders in ((1, 2), (2, 1), (5, 5)):
+        prof = Profile(probes=(), steps=(replace(tl, order=orders[0]), replace(rec, order=orders[1])))
+        assert [(s.name, s.produces) for s in prof.specs()] == [("recording", ("timeline",))]
 
 
 def _rec_data():
@@ -92,3 +95,20 @@ def test_should_step_a_time_both_want_once_and_keep_time_order():
     assert [t for t, kind, sample in steps if kind is None] == [0.25, 0.75]
     assert sum(sample for _, _, sample in steps) == len(tl)
 
+
+
+def test_should_refuse_to_rescore_a_recording_that_still_names_the_side_file(tmp_path):
+    """A report from before the one pass (recording evidence 2, with timeline_pass naming
+    timeline/pass_from_recording.json): rescore refuses it in one line naming the field."""
+    import json
+
+    from tests.unit.test_evidence_contract import refused, stored_run
+
+    run = stored_run(tmp_path)
+    doc = json.loads((run / "report.json").read_text())
+    doc["probes"]["recording"] = {"name": "recording", "version": "2", "status": "ok", "duration_s": 1.0,
+                                  "error": None, "evidence_version": "2",
+                                  "data": {**_rec_data(), "timeline_pass": {"file": "timeline/pass_from_recording.json",
+                                                                            "settings": "0" * 16, "every_frames": 3}}}
+    (run / "report.json").write_text(json.dumps(doc))
+    refused(run, "probes.recording")
