@@ -193,3 +193,25 @@ def test_should_play_in_chromiums_video_element_with_its_duration(run):
     assert got["duration"] == pytest.approx(data["duration_s"], abs=1 / 30) == pytest.approx(2.0, abs=1 / 30)
     assert (got["width"], got["height"]) == (320, 240)
     assert got["decoded"] == pytest.approx(60, abs=2)
+
+
+def test_should_give_both_records_the_passs_hang_and_step_the_demo_once(tmp_path):
+    """A demo whose main thread hangs 1.5 s into the pass (tests/fixtures/hostile/infinite_loop):
+    the one pass stops once, and both records say so, each with what it had collected
+    until then; the camera items are untested, never judged from half a pass."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+
+    hang = fixture("hostile/infinite_loop")
+    sc = load_scenario(None, {"viewport": "320x240", "timeouts": {"load_s": 5, "probe_grace_s": 8}, "probes": {
+        "recording": {"end_s": 3}, "timeline": {"end_s": 3, "tour_s": 2.5, "sample_fps": 4, "opening_window_s": 0.5,
+                                                "ending_window_s": 1}}})
+    report = asyncio.run(run_candidate(hang.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()
+    rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
+    assert rec["status"] == tl["status"] == "error"
+    assert "hang" in rec["error"] and tl["error"].endswith(rec["error"]) and "recording's pass" in tl["error"]
+    assert rec["data"]["partial"] is True and 0 < rec["data"]["frames_written"] <= 1.6 * 30
+    assert 1.0 <= tl["data"]["reached_s"] <= 1.6 + 1e-6, tl["data"]
+    assert tl["duration_s"] == rec["duration_s"]
+    for item in ("camera.phases", "camera.motion", "camera.ending"):
+        assert report["items"][item]["status"] == "untested", report["items"][item]
