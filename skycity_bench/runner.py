@@ -81,7 +81,14 @@ class Profile:
         unknown = set(self.items) - {i.id for i in rubric.items}
         if unknown:
             raise BenchError(f"profile {self.name}: no such rubric item(s): {', '.join(sorted(unknown))}")
-        return rubric.model_copy(update={"items": [i for i in rubric.items if i.id in self.items]})
+        return scoped_rubric(rubric, self.items)
+
+
+def scoped_rubric(rubric: Rubric, items) -> Rubric:
+    """The rubric with only these items (a profile's; `rescore` reads them back from the
+    report's environment.profile_items, so a check's report is never re-judged on items its
+    evidence was not collected for)."""
+    return rubric.model_copy(update={"items": [i for i in rubric.items if i.id in set(items)]})
 
 
 def exit_code(report: Report) -> int:
@@ -196,6 +203,9 @@ async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, o
         if dog.kills:                      # before scoring: the items read the evidence as recorded
             report.warnings.append(kill_reason(dog.kills))
             setattr(report, "memory_watchdog", {"kills": dog.kills, "peak_mb": round(dog.peak_mb)})
+        report.environment["profile"] = profile.name
+        if profile.items is not None:
+            report.environment["profile_items"] = list(profile.items)
         report.duration_s = round(time.monotonic() - started, 2)
         finish_report(report, specs, scenario, rubric, out_dir)
     return report
@@ -232,7 +242,6 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 report.environment = environment.build(handle.version, path, webgl, scenario, cal)
                 report.environment["browser_source"] = source
                 report.environment["network"] = network
-                report.environment["profile"] = profile.name
                 if profile.calibrate and not cal["within_tolerance"]:
                     report.warnings.append(
                         f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "

@@ -42,6 +42,10 @@ def register(app: typer.Typer) -> None:
         if rubric_path is None:
             raise UserError(f"{path}: rubric {report.rubric_id} not found under rubrics/")
         rubric = load_rubric(rubric_path)
+        if report.environment.get("profile_items") is not None:     # a profile scoring some items only (check)
+            from ..runner import scoped_rubric
+
+            rubric = scoped_rubric(rubric, report.environment["profile_items"])
         try:
             scenario = Scenario.model_validate(report.scenario.get("effective") or {})
         except ValidationError as e:

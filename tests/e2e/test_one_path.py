@@ -69,6 +69,15 @@ def test_should_score_the_shared_items_alike_in_check_run_and_batch(three):
 
 
 @pytest.mark.browser
+def test_should_rescore_a_checks_report_on_its_own_items_only(three, tmp_path_factory):
+    _, reports = three
+    assert reports["check"]["environment"]["profile_items"] == list(reports["check"]["items"]) == [ITEM]
+    out = next(p for p in tmp_path_factory.getbasetemp().rglob("one_path*/check"))
+    r = cli("rescore", str(out), "--check")
+    assert r.returncode == 0 and "0 item(s) would change" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.browser
 def test_should_exit_by_one_rule_and_check_by_its_verdict(three):
     procs, _ = three
     # run and batch: every probe collected and every item it decides scored -> 0, a failing
