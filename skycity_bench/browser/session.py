@@ -402,7 +402,12 @@ class DemoPage:
         return max(timeout, self.scenario.timeouts.hang_frames * (cost or 0.0) / 1000.0)
 
     async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
-        return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", **kw), timeout, "screenshot")
+        # Playwright's own limit (30 s by default) must not end a screenshot the bench still
+        # waits for: a slow page's limit is longer (slow_limit_s; the shadow-map example at
+        # 1920x1080 took over 30 s for one real-time frame under load).
+        limit = self.slow_limit_s(timeout)
+        return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
+                               timeout, "screenshot")
 
 
     async def frame(self, timeout: float = 20.0) -> np.ndarray:
