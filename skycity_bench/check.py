@@ -281,7 +281,7 @@ def hook_verdict(tour: dict, scenario) -> CheckResult:
 
 
 def reset_verdict(tour: dict, scenario, cfg: CheckConfig) -> CheckResult:
-    from .probes._motion import reset_check
+    from .analysis.motion import reset_check
 
     match = setting(scenario, "reset_match", "camera", "timeline")
     depart = setting(scenario, "reset_depart", "camera", "timeline")

@@ -64,7 +64,7 @@ async def _density_pair(ctx, dp, t_s: float) -> dict:
 
 
 def tour_step(tour, budget_s: float, order: int) -> ProbeSpec:
-    from .probes._motion import tiny, tiny_distance
+    from .analysis.motion import tiny, tiny_distance
 
     async def collect(ctx) -> dict:
         dp = await ctx.open_page(fake_clock=True)

@@ -28,7 +28,8 @@ import cv2
 import numpy as np
 
 from ..errors import ProbeError
-from . import _city_name, _motion
+from . import _city_name
+from ..analysis import motion as _motion
 from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..probes import _motion
+from ..analysis import motion as _motion
 from . import ItemScore, ScoreInput, city_name, scorer
 
 PHASES = (1, 2, 3, 4)

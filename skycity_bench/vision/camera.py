@@ -138,6 +138,22 @@ def mesh_at(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:
     return ((m[y0, x0] * (1 - fx) + m[y0, x1] * fx) * (1 - fy) + (m[y1, x0] * (1 - fx) + m[y1, x1] * fx) * fy)
 
 
+def track(ga: np.ndarray, gb: np.ndarray, pts: np.ndarray, *, win: int, levels: int, iters: int, eps: float,
+          fb_max_px: float) -> tuple[np.ndarray, np.ndarray]:
+    """Corners `pts` of grey frame A followed into grey frame B (pyramidal Lucas-Kanade), kept
+    only where tracking back from B lands within `fb_max_px` of where they started: (p0, p1),
+    each (n, 2), in these frames' px. The one feature tracker of the bench: the density count's
+    camera model (estimate, below) and the timeline's frame-to-frame registration
+    (analysis/motion.py) fit their different models to what it returns."""
+    lk = dict(winSize=(win, win), maxLevel=levels,
+              criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iters, eps))
+    p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **lk)
+    back, st2, _ = cv2.calcOpticalFlowPyrLK(gb, ga, p1, None, **lk)
+    fb = np.linalg.norm((back - pts).reshape(-1, 2), axis=1)
+    good = (st.ravel() == 1) & (st2.ravel() == 1) & (fb < fb_max_px)
+    return pts.reshape(-1, 2)[good], p1.reshape(-1, 2)[good]
+
+
 def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> CameraModel:
     p = p or CameraParams()
     h, w = a.shape[:2]
@@ -153,13 +169,8 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
         ident.notes.append("too few corners in the scene to track the camera: assumed still")
         return ident
     # 2 pyramid levels follow 4 x 15 work px between frames Δ apart: far more than a camera moves
-    lk = dict(winSize=(15, 15), maxLevel=2, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
-    p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **lk)
-    p0r, st2, _ = cv2.calcOpticalFlowPyrLK(gb, ga, p1, None, **lk)
-    fb = np.linalg.norm((p0r - pts).reshape(-1, 2), axis=1)
-    good = (st.ravel() == 1) & (st2.ravel() == 1) & (fb < p.fb_max_px)
-    q0 = pts.reshape(-1, 2)[good] / scale
-    q1 = p1.reshape(-1, 2)[good] / scale
+    q0, q1 = track(ga, gb, pts, win=15, levels=2, iters=20, eps=0.03, fb_max_px=p.fb_max_px)
+    q0, q1 = q0 / scale, q1 / scale
     if len(q0) < 8:
         ident.notes.append("too few reliable tracks: assumed still")
         ident.tracks = int(len(q0))

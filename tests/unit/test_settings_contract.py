@@ -29,9 +29,7 @@ LEFT_PROBE_DEFAULTS = {
     "timeline": "probes/timeline.py Settings keep defaults, and its cut/jump/reset thresholds are still probe "
                 "settings (read by probes/_tour.py for evidence frames and by check): move to scorers.camera",
 }
-LEFT_SCORER_IMPORTS = {
-    "camera.py": "imports probes._motion (issue 17 part 7 moves the pure analysis beside vision/)",
-}
+LEFT_SCORER_IMPORTS: dict[str, str] = {}
 LEFT_SCORER_LITERALS = {
     "camera.py": "timeline thresholds still read from probes.timeline; literals in the cut/ending rules",
     "density.py": "density scorer being reworked elsewhere (item.get fallbacks full_at 50 / 4)",

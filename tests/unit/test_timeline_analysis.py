@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 import pytest
 
-from skycity_bench.probes import _motion
+from skycity_bench.analysis import motion as _motion
 from skycity_bench.probes._stepper import eta_note, frame_times, on_grid
 from skycity_bench.probes.recording import contact_sheet
 from skycity_bench.probes.timeline import Settings

@@ -35,7 +35,7 @@ def _evidence(phases=(0, 15, 30, 45), cut_at=None, reset=False, name="page_text"
                 "canvas": {"calls": int(drawn), "full_name": drawn, "all_characters": drawn, "onscreen": drawn,
                            "offscreen_only": False, "where": [960, 100] if drawn else None}}
     checks = {"page_text": [look(51.5, 0.12)], "none": [look(51.5, 0.002)], "canvas": [look(51.5, 0.0, drawn=True)]}
-    from skycity_bench.probes import _motion
+    from skycity_bench.analysis import motion as _motion
     return {
         "sample_fps": FPS, "end_s": 65, "tour_s": 60, "viewport": {"width": 1920, "height": 1080},
         "analysis_size": [480, 270], "css_per_px": 4.0, "city_name": "X",

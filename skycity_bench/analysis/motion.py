@@ -22,6 +22,8 @@ from typing import Any, Optional
 import cv2
 import numpy as np
 
+from ..vision.camera import track
+
 TINY = (64, 36)          # frames compared for "jump back to the start" (colour, blurred)
 
 
@@ -60,16 +62,15 @@ def register(prev: np.ndarray, cur: np.ndarray, *, max_corners: int = 300, min_f
         out["why"] = "too little texture to register"
         return out
     out["features"] = int(len(pts))
-    lk = dict(winSize=(21, 21), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01))
-    nxt, st, _ = cv2.calcOpticalFlowPyrLK(prev, cur, pts, None, **lk)
-    back, st2, _ = cv2.calcOpticalFlowPyrLK(cur, prev, nxt, None, **lk)
-    fb = np.linalg.norm((back - pts).reshape(-1, 2), axis=1)
-    good = (st.ravel() == 1) & (st2.ravel() == 1) & (fb < 1.0)
-    out["tracked"] = int(good.sum())
-    if good.sum() < max(4, min_features // 2):
+    # the bench's one feature tracker (vision/camera.py), with the window, pyramid depth and
+    # back-tracking tolerance this registration has always used (the timeline's truths were
+    # measured with them); the model fitted here is a similarity, the density count's a
+    # homography with a parallax mesh
+    p0, p1 = track(prev, cur, pts, win=21, levels=3, iters=30, eps=0.01, fb_max_px=1.0)
+    out["tracked"] = int(len(p0))
+    if len(p0) < max(4, min_features // 2):
         out["why"] = "the features could not be followed into the next frame"
         return out
-    p0, p1 = pts.reshape(-1, 2)[good], nxt.reshape(-1, 2)[good]
     m, inl = cv2.estimateAffinePartial2D(p0, p1, method=cv2.RANSAC, ransacReprojThreshold=1.5,
                                          maxIters=1000, confidence=0.995)
     if m is None:
