@@ -38,9 +38,9 @@ PROBES = ("framing", "playback")
 
 def single_file(src: Path, out: Path) -> Path:
     """The cubes with three.js from the offline cache inlined (one file that loads nothing)."""
-    from skycity_bench.cache import Store
+    from skycity_bench.cache import LibraryCache
 
-    store = Store()
+    store = LibraryCache()
     rel = store.get("three", "0.160.0")
     if rel is None:
         raise SystemExit("three@0.160.0 is not in the offline cache: run scripts/setup.sh")

@@ -16,13 +16,13 @@ inline; packaging.single_file still charges the dependency once, from the networ
 from __future__ import annotations
 
 from .resolver import CacheResolver
-from .store import Store, default_root
+from .store import LibraryCache, default_root
 
 
 def resolvers(network: str, ondemand=None) -> list:
     """The resolvers of one run (fresh per run: each keeps the run's `served` log).
     `ondemand` (ondemand.OnDemand): what was fetched for this run and what could not be."""
-    return [CacheResolver(Store(), network, ondemand)]
+    return [CacheResolver(LibraryCache(), network, ondemand)]
 
 
 def served_from_cache(resolver_list: list) -> list[dict]:
@@ -30,4 +30,4 @@ def served_from_cache(resolver_list: list) -> list[dict]:
     return [e for r in resolver_list for e in getattr(r, "served", [])]
 
 
-__all__ = ["resolvers", "served_from_cache", "CacheResolver", "Store", "default_root"]
+__all__ = ["resolvers", "served_from_cache", "CacheResolver", "LibraryCache", "default_root"]

@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 
 from . import semver
-from .store import CacheError, Release, Store, valid_name
+from .store import CacheError, Release, LibraryCache, valid_name
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 _TIMEOUT_S = 60
@@ -89,7 +89,7 @@ def check_integrity(data: bytes, integrity: str = "", shasum: str = "") -> str:
     raise IntegrityError("the registry gives no integrity hash for this release: refusing to cache it")
 
 
-def unpack(store: Store, tarball: bytes) -> dict[str, list]:
+def unpack(store: LibraryCache, tarball: bytes) -> dict[str, list]:
     """Put every regular file of an npm tarball into the store; returns path -> [sha256, size]."""
     files: dict[str, list] = {}
     try:
@@ -114,7 +114,7 @@ def unpack(store: Store, tarball: bytes) -> dict[str, list]:
     return files
 
 
-def install_tarball(store: Store, name: str, version: str, tarball: bytes, *, integrity: str = "",
+def install_tarball(store: LibraryCache, name: str, version: str, tarball: bytes, *, integrity: str = "",
                     shasum: str = "", source: str = "") -> Release:
     """Verify and unpack a tarball as release name@version (nothing is stored on a mismatch)."""
     checked = check_integrity(tarball, integrity, shasum)
@@ -175,7 +175,7 @@ def resolve(doc: dict, name: str, spec: str) -> str:
     return v
 
 
-def add(store: Store, text: str, *, force: bool = False, timeout: float = _TIMEOUT_S) -> tuple[Release, bool]:
+def add(store: LibraryCache, text: str, *, force: bool = False, timeout: float = _TIMEOUT_S) -> tuple[Release, bool]:
     """`cache add PKG@VER`: returns (release, fetched). An exact version already in the
     cache is not fetched again unless `force` (no network needed at all then). `timeout`
     bounds the registry's first answer (the package document); the tarball gets the usual

@@ -38,7 +38,7 @@ from typing import Callable, Optional
 
 from . import cdn, npm
 from .resolver import CacheResolver
-from .store import CacheError, Store
+from .store import CacheError, LibraryCache
 
 # The registry's first answer (the package document) within this, else the registry counts
 # as unreachable for the rest of the run: an offline machine must not wait a minute a name.
@@ -101,7 +101,7 @@ def named_in_html(text: str) -> list[Named]:
     return list(found.values())
 
 
-def missing(names: list[Named], store: Store) -> list[Named]:
+def missing(names: list[Named], store: LibraryCache) -> list[Named]:
     """The names no cached release answers, by the resolver's own rule."""
     pick = CacheResolver(store).pick_version
     return [n for n in names if pick(n.package, n.spec)[0] is None]
@@ -116,10 +116,10 @@ class OnDemand:
     """The fetches of one run (or one `cache prefetch`): what was fetched, what failed and
     why; hands the resolver its failure lines and the releases fetched for this run."""
 
-    def __init__(self, store: Store | None = None, enabled: bool | None = None,
+    def __init__(self, store: LibraryCache | None = None, enabled: bool | None = None,
                  log: Optional[Callable[[dict], None]] = None, max_fetches: Optional[int] = MAX_FETCHES_PER_RUN,
                  budget_s: Optional[float] = FETCH_BUDGET_S):
-        self.store = store or Store()
+        self.store = store or LibraryCache()
         self.enabled = fetch_enabled() if enabled is None else enabled
         self.log = log or (lambda rec: None)        # called with each record once it is known
         self.records: list[dict] = []

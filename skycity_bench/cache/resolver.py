@@ -24,7 +24,7 @@ from typing import Optional
 
 from ..browser.network import Resolved
 from . import cdn, esm, semver
-from .store import CacheError, Release, Store
+from .store import CacheError, Release, LibraryCache
 
 _TYPES = {".js": "application/javascript", ".mjs": "application/javascript", ".cjs": "application/javascript",
           ".json": "application/json", ".map": "application/json", ".wasm": "application/wasm",
@@ -49,8 +49,8 @@ def add_command(name: str, spec: str) -> str:
 
 
 class CacheResolver:
-    def __init__(self, store: Store | None = None, network: str = "offline", ondemand=None):
-        self.store = store or Store()
+    def __init__(self, store: LibraryCache | None = None, network: str = "offline", ondemand=None):
+        self.store = store or LibraryCache()
         self.network = network
         self.served: list[dict] = []
         # issue 16: releases fetched for this run (marked in `served`), and for names the

@@ -93,7 +93,7 @@ class Release:
                    files=d.get("files", {}), tarball=d.get("tarball", ""), fetched_at=d.get("fetched_at", ""))
 
 
-class Store:
+class LibraryCache:
     def __init__(self, root: Path | str | None = None):
         self.root = Path(root) if root else default_root()
 

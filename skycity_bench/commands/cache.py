@@ -22,9 +22,9 @@ from ..errors import UserError
 
 
 def _store():
-    from ..cache.store import Store
+    from ..cache.store import LibraryCache
 
-    return Store()
+    return LibraryCache()
 
 
 def _add_all(specs: list[str], force: bool, c: Console) -> list[str]:

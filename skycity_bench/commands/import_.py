@@ -38,9 +38,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Load run reports into the review store, under their anonymous candidate ids."""
         from .. import html_report
-        from ..store import DEFAULT_DB, Store
+        from ..store import DEFAULT_DB, ReviewStore
 
-        store = Store(db or DEFAULT_DB)
+        store = ReviewStore(db or DEFAULT_DB)
         c = Console()
         for run in runs:
             res = store.import_run(run)

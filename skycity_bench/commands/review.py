@@ -23,9 +23,9 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from ..review import create_app
-        from ..store import DEFAULT_DB, Store
+        from ..store import DEFAULT_DB, ReviewStore
 
-        store = Store(db or DEFAULT_DB, seed=seed)
+        store = ReviewStore(db or DEFAULT_DB, seed=seed)
         c = Console()
         if host not in LOOPBACK:
             c.print(f"[yellow]warning:[/] serving on {host}: anyone who can reach it can submit scores")

@@ -23,14 +23,14 @@ def register(app: typer.Typer) -> None:
         """Print the sheet: items and subtotals per rubric row, the total only when nothing is
         missing (otherwise what is missing), and a ranking across comparable environments."""
         from ..sheet import rank, to_csv, to_json, to_markdown
-        from ..store import DEFAULT_DB, Store
+        from ..store import DEFAULT_DB, ReviewStore
 
         if fmt not in ("md", "csv", "json"):
             raise UserError(f"--format: expected md, csv or json, got {fmt!r}")
         path = db or DEFAULT_DB
         if not Path(path).is_file():
             raise UserError(f"{path}: no review store here (run `skycity-bench import RUN_DIR` first)")
-        store = Store(path)
+        store = ReviewStore(path)
         if finalize:
             store.finalize(finalize, by)
         sheets = store.sheets(unblind=unblind)

@@ -3,7 +3,7 @@
 Blind by construction: pages and API answers are built only from the store's blind views
 (anonymous ids, masked reports, files by number); the id ↔ label table is never read here,
 so nothing this app serves can unblind a candidate. A reviewer sees only their own scores.
-Every write goes through Store.submit, which validates the whole submission before storing
+Every write goes through ReviewStore.submit, which validates the whole submission before storing
 any of it, in one transaction.
 """
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
-from ..store import InvalidReview, Store
+from ..store import InvalidReview, ReviewStore
 from .views import candidate_view
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +58,7 @@ class Finalize(BaseModel):
     by: str = Field(description="who finalises the sheet")
 
 
-def create_app(store: Store) -> FastAPI:
+def create_app(store: ReviewStore) -> FastAPI:
     # FastAPI's own /docs pulls Swagger UI from a CDN; this machine is offline, so /docs is
     # rendered here from the same OpenAPI document (also served raw at /openapi.json).
     app = FastAPI(title="skycity-bench review", version=__version__, docs_url=None, redoc_url=None,

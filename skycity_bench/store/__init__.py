@@ -1,6 +1,6 @@
 """The review store (SQLite): candidates under anonymous ids, runs, reviewers, reviews."""
 
-from .store import DEFAULT_DB, ImportResult, Store
+from .store import DEFAULT_DB, ImportResult, ReviewStore
 from .validate import InvalidReview
 
-__all__ = ["Store", "ImportResult", "InvalidReview", "DEFAULT_DB"]
+__all__ = ["ReviewStore", "ImportResult", "InvalidReview", "DEFAULT_DB"]

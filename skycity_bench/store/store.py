@@ -47,7 +47,7 @@ class ImportResult:
     files: int
 
 
-class Store:
+class ReviewStore:
     def __init__(self, path: Path | str = DEFAULT_DB, *, rubric: Optional[Rubric] = None, seed: Optional[int] = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)

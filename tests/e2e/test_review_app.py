@@ -25,7 +25,7 @@ from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
-from skycity_bench.store import Store
+from skycity_bench.store import ReviewStore
 from tests.review_reports import make_run
 
 pytestmark = pytest.mark.browser
@@ -47,7 +47,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("review")
-    store = Store(tmp / "reviews.sqlite", seed=11)
+    store = ReviewStore(tmp / "reviews.sqlite", seed=11)
     a = store.import_run(make_run(tmp / "runs", LABEL_A, seed="omega", untested=(OVERRIDDEN,))).candidate_id
     b = store.import_run(make_run(tmp / "runs", LABEL_B, seed="sigma")).candidate_id
     port = _free_port()

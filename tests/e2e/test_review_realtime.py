@@ -17,7 +17,7 @@ import uvicorn
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
-from skycity_bench.store import Store
+from skycity_bench.store import ReviewStore
 from tests.truth import FIXTURES
 
 pytestmark = pytest.mark.browser
@@ -44,7 +44,7 @@ def run_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def served(run_dir, tmp_path_factory):
-    store = Store(tmp_path_factory.mktemp("db") / "reviews.sqlite", seed=3)
+    store = ReviewStore(tmp_path_factory.mktemp("db") / "reviews.sqlite", seed=3)
     cid = store.import_run(run_dir).candidate_id
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 
-from skycity_bench.cache import Store
+from skycity_bench.cache import LibraryCache
 from skycity_bench.scorers import all_scorers
 from tests.truth import Fixture, compare, fixture, print_table, run_fixture
 
@@ -24,8 +24,8 @@ CDN = fixture("cache/three_unpkg")
 MISSING = fixture("cache/three_missing")
 
 
-def _require_seeded_cache() -> Store:
-    store = Store()
+def _require_seeded_cache() -> LibraryCache:
+    store = LibraryCache()
     if not store.has("three", "0.160.0"):
         pytest.fail(f"three@0.160.0 is not in the offline cache at {store.root}: run scripts/setup.sh "
                     f"(it seeds scripts/cache-seed.txt)")
@@ -44,7 +44,7 @@ def _probes(fx: Fixture) -> list[str]:
     return [p for p in want if p in registry.names()]
 
 
-def inline_variant(store: Store, tmp_path) -> Fixture:
+def inline_variant(store: LibraryCache, tmp_path) -> Fixture:
     """The CDN fixture with the very same cached bytes inlined as data: URLs (they never
     reach the network), i.e. the demo as if the library were part of the file."""
     rel = store.get("three", "0.160.0")
@@ -128,7 +128,7 @@ def test_should_score_every_other_item_as_if_the_library_were_inline(runs):
 
 def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path, monkeypatch):
     _require_seeded_cache()
-    if Store().has("three", "0.149.0"):
+    if LibraryCache().has("three", "0.149.0"):
         pytest.fail("three@0.149.0 is in the offline cache: this fixture needs it absent "
                     "(`skycity-bench cache remove three@0.149.0`)")
     monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")   # offline: nothing listens there
@@ -146,7 +146,7 @@ def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path, 
 
 
 # --------------------------------------------------------------------------- on demand (issue 16)
-def _three_registry(store: Store, version: str, *, integrity: str | None = None):
+def _three_registry(store: LibraryCache, version: str, *, integrity: str | None = None):
     """A loopback npm registry publishing three@`version`: the seeded r160 files the CDN
     fixture uses (module build, the addon, package.json relabelled), so a demo pinning that
     unseeded version runs the very same library code as the seeded fixture."""
@@ -178,7 +178,7 @@ def test_should_fetch_an_unseeded_version_and_measure_it_like_the_seeded_one(run
         reg.close()
     seeded = runs["cdn"]
     net = got["probes"]["network"]["data"]
-    assert Store(tmp_path / "cache").has("three", "0.153.0")
+    assert LibraryCache(tmp_path / "cache").has("three", "0.153.0")
     assert [(f["package"], f["version"], f["when"]) for f in net["fetched"]] == [("three", "0.153.0", "before the run")]
     assert net["misses"] == [] and {r["outcome"] for r in net["requests"]} == {"served"}
     # the same library bytes as the seeded run, each marked as fetched for this run
@@ -229,7 +229,7 @@ def test_should_block_with_one_line_a_release_the_registry_cannot_provide(tmp_pa
         report = run_fixture(Fixture(html=tmp_path / "d.html", truth={}), tmp_path / "run", probes=["packaging"])
     finally:
         reg.close()
-    assert not Store(tmp_path / "cache").has("three", "0.153.0")                 # a bad tarball stores nothing
+    assert not LibraryCache(tmp_path / "cache").has("three", "0.153.0")                 # a bad tarball stores nothing
     assert report["probes"]["packaging"]["status"] == "ok" and not report.get("exit_reason")   # the run went on
     net = report["probes"]["network"]["data"]
     by_url = {r["url"]: r for r in net["requests"]}
@@ -355,5 +355,5 @@ def test_run_no_fetch_should_keep_the_cache_frozen_and_the_offline_message(tmp_p
     want = "three@0.153.0 is not in the offline cache: run `skycity-bench cache add three@0.153.0`"
     net = report["probes"]["network"]["data"]
     assert net["misses"][0] == want and net["fetch_enabled"] is False and net["fetched"] == []
-    assert not Store(tmp_path / "cache").has("three", "0.153.0")
+    assert not LibraryCache(tmp_path / "cache").has("three", "0.153.0")
     assert "skycity-bench cache add three@0.153.0" in out.out + out.err and "Traceback" not in out.out + out.err

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from skycity_bench.cache import Store
+from skycity_bench.cache import LibraryCache
 from tests.truth import Fixture, all_fixtures, compare, print_table, run_fixture
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ ITEMS = ("packaging.framing", "packaging.autoplay", "packaging.pause_resume_repl
 def single_file_variant(tmp_path) -> Fixture:
     """The cubes with three.js from the offline cache inlined as a data: URL: one file that
     loads nothing, the way a generated demo with the library pasted in does."""
-    store = Store()
+    store = LibraryCache()
     if not store.has("three", "0.160.0"):
         pytest.fail(f"three@0.160.0 is not in the offline cache at {store.root}: run scripts/setup.sh")
     rel = store.get("three", "0.160.0")

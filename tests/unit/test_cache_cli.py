@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from skycity_bench import cli
-from skycity_bench.cache.store import Store
+from skycity_bench.cache.store import LibraryCache
 
 from ._cache_pkg import Registry, package
 
@@ -46,7 +46,7 @@ def test_should_add_list_and_remove_releases(env, capsys, monkeypatch, tmp_path)
     assert code == 0 and "fakelib" in out and "1.0.0" in out and "1.1.0" in out and "sha512-" in out
     code, out = bench(capsys, monkeypatch, "cache", "remove", "fakelib@1.0.0")
     assert code == 0 and "removed fakelib@1.0.0" in out
-    assert Store(tmp_path / "cache").versions("fakelib") == ["1.1.0"]
+    assert LibraryCache(tmp_path / "cache").versions("fakelib") == ["1.1.0"]
     code, out = bench(capsys, monkeypatch, "cache", "verify")
     assert code == 0 and "matches its checksum" in out
 
@@ -99,7 +99,7 @@ def test_should_prefetch_what_the_demos_of_a_folder_or_glob_name(env, capsys, mo
     assert "2 demo(s) name 2 release(s): 2 fetched, 0 already cached, 0 not cached" in out
     code, out = bench(capsys, monkeypatch, "cache", "prefetch", str(demos / "*.html"))
     assert (code, "2 fetched" in out, "2 already cached" in out) == (0, False, True)
-    assert Store(tmp_path / "cache").versions("fakelib") == ["1.0.0", "1.1.0"]
+    assert LibraryCache(tmp_path / "cache").versions("fakelib") == ["1.0.0", "1.1.0"]
 
 
 def test_should_prefetch_with_one_line_per_release_that_cannot_be_had(env, capsys, monkeypatch, tmp_path):

@@ -9,14 +9,14 @@ import tarfile
 import pytest
 
 from skycity_bench.cache import npm
-from skycity_bench.cache.store import CacheError, Store
+from skycity_bench.cache.store import CacheError, LibraryCache
 
 from ._cache_pkg import Registry, package, sri, tarball
 
 
 @pytest.fixture()
 def store(tmp_path):
-    return Store(tmp_path / "cache")
+    return LibraryCache(tmp_path / "cache")
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ import pytest
 from skycity_bench.cache import npm
 from skycity_bench.cache.ondemand import Named, OnDemand, missing, named_in_html, prefetch_demos
 from skycity_bench.cache.resolver import CacheResolver
-from skycity_bench.cache.store import Store
+from skycity_bench.cache.store import LibraryCache
 from skycity_bench.browser.network import Resolved
 
 from ._cache_pkg import Registry, package, sri
@@ -34,7 +34,7 @@ const later = () => import('https://ga.jspm.io/npm:fakelib@1.1.0/build/main.modu
 def store(tmp_path, monkeypatch):
     monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("SKYCITY_NO_FETCH", raising=False)
-    return Store(tmp_path / "cache")
+    return LibraryCache(tmp_path / "cache")
 
 
 @pytest.fixture()

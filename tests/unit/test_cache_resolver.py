@@ -12,7 +12,7 @@ import pytest
 from skycity_bench.browser.network import Resolved
 from skycity_bench.cache import npm
 from skycity_bench.cache.resolver import CacheResolver
-from skycity_bench.cache.store import Store
+from skycity_bench.cache.store import LibraryCache
 
 from ._cache_pkg import package, sri
 
@@ -22,7 +22,7 @@ ADDON = "import { v } from 'fakelib';\nimport * as D from \"depkg/sub.js\";\nexp
 
 @pytest.fixture()
 def store(tmp_path):
-    s = Store(tmp_path / "cache")
+    s = LibraryCache(tmp_path / "cache")
     for ver in ("1.0.0", "1.2.0"):
         tgz = package("fakelib", ver, {
             "build/main.module.js": MAIN, "build/lib/helper.js": "export const helper = 1;",
@@ -128,7 +128,7 @@ def test_should_not_answer_urls_outside_the_cdn_table(store):
 
 def test_should_serve_real_three_releases_from_the_seeded_cache():
     """The set-up seeds three.js (scripts/cache-seed.txt); this reads that cache, no network."""
-    store = Store()
+    store = LibraryCache()
     if not store.has("three", "0.187.0") or not store.has("three", "0.128.0"):
         pytest.fail(f"the offline cache at {store.root} lacks the seeded three.js releases: run scripts/setup.sh")
     r = CacheResolver(store)
@@ -147,7 +147,7 @@ def test_should_serve_real_three_releases_from_the_seeded_cache():
 
 
 def test_should_leave_an_undeclared_dependency_unversioned_for_the_cache_to_pick(tmp_path):
-    s = Store(tmp_path / "c")
+    s = LibraryCache(tmp_path / "c")
     tgz = package("solo", "1.0.0", {"index.js": "import x from 'stray';\nexport default x;\n"},
                   module="index.js")
     npm.install_tarball(s, "solo", "1.0.0", tgz, integrity=sri(tgz))

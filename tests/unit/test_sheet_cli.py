@@ -11,7 +11,7 @@ from skycity_bench.errors import UserError
 from skycity_bench.report import ProbeRecord, load, save
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
-from skycity_bench.store import Store
+from skycity_bench.store import ReviewStore
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from tests.review_reports import make_run
 
@@ -32,7 +32,7 @@ def test_should_import_runs_print_the_sheet_and_rebuild_from_an_export(tmp_path)
     assert res.output.count("imported: run") == 2
     html = (runs[0] / "report.html").read_text(encoding="utf-8")
     assert "recording.webm" in html and "keyframes/t20.png" in html and "model-north" not in html
-    st = Store(db)
+    st = ReviewStore(db)
     for name, pct in (("ann", 75), ("bob", 100)):
         st.sign_in(name)
         for cid in st.candidates():

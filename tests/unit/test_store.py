@@ -11,7 +11,7 @@ import pytest
 
 from skycity_bench.errors import UserError
 from skycity_bench.rubric import load_rubric
-from skycity_bench.store import InvalidReview, Store
+from skycity_bench.store import InvalidReview, ReviewStore
 from skycity_bench.store.schema import LATEST
 from tests.review_reports import make_run
 
@@ -24,7 +24,7 @@ LABEL = "secret-model-omega.html"
 def template(tmp_path_factory):
     """Two imported runs, built once; each test gets its own copy of the store file."""
     root = tmp_path_factory.mktemp("store")
-    st = Store(root / "db.sqlite", seed=7)
+    st = ReviewStore(root / "db.sqlite", seed=7)
     st.import_run(make_run(root / "runs", LABEL, seed="alpha"))
     st.import_run(make_run(root / "runs", "other-model.html", seed="beta"))
     return root
@@ -34,7 +34,7 @@ def template(tmp_path_factory):
 def store(template, tmp_path):
     shutil.copy(template / "db.sqlite", tmp_path / "db.sqlite")   # all connections closed: no WAL left
     shutil.copytree(template / "runs", tmp_path / "runs")
-    return Store(tmp_path / "db.sqlite")
+    return ReviewStore(tmp_path / "db.sqlite")
 
 
 def count(st):
@@ -66,7 +66,7 @@ def test_should_keep_the_label_apart_from_the_anonymous_id(store):
 def test_should_mask_the_label_in_bench_reasons_of_the_blind_sheet(tmp_path):
     from skycity_bench.sheet import to_markdown
 
-    st = Store(tmp_path / "m.sqlite")
+    st = ReviewStore(tmp_path / "m.sqlite")
     st.import_run(make_run(tmp_path / "runs", LABEL, seed="m", untested=("shops.touch",)))
     blind_md = to_markdown(st.sheets())
     assert "shops.touch: untested" in blind_md and "secret-model-omega" not in blind_md
@@ -174,7 +174,7 @@ def test_should_refuse_changes_after_the_sheet_is_finalised(store):
 
 
 def test_should_give_the_second_reviewer_the_reverse_order(tmp_path):
-    st = Store(tmp_path / "q.sqlite", seed=3)
+    st = ReviewStore(tmp_path / "q.sqlite", seed=3)
     for k in range(5):
         st.import_run(make_run(tmp_path / "runs", f"m{k}.html", seed=f"s{k}"))
     a, b, c = st.sign_in("a"), st.sign_in("b"), st.sign_in("c")
@@ -182,7 +182,7 @@ def test_should_give_the_second_reviewer_the_reverse_order(tmp_path):
     qb = [q["candidate_id"] for q in st.queue("b")]
     assert (a["seat"], b["seat"], c["seat"]) == (0, 1, 2)
     assert qb == qa[::-1] and sorted(qa) == st.candidates()
-    assert st.order_for(0) == Store(tmp_path / "q.sqlite").order_for(0)     # the seed is the store's
+    assert st.order_for(0) == ReviewStore(tmp_path / "q.sqlite").order_for(0)     # the seed is the store's
 
 
 def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, tmp_path):
@@ -193,7 +193,7 @@ def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, 
     store.submit(cid, "bob", R.id, [{"item": i, "level": 100} for i in GRADED],
                  [{"item": "shops.touch", "points": 1, "reason": "half the taps missed on the recording"}])
     exported = json.loads(json.dumps(store.export_reviews()))
-    fresh = Store(tmp_path / "rebuilt.sqlite")
+    fresh = ReviewStore(tmp_path / "rebuilt.sqlite")
     for run in sorted((tmp_path / "runs").iterdir()):
         fresh.import_run(run)
     assert fresh.import_reviews(exported) == len(exported)
