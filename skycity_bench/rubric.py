@@ -157,12 +157,6 @@ class Rubric(BaseModel):
             r.points += it.points
         return list(out.values())
 
-    def row_of(self, item_id: str) -> Row:
-        for r in self.row_groups():
-            if item_id in r.items:
-                return r
-        raise KeyError(item_id)
-
     def sorted_levels(self) -> list[Level]:
         return sorted(self.levels, key=lambda lv: -lv.share)
 

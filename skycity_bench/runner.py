@@ -72,7 +72,7 @@ class Profile:
         names = {s.name for s in specs}
         specs = [replace(s, produces=tuple(p for p in s.produces if p in names)) if s.produces else s for s in specs]
         made = {p for s in specs for p in s.produces}
-        return [s for s in specs if s.name not in made]
+        return _after_what_they_read([s for s in specs if s.name not in made])
 
     def rubric(self) -> Rubric:
         rubric = load_rubric(self.rubric_path)
@@ -82,6 +82,22 @@ class Profile:
         if unknown:
             raise BenchError(f"profile {self.name}: no such rubric item(s): {', '.join(sorted(unknown))}")
         return scoped_rubric(rubric, self.items)
+
+
+def _after_what_they_read(specs: list[ProbeSpec]) -> list[ProbeSpec]:
+    """The run order with every probe after the probes whose evidence it reads
+    (ProbeSpec.after), whatever their `order` numbers say; otherwise as given. A cycle is a
+    programming error and says so."""
+    out: list[ProbeSpec] = []
+    pending = list(specs)
+    while pending:
+        waiting = {s.name for s in pending}
+        ready = next((s for s in pending if not set(s.after) & waiting), None)
+        if ready is None:
+            raise BenchError(f"probes read each other's evidence in a cycle: {', '.join(sorted(waiting))}")
+        out.append(ready)
+        pending.remove(ready)
+    return out
 
 
 def scoped_rubric(rubric: Rubric, items) -> Rubric:

@@ -51,7 +51,8 @@ class ProbeSpec:
     evidence: Any = None
     order: int = 100                       # run order; real-time probes first (least disturbed)
     settings: type[BaseModel] = NoSettings
-    after: tuple[str, ...] = ()            # probes whose evidence this one reads
+    after: tuple[str, ...] = ()            # probes whose evidence this one reads: it runs after
+                                           # them whatever `order` says (runner.Profile.specs)
     # Other probes whose evidence this probe's pass yields too (recording: its fake-clock
     # tour also samples the timeline, probes/_tour.py). When they are chosen with it, the
     # runner runs this probe only (Profile.specs), tells it in ctx.produces, and stores one
