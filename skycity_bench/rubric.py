@@ -45,6 +45,14 @@ class RubricItem(BaseModel):
             return extra[key]
         return getattr(self, key, default) if key in type(self).model_fields else default
 
+    def require(self, key: str) -> Any:
+        """A value the item's scorer cannot judge without (full_at, per_shop ...): there is no
+        fallback in code, so a rubric file that lacks it is an error naming item and key."""
+        v = self.get(key)
+        if v is None:
+            raise ValueError(f"rubric item {self.id} has no `{key}`, which its scorer needs")
+        return v
+
     @property
     def graded(self) -> bool:
         """Scored by reviewers on the five levels (manual and assisted items)."""

@@ -141,7 +141,7 @@ def _measurements(sm: dict) -> dict:
 @scorer("density.count", probes=("density",))
 def density_count(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
-    full_at = float(inp.item.get("full_at", 50))
+    full_at = float(inp.item.require("full_at"))
     ev = {"basis": "verified hook claims (own pixels moved)" if sm["hook_used"] else
           "visual count of plain objects (no answering hook: moving regions found in the pixels, camera motion "
           "removed, particle fields, camera-explained motion and fragments of one surface not counted)",
@@ -163,7 +163,7 @@ def density_count(inp: ScoreInput) -> ItemScore:
 @scorer("density.categories", probes=("density",))
 def density_categories(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
-    full_at = float(inp.item.get("full_at", 4))
+    full_at = float(inp.item.require("full_at"))
     ev = {"C": sm.get("C"), "C_at_s": sm.get("C_at"), "categories_then": sm.get("C_names"), "full_at": full_at}
     if not sm["hook_used"] and sm.get("doubt"):
         ev.update(_review_hint(sm))
