@@ -176,8 +176,8 @@ def _trim(v: Any) -> Any:
 
 
 def setting(scenario, key: str, *sections: str):
-    """A threshold from the scenario: the scorers' section first (issue 17 moves them
-    there), then the probe section of the same name. Missing: a usage error, no fallback."""
+    """A value from the scenario: the scorers' section first, then the probe section of the
+    same name. Missing: a usage error, no fallback."""
     for part in ("scorers", "probes"):
         for sec in sections:
             v = (getattr(scenario, part, None) or {}).get(sec, {}) or {}
@@ -283,8 +283,8 @@ def hook_verdict(tour: dict, scenario) -> CheckResult:
 def reset_verdict(tour: dict, scenario, cfg: CheckConfig) -> CheckResult:
     from .analysis.motion import reset_check
 
-    match = setting(scenario, "reset_match", "camera", "timeline")
-    depart = setting(scenario, "reset_depart", "camera", "timeline")
+    th = scenario.scorer_settings("camera")          # the camera scorer's own reset rule
+    match, depart = th.reset_match, th.reset_depart
     post, tc = tour["post"], cfg.tour
     r = reset_check(post, match=match, depart=depart)
     hook_t, t_open = tour.get("hook_time_end"), tour.get("hook_time_opening")

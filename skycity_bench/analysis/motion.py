@@ -107,7 +107,7 @@ def series_arrays(frames: dict[str, list]) -> dict[str, np.ndarray]:
 def detect_cuts(frames: dict[str, list], *, fps: float, width_px: float, s: Any) -> list[dict]:
     """Frame-to-frame changes too large to be camera motion. `frames` holds per-sample lists
     (t_s, dx, dy, residual, inlier_ratio ...; index i = change from sample i-1 to i);
-    `s` the timeline settings (cut_* thresholds). Consecutive flagged samples are one cut."""
+    `s` the camera scorer's thresholds (scorers.camera: cut_*, jump_*, cuts_from_s). Consecutive flagged samples are one cut."""
     a = series_arrays(frames)
     t, res, inl = a["t_s"], a["residual"], a["inlier_ratio"]
     disp = np.hypot(a["dx"], a["dy"]) / width_px            # share of the frame width per sample

@@ -33,28 +33,23 @@ from ._tour import tour_pass
 
 
 class Settings(BaseModel):
+    """What steers the tour pass's timeline part (reasons beside the values in
+    scenarios/skycity.yaml). The cut, jump and reset thresholds the samples are judged with
+    are the camera scorer's (`scorers: camera:`); the pass reads them only to pick which cut
+    frames to keep for reviewers."""
+
     model_config = ConfigDict(extra="forbid")
 
-    sample_fps: float = Field(10, gt=0, le=60)
-    end_s: float = Field(65, gt=0, le=600)
-    tour_s: float = Field(60, gt=0, le=600)
-    opening_window_s: float = Field(5, gt=0)
-    ending_window_s: float = Field(10, gt=0)
-    analysis_width: int = Field(480, ge=64, le=3840)
-    city_name_checks: int = Field(3, ge=1, le=20)
-    name_diff_level: int = Field(40, ge=1, le=255, description="a pixel of the name's clip changed by more than this")
-    cuts_from_s: float = Field(0.5, ge=0)
-    cut_window_s: float = Field(1.0, gt=0)
-    cut_min_residual: float = Field(0.05, gt=0, le=1)
-    cut_residual_factor: float = Field(3.0, ge=1)
-    cut_max_inlier_ratio: float = Field(0.3, ge=0, le=1)
-    jump_min_share: float = Field(0.15, gt=0)
-    jump_factor: float = Field(5.0, ge=1)
-    reset_match: float = Field(0.04, gt=0, le=1)
-    reset_depart: float = Field(0.08, gt=0, le=1)
-    jerk_smoothing_s: float = Field(0.3, ge=0)
-    max_cut_frames: int = Field(12, ge=0)
-    budget_s: float = Field(600, gt=0)
+    sample_fps: float = Field(gt=0, le=60)
+    end_s: float = Field(gt=0, le=600)
+    tour_s: float = Field(gt=0, le=600)
+    opening_window_s: float = Field(gt=0)
+    ending_window_s: float = Field(gt=0)
+    analysis_width: int = Field(ge=64, le=3840)
+    city_name_checks: int = Field(ge=1, le=20)
+    name_diff_level: int = Field(ge=1, le=255, description="a pixel of the name's clip changed by more than this")
+    max_cut_frames: int = Field(ge=0)
+    budget_s: float = Field(gt=0)
 
 
 def _budget(sc) -> float:

@@ -85,19 +85,12 @@ def test_every_typed_probe_writes_its_models_version():
 
 def test_every_scorer_of_a_typed_probe_declares_the_versions_it_reads():
     typed = {n for n in registry.names() if registry.get(n).evidence is not None}
-    left = {"camera.phases", "camera.motion", "camera.ending"}     # scorers/camera.py reads inp.data (see below)
+    left: set[str] = set()
     for iid, spec in all_scorers().items():
         for p in spec.probes:
             if p in typed and iid not in left:
                 assert p in spec.accepts, f"{iid} reads {p} without declaring the versions it accepts"
                 assert evidence.current_version(p) in spec.accepts[p]
-
-
-@pytest.mark.xfail(strict=False, reason="left: scorers/camera.py still walks the timeline dict (inp.data) and "
-                                        "declares no accepted versions (issue 17: convert with part 7's analysis/ move)")
-def test_camera_scorers_read_the_typed_timeline():
-    for iid in ("camera.phases", "camera.motion", "camera.ending"):
-        assert "timeline" in all_scorers()[iid].accepts
 
 
 def test_an_unknown_field_in_evidence_is_named():

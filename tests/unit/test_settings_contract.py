@@ -27,12 +27,9 @@ YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
 LEFT_PROBE_DEFAULTS = {
     "density": "probes/density.py Settings keep defaults for every value, and the density scorer still reads "
                "its disagreement thresholds from the probe's section (move to scorers.density)",
-    "timeline": "probes/timeline.py Settings keep defaults, and its cut/jump/reset thresholds are still probe "
-                "settings (read by probes/_tour.py for evidence frames and by check): move to scorers.camera",
 }
 LEFT_SCORER_IMPORTS: dict[str, str] = {}
 LEFT_SCORER_LITERALS = {
-    "camera.py": "timeline thresholds still read from probes.timeline; literals in the cut/ending rules",
 }
 
 

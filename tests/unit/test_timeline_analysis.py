@@ -10,7 +10,11 @@ import pytest
 from skycity_bench.analysis import motion as _motion
 from skycity_bench.probes._stepper import eta_note, frame_times, on_grid
 from skycity_bench.probes.recording import contact_sheet
-from skycity_bench.probes.timeline import Settings
+from skycity_bench.scenario import load_scenario
+
+
+# the camera scorer's thresholds as the scenario file sets them (analysis/motion.py applies them)
+_TH = load_scenario(None).scorer_settings("camera")
 
 
 def _city(w=960, h=540, seed=3):
@@ -76,16 +80,16 @@ def _series(n=60, fps=10, cut_at=None, jump_at=None):
 
 
 def test_should_find_no_cut_in_steady_camera_motion():
-    assert _motion.detect_cuts(_series(), fps=10, width_px=480, s=Settings()) == []
+    assert _motion.detect_cuts(_series(), fps=10, width_px=480, s=_TH) == []
 
 
 def test_should_find_a_content_cut_with_its_time():
-    cuts = _motion.detect_cuts(_series(cut_at=30), fps=10, width_px=480, s=Settings())
+    cuts = _motion.detect_cuts(_series(cut_at=30), fps=10, width_px=480, s=_TH)
     assert [(c["t_s"], c["from_s"], c["kind"]) for c in cuts] == [(3.0, 2.9, "content")]
 
 
 def test_should_find_a_jump_the_registration_could_follow():
-    cuts = _motion.detect_cuts(_series(jump_at=20), fps=10, width_px=480, s=Settings())
+    cuts = _motion.detect_cuts(_series(jump_at=20), fps=10, width_px=480, s=_TH)
     assert [(c["t_s"], c["kind"]) for c in cuts] == [(2.0, "jump")]
 
 

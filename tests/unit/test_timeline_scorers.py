@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from skycity_bench.evidence.timeline import TimelineEvidence
 from skycity_bench.report import ProbeRecord
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
@@ -44,14 +45,22 @@ def _evidence(phases=(0, 15, 30, 45), cut_at=None, reset=False, name="page_text"
         "phases": _motion.phase_changes([{"t_s": x, "phase": p} for x, p in zip(t, ph)]),
         "frames": frames, "reset": {"post": post, "end_ref_s": 59.5, "end_vs_opening": 0.2},
         "name_checks": checks[name], "evidence_frames": {"cuts": {}, "ending": []},
+        "stepped_by": "timeline", "wall_s": 1.0, "analysis_cpu_s": 0.5, "spent_s": {}, "page_errors": [],
     }
+
+
+def _record(data: dict) -> ProbeRecord:
+    """The record as the probe stores it: the typed evidence (whole model) with its version."""
+    rec = ProbeRecord(name="timeline")
+    rec.data = TimelineEvidence.model_validate(data)
+    return rec
 
 
 def _score(data: dict, item: str, tmp_path=None):
     rubric = load_rubric(None)
     spec = all_scorers()[item]
     inp = ScoreInput(item=next(i for i in rubric.items if i.id == item), rubric=rubric,
-                     scenario=load_scenario(None), records={"timeline": ProbeRecord(name="timeline", data=data)},
+                     scenario=load_scenario(None), records={"timeline": _record(data)},
                      out_dir=tmp_path)
     res = spec.fn(inp)
     if tmp_path is not None:
@@ -132,8 +141,8 @@ def test_should_rejudge_cuts_with_new_thresholds_from_the_same_evidence():
     assert _score(copy.deepcopy(d), "camera.motion").measurements["timeline.cut_count"] == 1
     # raising the floor above the cut's residual (scenario override) removes the finding
     rubric = load_rubric(None)
-    sc = load_scenario(None, {"probes": {"timeline": {"cut_min_residual": 0.5}}})
+    sc = load_scenario(None, {"scorers": {"camera": {"cut_min_residual": 0.5}}})
     spec = all_scorers()["camera.motion"]
     inp = ScoreInput(item=next(i for i in rubric.items if i.id == "camera.motion"), rubric=rubric, scenario=sc,
-                     records={"timeline": ProbeRecord(name="timeline", data=d)})
+                     records={"timeline": _record(d)})
     assert spec.fn(inp).measurements["timeline.cut_count"] == 0
