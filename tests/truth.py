@@ -110,7 +110,9 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
                                     "probes": sc.get("probes")})
     report = asyncio.run(run_candidate(fx.html, scenario, out_dir, probes=probes or fx.truth.get("probes") or None))
     doc = report.to_json()
-    if probes is None:               # the fixture's own run: its evidence may be golden (tests/golden_evidence.py)
+    # the fixture's own run of a checked-in fixture: its evidence may be golden
+    # (tests/golden_evidence.py); a variant a test builds in a temporary folder never is
+    if probes is None and fx.html.resolve().is_relative_to(FIXTURES):
         from tests.golden_evidence import maybe_write
 
         maybe_write(doc, fx.name)

@@ -129,6 +129,10 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     queue_ann = ann.locator("a.cand").all_inner_texts()
     assert sorted(queue_ann) == sorted([served["a"], served["b"]])
     ann.click(f"a.cand:text('{a}')")
+    # the click starts the navigation; counting before the candidate's page has loaded would
+    # count the queue's elements (seen under xdist load)
+    ann.wait_for_url("**/c/**")
+    ann.wait_for_load_state("load")
     assert ann.locator("video").count() == 1 and ann.locator(".thumbs img").count() == 1
     assert "常见失分点" in ann.inner_text(sel(DISPUTED))
     levels_ann = {i: 75 for i in GRADED} | {DISPUTED: 100}

@@ -95,3 +95,23 @@ def test_the_scorers_name_each_fixtures_fault_by_its_code(name, tmp_path):
     rep = _rescore(f"packaging/{name}", tmp_path)
     for iid, code in CODES[name].items():
         assert code in _codes(rep.items[iid].evidence), (iid, rep.items[iid].evidence.get("reason"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_golden_items_agree_with_their_fixtures_truth(path):
+    """Golden evidence recorded on a noisy machine (a jank fixture read as tier 0) would teach
+    the scorer tests a wrong live result: the items it holds must be what the fixture's truth
+    file expects of them (items.<id>.status / .points)."""
+    from tests.truth import check_value, fixture
+
+    g = load(path)
+    truth = fixture(g["fixture"]).truth
+    wrong = []
+    for key, exp in truth.get("expect", {}).items():
+        parts = key.split(".")
+        if parts[0] != "items" or parts[-1] not in ("status", "points"):
+            continue
+        iid = ".".join(parts[1:-1])
+        if iid in g["items"] and not check_value(exp, g["items"][iid][parts[-1]]):
+            wrong.append(f"{key}: truth {exp!r}, golden {g['items'][iid][parts[-1]]!r}")
+    assert not wrong, f"{g['fixture']}: regenerate on a quiet machine (scripts/golden.sh): " + "; ".join(wrong)
