@@ -60,6 +60,16 @@ async def _fresh(pg: ShopPage, times: list[float]) -> None:
         await pg.dp.seek(times[0], picture_only=True)
 
 
+async def _point_of(pg, shop_id, needed, s) -> tuple:
+    """The shop's point at the next free hover time, or None; maybe the previous shops used up
+    every slot, so one fresh page before giving up. Returns (point, fresh pages opened)."""
+    p = await _at_hover_time(pg, shop_id, needed)
+    if p is not None:
+        return p, 0
+    await _fresh(pg, s.hover_times_s)
+    return await _at_hover_time(pg, shop_id, needed), 1
+
+
 async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | None:
     """Go to the next hover time (or stay, when the current moment is still one) at which the
     whole hover lies outside the automatic window and the shop's point is on screen; its
@@ -109,12 +119,8 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
         for shop in shops:
             res = {"id": shop["id"], "name": shop["name"], "opened": False}
             per_shop.append(res)
-            p = await _at_hover_time(pg, shop["id"], needed)
-            if p is None:
-                # Maybe the previous shops used up every slot: one fresh page before giving up.
-                await _fresh(pg, s.hover_times_s)
-                resets += 1
-                p = await _at_hover_time(pg, shop["id"], needed)
+            p, fresh = await _point_of(pg, shop["id"], needed, s)
+            resets += fresh
             if p is None:
                 res.update(opened=None, reason="the shop's point was never inside the viewport at the hover times")
                 continue
@@ -233,11 +239,8 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
         for shop in shops:
             res = {"id": shop["id"], "opened": False}
             per_shop.append(res)
-            p = await _at_hover_time(pg, shop["id"], needed)
-            if p is None:
-                await _fresh(pg, s.hover_times_s)
-                resets += 1
-                p = await _at_hover_time(pg, shop["id"], needed)
+            p, fresh = await _point_of(pg, shop["id"], needed, s)
+            resets += fresh
             if p is None:
                 res.update(opened=None, reason="never on screen at the hover times")
                 continue

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from .dom_cards import SCRIPT, DomCards, shop_cards
-from .pixels import save_crop
+from .pixels import crop_box, save_crop
 
 
 def valid_shops(value) -> tuple[list[dict], list[str]]:
@@ -116,19 +116,7 @@ class ShopPage:
 
     def region(self, rects: list, mark=None, pad: int = 24) -> list[int] | None:
         """The viewport box around rects (and a marked point), padded: what a grab captures."""
-        w, h = self.size
-        xs, ys = [], []
-        for r in rects:
-            xs += [r[0], r[0] + r[2]]
-            ys += [r[1], r[1] + r[3]]
-        if mark is not None:
-            xs += [mark[0] - 20, mark[0] + 20]
-            ys += [mark[1] - 20, mark[1] + 20]
-        if not xs:
-            return None
-        x0, y0 = max(0, int(min(xs)) - pad), max(0, int(min(ys)) - pad)
-        x1, y1 = min(w, int(max(xs)) + pad), min(h, int(max(ys)) + pad)
-        return [x0, y0, x1 - x0, y1 - y0] if x1 - x0 >= 4 and y1 - y0 >= 4 else None
+        return crop_box(rects, self.size, pad=pad, mark=mark)
 
     async def grab(self, box: list[int] | None):
         """(BGR image, (x0, y0)) of a viewport box, by a clipped screenshot (a whole 1080p

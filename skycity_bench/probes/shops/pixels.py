@@ -64,11 +64,12 @@ def pixel_contrast(img: np.ndarray, rect) -> dict | None:
             "bg": [round(v) for v in bg_rgb], "method": "pixels"}
 
 
-def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px: int = 480,
-              mark: tuple[float, float] | None = None) -> list[int] | None:
-    """Write a small PNG of the region around `rects` (and the marked point, drawn as a ring),
-    downscaled so its longer side is at most `max_px`. Returns the crop box in CSS px."""
-    h, w = img.shape[:2]
+def crop_box(rects: list, size: tuple[int, int], *, pad: int = 24,
+             mark: tuple[float, float] | None = None) -> list[int] | None:
+    """[x, y, w, h] around `rects` (and a marked point) padded by `pad`, inside a frame of
+    `size` (w, h); None when nothing or less than 4 px remains. What a grab and a saved crop
+    both cover."""
+    w, h = size
     xs, ys = [], []
     for r in rects:
         xs += [r[0], r[0] + r[2]]
@@ -80,8 +81,18 @@ def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px
         return None
     x0, y0 = max(0, int(min(xs)) - pad), max(0, int(min(ys)) - pad)
     x1, y1 = min(w, int(max(xs)) + pad), min(h, int(max(ys)) + pad)
-    if x1 - x0 < 4 or y1 - y0 < 4:
+    return [x0, y0, x1 - x0, y1 - y0] if x1 - x0 >= 4 and y1 - y0 >= 4 else None
+
+
+def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px: int = 480,
+              mark: tuple[float, float] | None = None) -> list[int] | None:
+    """Write a small PNG of the region around `rects` (and the marked point, drawn as a ring),
+    downscaled so its longer side is at most `max_px`. Returns the crop box in CSS px."""
+    h, w = img.shape[:2]
+    box = crop_box(rects, (w, h), pad=pad, mark=mark)
+    if box is None:
         return None
+    x0, y0, x1, y1 = box[0], box[1], box[0] + box[2], box[1] + box[3]
     crop = img[y0:y1, x0:x1].copy()
     if mark is not None:
         cv2.circle(crop, (int(mark[0]) - x0, int(mark[1]) - y0), 10, (0, 0, 255), 2)
@@ -91,7 +102,7 @@ def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px
                           interpolation=cv2.INTER_AREA)
     path.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(path), crop)
-    return [x0, y0, x1 - x0, y1 - y0]
+    return box
 
 
 def changed_blob(a: np.ndarray, b: np.ndarray, *, level: int) -> dict:
