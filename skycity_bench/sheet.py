@@ -17,11 +17,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Optional
 
 from . import environment
+from .agreement import Agreement, agreement as measure_agreement
 from .rubric import Rubric, RubricItem
 
 EPS = 1e-9
@@ -218,6 +220,36 @@ def rank(sheets: list[CandidateSheet]) -> Ranking:
 
 
 # --- rendering ------------------------------------------------------------------------
+# Reasons, comments, bench reasons and labels come from people and from hostile demos: the
+# exports escape them so they can neither break the table nor inject markup or formulas.
+
+_MD_ESCAPE = re.compile(r"([\\`*_\[\]|])")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def md_text(value: Any) -> str:
+    """Text safe inside a Markdown table cell or list item: HTML made inert (entities, so a
+    `<script>` is shown, never run), Markdown's active characters and the cell separator `|`
+    backslash-escaped, line breaks (which would end the table row) as `<br>`."""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _NEWLINE.sub("<br>", _MD_ESCAPE.sub(r"\\\1", text))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell a spreadsheet will not run: a text starting (even after spaces) with a
+    formula prefix (= + - @ tab CR, OWASP's list) gets a leading apostrophe, shown as text.
+    Plain numbers pass unchanged."""
+    text = "" if value is None else str(value)
+    if _NUMBER.fullmatch(text):
+        return text
+    if text.startswith(_FORMULA_START) or text.lstrip(" ").startswith(_FORMULA_START):
+        return "'" + text
+    return text
+
 
 def _f(v: Optional[float], nd: int = 2) -> str:
     if v is None:
@@ -235,34 +267,69 @@ def _raw_text(line: ItemLine) -> str:
     return ", ".join(parts)
 
 
-def to_markdown(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None) -> str:
+def _agreement(sheets: list[CandidateSheet], agreement: Optional[Agreement]) -> Agreement:
+    return agreement if agreement is not None else measure_agreement(sheets)
+
+
+def _num(v: Optional[float], nd: int = 3) -> str:
+    return "—" if v is None else f"{v:.{nd}f}"
+
+
+def _interval(a) -> str:
+    return "—" if a.low is None else f"{a.low:.3f} – {a.high:.3f}"
+
+
+def _verdict(a) -> str:
+    return ("⚠ " if a.flagged else "") + a.note
+
+
+def to_markdown(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None,
+                agreement: Optional[Agreement] = None) -> str:
+    """The sheet as Markdown; every text that is not the sheet's own structure goes
+    through md_text (reasons, comments, bench reasons, labels, names)."""
     out: list[str] = []
     for s in sheets:
-        head = f"## {s.candidate_id}" + (f" — {s.label}" if s.label else "") + f" ({s.rubric_id})"
+        head = f"## {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "") + f" ({md_text(s.rubric_id)})"
         out += [head, "", "| item | how | max | points | method | raw scores |",
                 "| :--- | :--- | ---: | ---: | :--- | :--- |"]
         for r in s.rows:
-            out.append(f"| **{r.dimension}** {r.dimension_en} | | **{r.max:g}** | **{_f(r.subtotal)}** | subtotal | |")
+            out.append(f"| **{md_text(r.dimension)}** {md_text(r.dimension_en)} | | **{r.max:g}** | "
+                       f"**{_f(r.subtotal)}** | subtotal | |")
             for i in r.items:
                 meth = i.method + ("" if i.bench_points is None or i.method == "bench"
                                    else f"; bench {i.bench_points:g} ({i.bench_status})")
                 if i.missing:
                     meth = f"missing: {i.missing}"
-                out.append(f"| `{i.item_id}` {i.text} | {i.how} | {i.max:g} | {_f(i.points)} | {meth} | {_raw_text(i)} |")
+                out.append(f"| `{i.item_id}` {md_text(i.text)} | {i.how} | {i.max:g} | {_f(i.points)} | "
+                           f"{md_text(meth)} | {md_text(_raw_text(i))} |")
         out.append("")
         if s.total is None:
             out.append(f"**total: —** (no total while {len(s.missing)} item(s) are missing)")
             out.append("")
             out.append("missing:")
-            out += [f"- {m}" for m in s.missing]
+            out += [f"- {md_text(m)}" for m in s.missing]
         else:
             single = [i.item_id for i in s.items if "single reviewer" in i.flags]
             out.append(f"**total: {s.total:.1f}** / {sum(r.max for r in s.rows):g}"
                        + (f" (single reviewer: {', '.join(single)})" if single else ""))
         out.append("")
+    out += _agreement_md(_agreement(sheets, agreement))
     if ranking is not None:
         out += _ranking_md(ranking)
     return "\n".join(out)
+
+
+def _agreement_md(ag: Agreement) -> list[str]:
+    out = [f"## agreement (Krippendorff's alpha, {ag.level})", "",
+           f"95 % interval: percentile bootstrap over {ag.samples} resamples of the candidates (seed {ag.seed}); "
+           f"candidates: those scored by at least two reviewers. Good from 0.8; below 0.667 the reviewers' "
+           f"mean is not reliable.", "",
+           "| item | alpha | 95 % interval | candidates | verdict |", "| :--- | ---: | :--- | ---: | :--- |"]
+    for a in [ag.overall, *ag.items]:
+        name = "**overall**" if a is ag.overall else f"`{a.item_id}`"
+        out.append(f"| {name} | {_num(a.alpha)} | {_interval(a)} | {a.candidates} | {_verdict(a)} |")
+    out.append("")
+    return out
 
 
 def _ranking_md(ranking: Ranking) -> list[str]:
@@ -272,26 +339,38 @@ def _ranking_md(ranking: Ranking) -> list[str]:
     for k, g in enumerate(ranking.groups, 1):
         out.append(f"environment group {k}:")
         for pos, s in enumerate(g, 1):
-            out.append(f"{pos}. {s.candidate_id}" + (f" — {s.label}" if s.label else "") + f": {s.total:.1f}")
+            out.append(f"{pos}. {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "") + f": {s.total:.1f}")
         out.append("")
     for s, why in ranking.not_ranked:
-        out.append(f"- not ranked: {s.candidate_id}" + (f" — {s.label}" if s.label else "") + f": {why}")
+        out.append(f"- not ranked: {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "")
+                   + f": {md_text(why)}")
     return out
 
 
-def to_csv(sheets: list[CandidateSheet]) -> str:
+def to_csv(sheets: list[CandidateSheet], agreement: Optional[Agreement] = None) -> str:
+    """One table; every cell through csv_cell (no formula reaches a spreadsheet). The
+    agreement comes last, in rows whose candidate column reads `agreement`: points = alpha,
+    method = the measure, missing = the verdict, raw = interval and candidates behind it."""
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["candidate", "label", "row", "item", "how", "max", "points", "method", "missing", "raw"])
+
+    def row(*cells):
+        w.writerow([csv_cell(c) for c in cells])
+
+    row("candidate", "label", "row", "item", "how", "max", "points", "method", "missing", "raw")
     for s in sheets:
         for r in s.rows:
             for i in r.items:
-                w.writerow([s.candidate_id, s.label or "", r.row_id, i.item_id, i.how, f"{i.max:g}", _f(i.points),
-                            i.method, i.missing or "", _raw_text(i)])
-            w.writerow([s.candidate_id, s.label or "", r.row_id, "subtotal", "", f"{r.max:g}", _f(r.subtotal),
-                        "", "", ""])
-        w.writerow([s.candidate_id, s.label or "", "", "total", "", "", "" if s.total is None else f"{s.total:.1f}",
-                    "", "; ".join(s.missing), ""])
+                row(s.candidate_id, s.label or "", r.row_id, i.item_id, i.how, f"{i.max:g}", _f(i.points),
+                    i.method, i.missing or "", _raw_text(i))
+            row(s.candidate_id, s.label or "", r.row_id, "subtotal", "", f"{r.max:g}", _f(r.subtotal), "", "", "")
+        row(s.candidate_id, s.label or "", "", "total", "", "", "" if s.total is None else f"{s.total:.1f}",
+            "", "; ".join(s.missing), "")
+    ag = _agreement(sheets, agreement)
+    for a in [ag.overall, *ag.items]:
+        row("agreement", "", "", a.item_id, "", "", "" if a.alpha is None else f"{a.alpha:.4f}",
+            f"krippendorff-alpha-{ag.level}", a.note,
+            f"95% interval {_interval(a)}; {a.candidates} candidates; {a.scores} scores")
     return buf.getvalue()
 
 
@@ -303,8 +382,10 @@ def sheet_dict(s: CandidateSheet) -> dict[str, Any]:
     return d
 
 
-def to_json(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None, reviews: Optional[list] = None) -> str:
-    doc: dict[str, Any] = {"schema": "skycity-bench/sheet@1", "candidates": [sheet_dict(s) for s in sheets]}
+def to_json(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None, reviews: Optional[list] = None,
+            agreement: Optional[Agreement] = None) -> str:
+    doc: dict[str, Any] = {"schema": "skycity-bench/sheet@1", "candidates": [sheet_dict(s) for s in sheets],
+                           "agreement": _agreement(sheets, agreement).to_dict()}
     if ranking is not None:
         doc["ranking"] = {"groups": [[{"candidate_id": s.candidate_id, "total": s.total,
                                        **({"label": s.label} if s.label else {})} for s in g] for g in ranking.groups],
