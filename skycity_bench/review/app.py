@@ -10,7 +10,7 @@ any of it, in one transaction.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Iterable, Literal, Optional
 from urllib.parse import quote, unquote
 
 from fastapi import Body, FastAPI, Form, Request
@@ -21,8 +21,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, Field
 
 from .. import __version__
+from ..agreement import agreement
 from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
 from ..store import InvalidReview, ReviewStore
+from . import guard
 from .views import candidate_view
 
 HERE = Path(__file__).resolve().parent
@@ -58,7 +60,10 @@ class Finalize(BaseModel):
     by: str = Field(description="who finalises the sheet")
 
 
-def create_app(store: ReviewStore) -> FastAPI:
+def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
+               max_body: int = guard.MAX_BODY_BYTES) -> FastAPI:
+    """`hosts`: the Host names answered (default: loopback only, see guard.allowed_hosts);
+    `max_body`: the request body cap in bytes."""
     # FastAPI's own /docs pulls Swagger UI from a CDN; this machine is offline, so /docs is
     # rendered here from the same OpenAPI document (also served raw at /openapi.json).
     app = FastAPI(title="skycity-bench review", version=__version__, docs_url=None, redoc_url=None,
@@ -66,6 +71,7 @@ def create_app(store: ReviewStore) -> FastAPI:
                               "Candidates appear only under anonymous ids.")
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    guard.install(app, hosts if hosts is not None else guard.allowed_hosts(), max_body)
     rubric = store.rubric
 
     @app.exception_handler(InvalidReview)
@@ -181,15 +187,16 @@ def create_app(store: ReviewStore) -> FastAPI:
     def sheet_page(request: Request):
         sheets = visible_sheets(request)
         return templates.TemplateResponse(request, "sheet.html", {"rubric": rubric, "reviewer": who(request),
-                                                                 "sheets": sheets, "ranking": rank(sheets)})
+                                                                 "sheets": sheets, "ranking": rank(sheets),
+                                                                 "agreement": agreement(sheets)})
 
     @app.get("/sheet.{fmt}", include_in_schema=False)
     def sheet_export(request: Request, fmt: Literal["md", "csv", "json"]):
         return _sheet_response(fmt, visible_sheets(request))
 
     @app.get("/files/{file_id}", include_in_schema=False)
-    def run_file(file_id: int):
-        path, mime, is_text = store.file(file_id)
+    def run_file(file_id: str):
+        path, mime, is_text = store.file(guard.file_number(file_id))
         if is_text:
             return PlainTextResponse(store.mask_for_serving(path.read_text(encoding="utf-8", errors="replace")),
                                      media_type=mime)
