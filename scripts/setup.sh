@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 fc-list :lang=zh 2>/dev/null | grep -qi "noto" || need_apt+=(fonts-noto-cjk)
+# PostgreSQL's server: the store and queue tests start a throwaway one (tests/pg.py, issue 19)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -11,6 +11,9 @@ os.environ["SKYCITY_NPM_REGISTRY"] = "http://127.0.0.1:9"
 
 import pytest
 
+# A real PostgreSQL for the store and queue tests (tests/pg.py: fixtures postgres, pg_url).
+pytest_plugins = ["tests.pg"]
+
 # Tests whose assertions depend on real time: frame-pacing tiers, the real-time capture's held
 # frames, wall-clock bounds on hangs and budgets, the autoplay look, real-time runs compared
 # with each other. scripts/test.sh runs them first and alone (a second pytest worker beside

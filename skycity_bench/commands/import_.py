@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
         runs: List[Path] = typer.Argument(..., help="run folders (or their report.json)"),
-        db: Optional[Path] = typer.Option(None, "--db", help="review store (default recordings/reviews.sqlite)"),
+        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
+                                                           "or a postgresql:// URL"),
         reviews: Optional[Path] = typer.Option(None, "--reviews", help="replay exported reviews (sheet JSON or JSONL)"),
         html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
     ) -> None:

@@ -14,7 +14,8 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def register(app: typer.Typer) -> None:
     @app.command("review")
     def review(
-        db: Optional[Path] = typer.Option(None, "--db", help="review store (default recordings/reviews.sqlite)"),
+        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
+                                                           "or a postgresql:// URL"),
         port: int = typer.Option(8765, "--port", min=0, max=65535, help="TCP port (0: any free one)"),
         host: str = typer.Option("127.0.0.1", "--host", help="bind address (loopback unless told otherwise)"),
         seed: Optional[int] = typer.Option(None, "--seed", help="queue-order seed of a NEW store (default random)"),

@@ -13,7 +13,8 @@ from ..errors import UserError
 def register(app: typer.Typer) -> None:
     @app.command("sheet")
     def sheet(
-        db: Optional[Path] = typer.Option(None, "--db", help="review store (default recordings/reviews.sqlite)"),
+        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
+                                                           "or a postgresql:// URL"),
         fmt: str = typer.Option("md", "--format", "-f", help="md | csv | json (json includes every raw review)"),
         unblind: bool = typer.Option(False, "--unblind", help="show each candidate's label (its file name)"),
         candidate: Optional[str] = typer.Option(None, "--candidate", help="only this candidate id"),
@@ -23,14 +24,14 @@ def register(app: typer.Typer) -> None:
         """Print the sheet: items and subtotals per rubric row, the total only when nothing is
         missing (otherwise what is missing), and a ranking across comparable environments."""
         from ..sheet import rank, to_csv, to_json, to_markdown
-        from ..store import DEFAULT_DB, ReviewStore
+        from ..store import DEFAULT_DB, ReviewStore, is_postgres
 
         if fmt not in ("md", "csv", "json"):
             raise UserError(f"--format: expected md, csv or json, got {fmt!r}")
         path = db or DEFAULT_DB
-        if not Path(path).is_file():
+        if not is_postgres(path) and not Path(path).is_file():
             raise UserError(f"{path}: no review store here (run `skycity-bench import RUN_DIR` first)")
-        store = ReviewStore(path)
+        store = ReviewStore(path, create=False)
         if finalize:
             store.finalize(finalize, by)
         sheets = store.sheets(unblind=unblind)

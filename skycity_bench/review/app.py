@@ -196,12 +196,14 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
 
     @app.get("/files/{file_id}", include_in_schema=False)
     def run_file(file_id: str):
-        path, mime, is_text = store.file(guard.file_number(file_id))
-        if is_text:
-            return PlainTextResponse(store.mask_for_serving(path.read_text(encoding="utf-8", errors="replace")),
-                                     media_type=mime)
+        f = store.file(guard.file_number(file_id))
+        if f.is_text:
+            return PlainTextResponse(store.mask_for_serving(f.read_bytes().decode("utf-8", errors="replace")),
+                                     media_type=f.mime)
         # no filename in the headers: a file's name on disk is not the reviewers' business
-        return FileResponse(path, media_type=mime, content_disposition_type="inline", filename=None)
+        if f.path is None:            # kept in the database (a queue worker's run)
+            return Response(f.data, media_type=f.mime, headers={"content-disposition": "inline"})
+        return FileResponse(f.path, media_type=f.mime, content_disposition_type="inline", filename=None)
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def api_docs(request: Request):

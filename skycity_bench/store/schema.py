@@ -1,117 +1,133 @@
-"""The review store's SQLite schema, versioned by `PRAGMA user_version` and upgraded by
-ordered migrations (never edit a released migration: append a new one).
+"""The store's tables (SQLAlchemy Core), one definition for SQLite and PostgreSQL.
 
-Why these pragmas: WAL lets the web app read while a reviewer's submission is written and
-keeps concurrent writers from corrupting each other (they queue behind `BEGIN IMMEDIATE`);
-busy_timeout makes the second writer wait instead of failing with "database is locked";
-foreign keys catch a review of a candidate that does not exist.
+The schema is changed only by Alembic migrations (store/migrations/versions/, applied by
+db.migrate; never edit a released one: append a new one). These Table objects describe the
+schema as the latest migration leaves it, for the queries; a test holds the two together.
 
 The id ↔ label mapping lives in its own table (`candidate_labels`), read only by the
 unblinding code path, so nothing that serves reviewers ever selects it.
+
+Queue tables (issue 19; used only with PostgreSQL, where procrastinate keeps its jobs in
+the same database; on SQLite they stay empty):
+- queue_candidates: each candidate's bytes, frozen at `queue add` (workers need no shared disk);
+- queue_runs: one row per planned run (candidate × repeat), its options, its state and
+  progress (who runs it, which probe, since when), its result (runs.id) once done;
+- file_chunks: evidence files of a run stored in the database (runs.storage = 'db').
 """
 
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+from sqlalchemy import (CheckConstraint, Column, Float, ForeignKey, Index, Integer, LargeBinary, MetaData, Table, Text,
+                        UniqueConstraint, text)
 
-BUSY_TIMEOUT_MS = 30_000
+# The newest migration this code knows (db.migrate compares it with the store's before
+# importing Alembic, so opening an up-to-date store costs one query).
+# tests/unit/test_store_migrations.py holds it equal to the migrations' head.
+HEAD = "0002"
+# PRAGMA user_version of a SQLite store at HEAD: the pre-Alembic code refuses a store whose
+# version is above its own (1), so an older bench never writes into a newer store.
+SQLITE_USER_VERSION = 2
 
-MIGRATIONS: list[tuple[int, str]] = [
-    (1, """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE candidates (
-        id          TEXT PRIMARY KEY,          -- anonymous (report candidate.id), never a model name
-        sha256      TEXT NOT NULL UNIQUE,
-        created_at  TEXT NOT NULL
-    );
-    CREATE TABLE candidate_labels (            -- revealed only when unblinding
-        candidate_id TEXT PRIMARY KEY REFERENCES candidates(id),
-        label        TEXT NOT NULL
-    );
-    CREATE TABLE runs (
-        id            INTEGER PRIMARY KEY,
-        candidate_id  TEXT NOT NULL REFERENCES candidates(id),
-        report_sha256 TEXT NOT NULL UNIQUE,
-        rubric_id     TEXT NOT NULL,
-        run_dir       TEXT NOT NULL,           -- operator's path: never served (it may name the model)
-        started_at    TEXT NOT NULL DEFAULT '',
-        imported_at   TEXT NOT NULL,
-        report_json   TEXT NOT NULL            -- the report.json as imported (source of truth)
-    );
-    CREATE INDEX runs_candidate ON runs(candidate_id);
-    CREATE TABLE run_files (
-        id       INTEGER PRIMARY KEY,
-        run_id   INTEGER NOT NULL REFERENCES runs(id),
-        relpath  TEXT NOT NULL,
-        sha256   TEXT NOT NULL,
-        size     INTEGER NOT NULL,
-        mime     TEXT NOT NULL,
-        UNIQUE (run_id, relpath)
-    );
-    CREATE TABLE reviewers (
-        id          INTEGER PRIMARY KEY,
-        name        TEXT NOT NULL UNIQUE,
-        seat        INTEGER NOT NULL UNIQUE,   -- sign-in order: decides the queue order
-        created_at  TEXT NOT NULL
-    );
-    CREATE TABLE reviews (                     -- append-only: a revision supersedes, never overwrites
-        id            INTEGER PRIMARY KEY,
-        candidate_id  TEXT NOT NULL REFERENCES candidates(id),
-        run_id        INTEGER REFERENCES runs(id),
-        reviewer_id   INTEGER NOT NULL REFERENCES reviewers(id),
-        item_id       TEXT NOT NULL,
-        kind          TEXT NOT NULL CHECK (kind IN ('grade', 'override')),
-        level         TEXT,                    -- grade: level key
-        share         REAL,
-        points        REAL NOT NULL,
-        comment       TEXT NOT NULL DEFAULT '',
-        reason        TEXT NOT NULL DEFAULT '',
-        rubric_id     TEXT NOT NULL,
-        rubric_sha256 TEXT NOT NULL,
-        source        TEXT NOT NULL,           -- web | api | import:<original source>
-        created_at    TEXT NOT NULL,
-        superseded_by INTEGER REFERENCES reviews(id)
-    );
-    CREATE INDEX reviews_active ON reviews(candidate_id, item_id) WHERE superseded_by IS NULL;
-    CREATE TABLE finalized (
-        candidate_id TEXT PRIMARY KEY REFERENCES candidates(id),
-        at           TEXT NOT NULL,
-        by           TEXT NOT NULL
-    );
-    """),
-]
+metadata = MetaData()
 
-LATEST = MIGRATIONS[-1][0]
+meta = Table("meta", metadata,
+             Column("key", Text, primary_key=True),
+             Column("value", Text, nullable=False))
 
+candidates = Table("candidates", metadata,
+                   Column("id", Text, primary_key=True),           # anonymous (report candidate.id)
+                   Column("sha256", Text, nullable=False, unique=True),
+                   Column("created_at", Text, nullable=False))
 
-def connect(path: Path | str) -> sqlite3.Connection:
-    con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                          check_same_thread=False)
-    con.row_factory = sqlite3.Row
-    con.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    con.execute("PRAGMA foreign_keys = ON")
-    con.execute("PRAGMA synchronous = NORMAL")
-    return con
+candidate_labels = Table("candidate_labels", metadata,             # revealed only when unblinding
+                         Column("candidate_id", Text, ForeignKey("candidates.id"), primary_key=True),
+                         Column("label", Text, nullable=False))
 
+runs = Table("runs", metadata,
+             Column("id", Integer, primary_key=True),
+             Column("candidate_id", Text, ForeignKey("candidates.id"), nullable=False),
+             Column("report_sha256", Text, nullable=False, unique=True),
+             Column("rubric_id", Text, nullable=False),
+             Column("run_dir", Text, nullable=False),    # operator's path: never served (it may name the model)
+             Column("started_at", Text, nullable=False, server_default=""),
+             Column("imported_at", Text, nullable=False),
+             Column("report_json", Text, nullable=False),  # the report.json as imported (source of truth)
+             # 0002: 'disk' (files under run_dir) or 'db' (files in file_chunks)
+             Column("storage", Text, nullable=False, server_default="disk"),
+             Index("runs_candidate", "candidate_id"))
 
-def migrate(con: sqlite3.Connection) -> int:
-    """Bring the schema to LATEST; returns the version found before. Each step is one
-    transaction, so an interrupted upgrade leaves the previous version intact."""
-    con.execute("PRAGMA journal_mode = WAL")
-    con.execute("BEGIN IMMEDIATE")
-    try:
-        found = con.execute("PRAGMA user_version").fetchone()[0]
-        if found > LATEST:
-            raise RuntimeError(f"store schema {found} is newer than this bench knows ({LATEST})")
-        for version, sql in MIGRATIONS:
-            if version > found:
-                for stmt in sql.split(";"):
-                    if stmt.strip():
-                        con.execute(stmt)
-                con.execute(f"PRAGMA user_version = {version}")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return found
+run_files = Table("run_files", metadata,
+                  Column("id", Integer, primary_key=True),
+                  Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
+                  Column("relpath", Text, nullable=False),
+                  Column("sha256", Text, nullable=False),
+                  Column("size", Integer, nullable=False),
+                  Column("mime", Text, nullable=False),
+                  UniqueConstraint("run_id", "relpath"))
+
+reviewers = Table("reviewers", metadata,
+                  Column("id", Integer, primary_key=True),
+                  Column("name", Text, nullable=False, unique=True),
+                  Column("seat", Integer, nullable=False, unique=True),   # sign-in order: the queue order
+                  Column("created_at", Text, nullable=False))
+
+reviews = Table("reviews", metadata,                    # append-only: a revision supersedes, never overwrites
+                Column("id", Integer, primary_key=True),
+                Column("candidate_id", Text, ForeignKey("candidates.id"), nullable=False),
+                Column("run_id", Integer, ForeignKey("runs.id")),
+                Column("reviewer_id", Integer, ForeignKey("reviewers.id"), nullable=False),
+                Column("item_id", Text, nullable=False),
+                Column("kind", Text, CheckConstraint("kind IN ('grade', 'override')"), nullable=False),
+                Column("level", Text),
+                Column("share", Float),
+                Column("points", Float, nullable=False),
+                Column("comment", Text, nullable=False, server_default=""),
+                Column("reason", Text, nullable=False, server_default=""),
+                Column("rubric_id", Text, nullable=False),
+                Column("rubric_sha256", Text, nullable=False),
+                Column("source", Text, nullable=False),           # web | api | import:<original source>
+                Column("created_at", Text, nullable=False),
+                Column("superseded_by", Integer, ForeignKey("reviews.id")),
+                Index("reviews_active", "candidate_id", "item_id", sqlite_where=text("superseded_by IS NULL"),
+                      postgresql_where=text("superseded_by IS NULL")))
+
+finalized = Table("finalized", metadata,
+                  Column("candidate_id", Text, ForeignKey("candidates.id"), primary_key=True),
+                  Column("at", Text, nullable=False),
+                  Column("by", Text, nullable=False))
+
+# --- 0002: evidence in the database, the queue ---------------------------------------------
+file_chunks = Table("file_chunks", metadata,
+                    Column("file_id", Integer, ForeignKey("run_files.id"), primary_key=True),
+                    Column("seq", Integer, primary_key=True),
+                    Column("data", LargeBinary, nullable=False))
+
+queue_candidates = Table("queue_candidates", metadata,
+                         Column("id", Text, primary_key=True),               # anonymous id, as candidates.id
+                         Column("sha256", Text, nullable=False, unique=True),
+                         Column("html", LargeBinary, nullable=False),        # the exact bytes planned
+                         Column("labels", Text, nullable=False),             # JSON list: every file name it came as
+                         Column("created_at", Text, nullable=False))
+
+queue_runs = Table("queue_runs", metadata,
+                   Column("id", Integer, primary_key=True),
+                   Column("candidate_id", Text, ForeignKey("queue_candidates.id"), nullable=False),
+                   Column("tag", Text, nullable=False),
+                   Column("repeat_index", Integer, nullable=False),
+                   Column("options", Text, nullable=False),        # JSON: probes, scenario overrides, network...
+                   Column("job_id", Integer),                      # procrastinate's job
+                   Column("state", Text, nullable=False),          # queued | running | done | failed
+                   Column("worker", Text),                         # who runs / ran it
+                   Column("lease", Text),                          # this attempt's token: only it may store the result
+                   Column("probe", Text),                          # what the run is doing now
+                   Column("started_at", Text),
+                   Column("finished_at", Text),
+                   Column("attempts", Integer, nullable=False, server_default="0"),
+                   Column("deaths", Integer, nullable=False, server_default="0"),   # stalls (its worker vanished)
+                   Column("error", Text),
+                   Column("result_run_id", Integer, ForeignKey("runs.id")),
+                   Column("fingerprint", Text),                    # JSON: the worker machine's environment
+                   Column("created_at", Text, nullable=False),
+                   Column("history", Text, nullable=False, server_default="[]"),  # JSON events: start, stall, done...
+                   UniqueConstraint("candidate_id", "tag", "repeat_index"),
+                   Index("queue_runs_tag_state", "tag", "state"))

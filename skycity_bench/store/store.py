@@ -1,10 +1,16 @@
-"""The review store: one SQLite file holding candidates (anonymous ids; labels apart), runs
-(report.json as imported, plus an index of the run's files), reviewers and their reviews.
+"""The review store: candidates (anonymous ids; labels apart), runs (report.json as imported,
+plus an index of the run's files), reviewers and their reviews — in one SQLite file (the
+default) or one PostgreSQL database shared by several machines (issue 19), through one
+SQLAlchemy Core code path (db.py makes the engine and upgrades the schema).
 
 Everything in it can be rebuilt from the run folders and an export of the reviews
 (`export_reviews` / `import_reviews`): the reports stay the source of truth, reviews are
 appended with provenance (reviewer, time, rubric id and hash, source) and a revision
 supersedes the old row instead of overwriting it.
+
+A run's files are indexed by number and served from its run folder (runs.storage 'disk'), or
+from the database itself (storage 'db': a queue worker's run, its files chunked into
+file_chunks so the review app needs no shared disk).
 """
 
 from __future__ import annotations
@@ -15,28 +21,52 @@ import json
 import mimetypes
 import random
 import secrets as _secrets
-import sqlite3
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
+import sqlalchemy as sa
 from pydantic import ValidationError
+from sqlalchemy.engine import Connection
 
 from ..errors import UserError
 from ..report import Report
 from ..rubric import Rubric, find_rubric, load_rubric
 from ..sheet import CandidateSheet, Review, build_sheet
 from . import blind
-from .schema import connect, migrate
+from .db import Database, is_postgres, migrate, open_database
 from .validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
 
 DEFAULT_DB = Path("recordings") / "reviews.sqlite"
 SKIP_FILES = {"report.json"}
+CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows of this size
 
 
 def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+class _Rows:
+    """A result read as mappings (row["column"]), or as one scalar."""
+
+    def __init__(self, result):
+        self.result = result
+
+    def first(self):
+        return self.result.mappings().first()
+
+    def all(self):
+        return self.result.mappings().all()
+
+    def __iter__(self):
+        return iter(self.result.mappings())
+
+    def scalar_one(self):
+        return self.result.scalar_one()
+
+
+def _q(con: Connection, sql: str, **params: Any) -> _Rows:
+    return _Rows(con.execute(sa.text(sql), params))
 
 
 @dataclass
@@ -47,21 +77,45 @@ class ImportResult:
     files: int
 
 
+@dataclass
+class StoredFile:
+    """A run file to serve: on disk (path) or from the database (data)."""
+
+    mime: str
+    is_text: bool
+    path: Optional[Path] = None
+    data: Optional[bytes] = None
+
+    def read_bytes(self) -> bytes:
+        return self.data if self.data is not None else self.path.read_bytes()
+
+
+@dataclass
+class PreparedRun:
+    """A run folder read and checked, ready to be stored (import_run / insert_run)."""
+
+    report: Report
+    raw: bytes
+    sha256: str
+    run_dir: Path
+    files: list[tuple[str, str, int, str]]      # relpath, sha256, size, mime
+
+
 class ReviewStore:
-    def __init__(self, path: Path | str = DEFAULT_DB, *, rubric: Optional[Rubric] = None, seed: Optional[int] = None):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = connect(self.path)
-        try:
-            migrate(con)
-        finally:
-            con.close()
-        with self._tx() as con:
-            meta = {r["key"]: r["value"] for r in con.execute("SELECT key, value FROM meta")}
+    def __init__(self, target: Path | str = DEFAULT_DB, *, rubric: Optional[Rubric] = None,
+                 seed: Optional[int] = None, create: bool = True):
+        """`target`: a store file (SQLite) or a postgresql:// URL. create=False refuses a
+        place that holds no store yet (sheet), instead of making an empty one."""
+        self.db: Database = open_database(target)
+        self.path = self.db.path if self.db.path is not None else self.db.display
+        migrate(self.db, create=create)
+        with self.db.write() as con:
+            meta = {r["key"]: r["value"] for r in _q(con, "SELECT key, value FROM meta")}
             if "rubric_id" not in meta:    # a new store: its rubric and queue seed are fixed now
                 meta = {"rubric_id": (rubric or load_rubric()).id,
                         "seed": str(seed if seed is not None else _secrets.randbelow(2**31))}
-                con.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+                for k, v in meta.items():
+                    _q(con, "INSERT INTO meta (key, value) VALUES (:k, :v)", k=k, v=v)
         if rubric is not None and rubric.id != meta["rubric_id"]:
             raise UserError(f"{self.path}: this store scores under rubric {meta['rubric_id']}, not {rubric.id}")
         if rubric is None:
@@ -72,33 +126,23 @@ class ReviewStore:
         self.rubric = rubric
         self.seed = int(meta["seed"])
 
-    # --- connections --------------------------------------------------------------
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        con = connect(self.path)
-        try:
-            yield con
-        finally:
-            con.close()
+    @property
+    def postgres(self) -> bool:
+        return self.db.postgres
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction. BEGIN IMMEDIATE takes the write lock up front, so two
-        submissions at once queue (busy_timeout) instead of one failing half way."""
-        con = connect(self.path)
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                yield con
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
-        finally:
-            con.close()
+    def close(self) -> None:
+        self.db.dispose()
+
+    # --- connections --------------------------------------------------------------
+    def _read(self):
+        return self.db.read()
+
+    def _tx(self):
+        """One write transaction; writers queue (db.Database.write)."""
+        return self.db.write()
 
     # --- runs -----------------------------------------------------------------------
-    def import_run(self, path: Path | str) -> ImportResult:
+    def prepare_run(self, path: Path | str) -> PreparedRun:
         path = Path(path)
         report_path = path / "report.json" if path.is_dir() else path
         if not report_path.is_file():
@@ -111,33 +155,49 @@ class ReviewStore:
         if report.rubric_id != self.rubric.id:
             raise UserError(f"{report_path}: scored under rubric {report.rubric_id}; this store holds "
                             f"{self.rubric.id} (use another --db)")
-        cid = report.candidate.id
         try:
-            check_candidate_id(cid)
+            check_candidate_id(report.candidate.id)
         except InvalidReview:
-            raise UserError(f"{report_path}: candidate.id {cid!r} is not an anonymous bench id") from None
+            raise UserError(f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id") from None
         run_dir = report_path.parent.resolve()
-        files = list(self._scan_files(run_dir))
-        sha = hashlib.sha256(raw).hexdigest()
+        return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, list(self._scan_files(run_dir)))
+
+    def import_run(self, path: Path | str) -> ImportResult:
+        prep = self.prepare_run(path)
         with self._tx() as con:
-            row = con.execute("SELECT sha256 FROM candidates WHERE id = ?", (cid,)).fetchone()
-            if row is None:
-                con.execute("INSERT INTO candidates VALUES (?, ?, ?)", (cid, report.candidate.sha256, now()))
-            elif row["sha256"] != report.candidate.sha256:
-                raise UserError(f"{report_path}: candidate {cid} is already stored with another file hash")
-            if report.candidate.label:
-                con.execute("INSERT OR IGNORE INTO candidate_labels VALUES (?, ?)", (cid, report.candidate.label))
-            old = con.execute("SELECT id FROM runs WHERE report_sha256 = ?", (sha,)).fetchone()
-            if old is not None:
-                return ImportResult(cid, old["id"], False, len(files))
-            cur = con.execute(
-                "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at, report_json)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (cid, sha, report.rubric_id, str(run_dir), report.started_at or "", now(), raw.decode("utf-8")))
-            run_id = cur.lastrowid
-            con.executemany("INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (?, ?, ?, ?, ?)",
-                            [(run_id, *f) for f in files])
-        return ImportResult(cid, run_id, True, len(files))
+            return self.insert_run(con, prep)
+
+    def insert_run(self, con: Connection, prep: PreparedRun, *, storage: str = "disk",
+                   run_dir: Optional[str] = None) -> ImportResult:
+        """Store a prepared run inside the caller's write transaction. storage 'db' also
+        copies every file into file_chunks (the queue's workers), 'disk' indexes them."""
+        report, cid = prep.report, prep.report.candidate.id
+        row = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
+        if row is None:
+            _q(con, "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
+               c=cid, s=report.candidate.sha256, t=now())
+        elif row["sha256"] != report.candidate.sha256:
+            raise UserError(f"{prep.run_dir}: candidate {cid} is already stored with another file hash")
+        if report.candidate.label and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c",
+                                         c=cid).first() is None:
+            _q(con, "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)", c=cid,
+               l=report.candidate.label)
+        old = _q(con, "SELECT id FROM runs WHERE report_sha256 = :s", s=prep.sha256).first()
+        if old is not None:
+            return ImportResult(cid, old["id"], False, len(prep.files))
+        run_id = _q(con, "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
+                         " report_json, storage) VALUES (:c, :s, :r, :d, :st, :t, :j, :storage) RETURNING id",
+                    c=cid, s=prep.sha256, r=report.rubric_id, d=run_dir or str(prep.run_dir),
+                    st=report.started_at or "", t=now(), j=prep.raw.decode("utf-8"), storage=storage).scalar_one()
+        for rel, sha, size, mime in prep.files:
+            fid = _q(con, "INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (:r, :p, :s, :n, :m)"
+                          " RETURNING id", r=run_id, p=rel, s=sha, n=size, m=mime).scalar_one()
+            if storage == "db":
+                with (prep.run_dir / rel).open("rb") as f:
+                    for seq, chunk in enumerate(iter(lambda: f.read(CHUNK_BYTES), b"")):
+                        _q(con, "INSERT INTO file_chunks (file_id, seq, data) VALUES (:f, :q, :d)",
+                           f=fid, q=seq, d=chunk)
+        return ImportResult(cid, run_id, True, len(prep.files))
 
     @staticmethod
     def _scan_files(run_dir: Path):
@@ -153,47 +213,55 @@ class ReviewStore:
 
     def candidates(self) -> list[str]:
         with self._read() as con:
-            return [r["id"] for r in con.execute("SELECT id FROM candidates ORDER BY id")]
+            return [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
 
     def has_candidate(self, cid: str) -> bool:
         with self._read() as con:
-            return con.execute("SELECT 1 FROM candidates WHERE id = ?", (cid,)).fetchone() is not None
+            return _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is not None
 
     def _secrets(self, con, cid: str) -> list[str]:
-        row = con.execute("SELECT label FROM candidate_labels WHERE candidate_id = ?", (cid,)).fetchone()
+        row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
         return blind.secrets_of(row["label"] if row else None)
 
     def _all_secrets(self, con) -> list[str]:
         out: set[str] = set()
-        for r in con.execute("SELECT label FROM candidate_labels"):
+        for r in _q(con, "SELECT label FROM candidate_labels"):
             out.update(blind.secrets_of(r["label"]))
         return sorted(out, key=len, reverse=True)
 
     def latest_run(self, cid: str) -> Optional[dict]:
         """The candidate's latest run, blind: report without label, masked; files by id."""
         with self._read() as con:
-            r = con.execute("SELECT id, report_json FROM runs WHERE candidate_id = ? ORDER BY started_at DESC, id DESC"
-                            " LIMIT 1", (cid,)).fetchone()
+            r = _q(con, "SELECT id, report_json FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC"
+                        " LIMIT 1", c=cid).first()
             if r is None:
                 return None
             sec = self._all_secrets(con)
             files = [{"id": f["id"], "name": blind.mask_text(f["relpath"], sec), "mime": f["mime"], "size": f["size"]}
-                     for f in con.execute("SELECT id, relpath, mime, size FROM run_files WHERE run_id = ? ORDER BY relpath",
-                                          (r["id"],))]
+                     for f in _q(con, "SELECT id, relpath, mime, size FROM run_files WHERE run_id = :r ORDER BY relpath",
+                                 r=r["id"])]
             return {"run_id": r["id"], "report": blind.blind_report(json.loads(r["report_json"]), sec), "files": files}
 
-    def file(self, file_id: int) -> tuple[Path, str, bool]:
-        """(path on disk, mime, is_text) of a run file; UserError when unknown or gone."""
+    def file(self, file_id: int) -> StoredFile:
+        """A run file to serve (from its run folder, or from the database); InvalidReview
+        404 when unknown or gone."""
         with self._read() as con:
-            f = con.execute("SELECT f.relpath, f.mime, r.run_dir FROM run_files f JOIN runs r ON r.id = f.run_id"
-                            " WHERE f.id = ?", (file_id,)).fetchone()
-        if f is None:
-            raise InvalidReview("no such file", 404)
+            f = _q(con, "SELECT f.id, f.relpath, f.mime, f.size, r.run_dir, r.storage FROM run_files f"
+                        " JOIN runs r ON r.id = f.run_id WHERE f.id = :f", f=file_id).first()
+            if f is None:
+                raise InvalidReview("no such file", 404)
+            is_text = f["mime"].startswith("text/") or f["mime"] == "application/json"
+            if f["storage"] == "db":
+                data = b"".join(bytes(c["data"]) for c in
+                                _q(con, "SELECT data FROM file_chunks WHERE file_id = :f ORDER BY seq", f=file_id))
+                if len(data) != f["size"]:
+                    raise InvalidReview("the run's file is incomplete in the store", 404)
+                return StoredFile(f["mime"], is_text, data=data)
         root = Path(f["run_dir"]).resolve()
         p = (root / f["relpath"]).resolve()
         if root not in p.parents or not p.is_file():
             raise InvalidReview("the run's file is no longer on disk", 404)
-        return p, f["mime"], f["mime"].startswith("text/") or f["mime"] == "application/json"
+        return StoredFile(f["mime"], is_text, path=p)
 
     def mask_for_serving(self, text: str) -> str:
         with self._read() as con:
@@ -203,16 +271,17 @@ class ReviewStore:
     def sign_in(self, name: str) -> dict:
         name = check_reviewer_name(name)
         with self._tx() as con:
-            row = con.execute("SELECT id, name, seat FROM reviewers WHERE name = ?", (name,)).fetchone()
+            row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
             if row is None:
-                seat = con.execute("SELECT COALESCE(MAX(seat), -1) + 1 FROM reviewers").fetchone()[0]
-                cur = con.execute("INSERT INTO reviewers (name, seat, created_at) VALUES (?, ?, ?)", (name, seat, now()))
-                return {"id": cur.lastrowid, "name": name, "seat": seat}
+                seat = _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
+                rid = _q(con, "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
+                         n=name, s=seat, t=now()).scalar_one()
+                return {"id": rid, "name": name, "seat": seat}
             return dict(row)
 
     def reviewer(self, name: str) -> dict:
         with self._read() as con:
-            row = con.execute("SELECT id, name, seat FROM reviewers WHERE name = ?", (name,)).fetchone()
+            row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
         if row is None:
             raise InvalidReview(f"unknown reviewer {name!r}: sign in first", 404)
         return dict(row)
@@ -248,10 +317,10 @@ class ReviewStore:
         rows = validate_submission(self.rubric, rubric_id, grades or [], overrides or [])
         stored, unchanged = [], 0
         with self._tx() as con:
-            if con.execute("SELECT 1 FROM finalized WHERE candidate_id = ?", (cid,)).fetchone():
+            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first():
                 raise InvalidReview(f"the sheet of {cid} is finalised: scores can no longer change", 409)
-            run = con.execute("SELECT id FROM runs WHERE candidate_id = ? ORDER BY started_at DESC, id DESC LIMIT 1",
-                              (cid,)).fetchone()
+            run = _q(con, "SELECT id FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC LIMIT 1",
+                     c=cid).first()
             for r in rows:
                 new_id = self._append(con, cid, run["id"] if run else None, me["id"], r, source, now())
                 if new_id is None:
@@ -261,31 +330,32 @@ class ReviewStore:
         return {"stored": len(stored), "unchanged": unchanged, "review_ids": stored}
 
     def _append(self, con, cid, run_id, reviewer_id, r: dict, source: str, at: str) -> Optional[int]:
-        old = con.execute("SELECT id, points, comment, reason FROM reviews WHERE candidate_id = ? AND item_id = ? "
-                          "AND reviewer_id = ? AND kind = ? AND superseded_by IS NULL",
-                          (cid, r["item"], reviewer_id, r["kind"])).fetchone()
+        old = _q(con, "SELECT id, points, comment, reason FROM reviews WHERE candidate_id = :c AND item_id = :i "
+                      "AND reviewer_id = :w AND kind = :k AND superseded_by IS NULL",
+                 c=cid, i=r["item"], w=reviewer_id, k=r["kind"]).first()
         if old and abs(old["points"] - r["points"]) < 1e-9 and old["comment"] == r["comment"] \
                 and old["reason"] == r["reason"]:
             return None
-        cur = con.execute(
-            "INSERT INTO reviews (candidate_id, run_id, reviewer_id, item_id, kind, level, share, points, comment, "
-            "reason, rubric_id, rubric_sha256, source, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (cid, run_id, reviewer_id, r["item"], r["kind"], r.get("level"), r.get("share"), r["points"],
-             r["comment"], r["reason"], self.rubric.id, self.rubric.sha256, source, at))
+        new_id = _q(con, "INSERT INTO reviews (candidate_id, run_id, reviewer_id, item_id, kind, level, share, points, "
+                         "comment, reason, rubric_id, rubric_sha256, source, created_at) VALUES (:c, :run, :w, :i, :k, "
+                         ":level, :share, :points, :comment, :reason, :rid, :rsha, :source, :at) RETURNING id",
+                    c=cid, run=run_id, w=reviewer_id, i=r["item"], k=r["kind"], level=r.get("level"),
+                    share=r.get("share"), points=r["points"], comment=r["comment"], reason=r["reason"],
+                    rid=self.rubric.id, rsha=self.rubric.sha256, source=source, at=at).scalar_one()
         if old:
-            con.execute("UPDATE reviews SET superseded_by = ? WHERE id = ?", (cur.lastrowid, old["id"]))
-        return cur.lastrowid
+            _q(con, "UPDATE reviews SET superseded_by = :n WHERE id = :o", n=new_id, o=old["id"])
+        return new_id
 
     def reviews(self, cid: str, reviewer: Optional[str] = None) -> list[Review]:
         """Standing (not superseded) reviews of a candidate; one reviewer's only if named."""
         q = ("SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-             "WHERE v.candidate_id = ? AND v.superseded_by IS NULL")
-        args: list[Any] = [cid]
+             "WHERE v.candidate_id = :c AND v.superseded_by IS NULL")
+        args: dict[str, Any] = {"c": cid}
         if reviewer is not None:
-            q += " AND w.name = ?"
-            args.append(reviewer)
+            q += " AND w.name = :n"
+            args["n"] = reviewer
         with self._read() as con:
-            rows = con.execute(q + " ORDER BY v.id", args).fetchall()
+            rows = _q(con, q + " ORDER BY v.id", **args).all()
         return [Review(r["name"], r["item_id"], r["kind"], r["points"], r["share"], r["comment"], r["reason"],
                        r["created_at"], r["id"]) for r in rows]
 
@@ -294,26 +364,26 @@ class ReviewStore:
         if not self.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
         with self._tx() as con:
-            con.execute("INSERT OR IGNORE INTO finalized VALUES (?, ?, ?)", (cid, now(), by))
+            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is None:
+                _q(con, 'INSERT INTO finalized (candidate_id, at, "by") VALUES (:c, :t, :b)', c=cid, t=now(), b=by)
 
     def is_finalized(self, cid: str) -> bool:
         with self._read() as con:
-            return con.execute("SELECT 1 FROM finalized WHERE candidate_id = ?", (cid,)).fetchone() is not None
+            return _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
 
     # --- the sheet ------------------------------------------------------------------
     def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
         with self._read() as con:
-            run = con.execute("SELECT id, report_json FROM runs WHERE candidate_id = ? ORDER BY started_at DESC, id DESC"
-                              " LIMIT 1", (cid,)).fetchone()
+            run = _q(con, "SELECT id, report_json FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC"
+                          " LIMIT 1", c=cid).first()
             label = None
             if unblind:
-                row = con.execute("SELECT label FROM candidate_labels WHERE candidate_id = ?", (cid,)).fetchone()
+                row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
                 label = row["label"] if row else None
-            fin = con.execute("SELECT 1 FROM finalized WHERE candidate_id = ?", (cid,)).fetchone() is not None
-        report = json.loads(run["report_json"]) if run else None
-        if report is not None and not unblind:
-            # bench reasons end up in the sheet's missing list: blind them like any served text
-            with self._read() as con:
+            fin = _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
+            report = json.loads(run["report_json"]) if run else None
+            if report is not None and not unblind:
+                # bench reasons end up in the sheet's missing list: blind them like any served text
                 report = blind.blind_report(report, self._all_secrets(con))
         return build_sheet(self.rubric, cid, report, self.reviews(cid), label=label, finalized=fin,
                            run_id=run["id"] if run else None)
@@ -325,8 +395,8 @@ class ReviewStore:
     def export_reviews(self) -> list[dict]:
         """Every review ever stored (history included), in order, with provenance."""
         with self._read() as con:
-            rows = con.execute("SELECT v.*, w.name, w.seat FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-                               "ORDER BY v.id").fetchall()
+            rows = _q(con, "SELECT v.*, w.name, w.seat FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+                           "ORDER BY v.id").all()
         keys = ("candidate_id", "item_id", "kind", "level", "share", "points", "comment", "reason", "rubric_id",
                 "rubric_sha256", "source", "created_at")
         return [{**{k: r[k] for k in keys}, "reviewer": r["name"], "seat": r["seat"],
@@ -340,20 +410,21 @@ class ReviewStore:
                 if r.get("rubric_id") != self.rubric.id:
                     raise UserError(f"review of {r.get('candidate_id')} names rubric {r.get('rubric_id')}, "
                                     f"this store holds {self.rubric.id}")
-                if con.execute("SELECT 1 FROM candidates WHERE id = ?", (r["candidate_id"],)).fetchone() is None:
+                if _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=r["candidate_id"]).first() is None:
                     raise UserError(f"review of unknown candidate {r['candidate_id']}: import its run first")
-                w = con.execute("SELECT id FROM reviewers WHERE name = ?", (r["reviewer"],)).fetchone()
+                w = _q(con, "SELECT id FROM reviewers WHERE name = :n", n=r["reviewer"]).first()
                 if w is None:
-                    taken = con.execute("SELECT 1 FROM reviewers WHERE seat = ?", (r.get("seat"),)).fetchone()
+                    taken = r.get("seat") is not None and \
+                        _q(con, "SELECT 1 FROM reviewers WHERE seat = :s", s=r["seat"]).first() is not None
                     seat = r.get("seat") if r.get("seat") is not None and not taken else \
-                        con.execute("SELECT COALESCE(MAX(seat), -1) + 1 FROM reviewers").fetchone()[0]
-                    wid = con.execute("INSERT INTO reviewers (name, seat, created_at) VALUES (?, ?, ?)",
-                                      (r["reviewer"], seat, r["created_at"])).lastrowid
+                        _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
+                    wid = _q(con, "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
+                             n=r["reviewer"], s=seat, t=r["created_at"]).scalar_one()
                 else:
                     wid = w["id"]
-                dup = con.execute("SELECT 1 FROM reviews WHERE candidate_id = ? AND item_id = ? AND reviewer_id = ? "
-                                  "AND kind = ? AND created_at = ?",
-                                  (r["candidate_id"], r["item_id"], wid, r["kind"], r["created_at"])).fetchone()
+                dup = _q(con, "SELECT 1 FROM reviews WHERE candidate_id = :c AND item_id = :i AND reviewer_id = :w "
+                              "AND kind = :k AND created_at = :t", c=r["candidate_id"], i=r["item_id"], w=wid,
+                         k=r["kind"], t=r["created_at"]).first()
                 if dup:
                     continue
                 row = {"item": r["item_id"], "kind": r["kind"], "level": r.get("level"), "share": r.get("share"),
@@ -367,4 +438,7 @@ class ReviewStore:
     def labels(self) -> dict[str, str]:
         """id → label. Only for unblinding (`sheet --unblind`)."""
         with self._read() as con:
-            return {r["candidate_id"]: r["label"] for r in con.execute("SELECT * FROM candidate_labels")}
+            return {r["candidate_id"]: r["label"] for r in _q(con, "SELECT candidate_id, label FROM candidate_labels")}
+
+
+__all__ = ["ReviewStore", "ImportResult", "StoredFile", "PreparedRun", "DEFAULT_DB", "is_postgres"]

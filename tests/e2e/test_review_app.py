@@ -44,11 +44,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def served(request, tmp_path_factory):
+    """The app over a store of either database (issue 19): the browser flow runs on SQLite,
+    the API tests on both (parametrized with indirect=True below)."""
     tmp = tmp_path_factory.mktemp("review")
-    store = ReviewStore(tmp / "reviews.sqlite", seed=11)
-    a = store.import_run(make_run(tmp / "runs", LABEL_A, seed="omega", untested=(OVERRIDDEN,))).candidate_id
+    if request.param == "sqlite":
+        db = tmp / "reviews.sqlite"
+    else:
+        pg = request.getfixturevalue("postgres")
+        db = pg.url(pg.new_db())
+    store = ReviewStore(db, seed=11)
+    run_a = make_run(tmp / "runs", LABEL_A, seed="omega", untested=(OVERRIDDEN,))
+    if request.param == "sqlite":
+        a = store.import_run(run_a).candidate_id
+    else:                      # as a queue worker stores it: every file in the database, none served from disk
+        with store.db.write() as con:
+            a = store.insert_run(con, store.prepare_run(run_a), storage="db", run_dir="queue").candidate_id
     b = store.import_run(make_run(tmp / "runs", LABEL_B, seed="sigma")).candidate_id
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
@@ -61,9 +73,13 @@ def served(tmp_path_factory):
             break
         except httpx.HTTPError:
             time.sleep(0.05)
-    yield {"store": store, "base": base, "a": a, "b": b, "db": tmp / "reviews.sqlite", "seen": []}
+    yield {"store": store, "base": base, "a": a, "b": b, "db": db, "seen": []}
     server.should_exit = True
     t.join(timeout=10)
+    store.close()
+
+
+BOTH = pytest.mark.parametrize("served", ["sqlite", "postgres"], indirect=True)
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +139,7 @@ def _points(item_id, pct):
     return R.level(pct).share * R.item(item_id).points
 
 
+@pytest.mark.parametrize("served", ["sqlite"], indirect=True)
 def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when_complete(served, browser):
     base, a = served["base"], served["a"]
     ann_ctx, ann = _reviewer(browser, served, "ann")
@@ -191,6 +208,7 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
         ctx.close()
 
 
+@BOTH
 def test_should_keep_every_concurrent_submission_over_http(served):
     base, b = served["base"], served["b"]
     names = [f"http-rev-{k}" for k in range(6)]
@@ -207,6 +225,7 @@ def test_should_keep_every_concurrent_submission_over_http(served):
     assert sorted({r.reviewer for r in stored}) == names and len(stored) == len(names) * len(GRADED)
 
 
+@BOTH
 @pytest.mark.parametrize("body,status,msg", [
     ({"grades": [{"item": "camera.motion", "points": 7}]}, 422, "not a level"),
     ({"grades": [{"item": "camera.motion", "level": 120}]}, 422, "not one of the levels"),
@@ -226,6 +245,7 @@ def test_should_answer_bad_api_input_with_a_clear_error_and_store_nothing(served
     assert len(served["store"].export_reviews()) == before
 
 
+@BOTH
 def test_should_never_serve_a_model_name_before_unblinding(served):
     base, a = served["base"], served["a"]
     client = httpx.Client(base_url=base)
@@ -237,6 +257,10 @@ def test_should_never_serve_a_model_name_before_unblinding(served):
     run = client.get(f"/api/candidates/{a}").json()
     urls += [f["url"] for f in run["files"]]
     answers = [(base + u, client.get(u)) for u in urls]
+    assert all(r.status_code in (200, 303) for _, r in answers), [(u, r.status_code) for u, r in answers
+                                                                  if r.status_code not in (200, 303)]
+    video = next(f for f in run["files"] if f["mime"] == "video/webm")
+    assert client.get(video["url"]).content[:4] == b"\x1aE\xdf\xa3"        # the WebM's bytes, from disk or database
     scanned = [(u, dict(r.headers), r.content) for u, r in answers] + served["seen"]
     docs = dict(answers)[base + "/docs"].text
     assert "POST /api/candidates/{cid}/reviews" in docs and "https://" not in docs   # self-contained: offline

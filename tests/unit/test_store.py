@@ -1,5 +1,8 @@
 """The review store: anonymous candidates with labels apart, idempotent imports, bad input
-refused with nothing stored, concurrent submissions all kept, history kept, rebuildable."""
+refused with nothing stored, concurrent submissions all kept, history kept, rebuildable.
+
+Every test runs against both stores (issue 19): a SQLite file and a real PostgreSQL
+database (tests/pg.py), through the same ReviewStore."""
 
 import json
 import shutil
@@ -8,11 +11,12 @@ import threading
 from dataclasses import replace
 
 import pytest
+import sqlalchemy as sa
 
 from skycity_bench.errors import UserError
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import InvalidReview, ReviewStore
-from skycity_bench.store.schema import LATEST
+from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION
 from tests.review_reports import make_run
 
 R = load_rubric()
@@ -20,36 +24,78 @@ GRADED = [i.id for i in R.items if i.graded]
 LABEL = "secret-model-omega.html"
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    """Two imported runs, built once; each test gets its own copy of the store file."""
-    root = tmp_path_factory.mktemp("store")
-    st = ReviewStore(root / "db.sqlite", seed=7)
-    st.import_run(make_run(root / "runs", LABEL, seed="alpha"))
-    st.import_run(make_run(root / "runs", "other-model.html", seed="beta"))
-    return root
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request):
+    return request.param
 
 
 @pytest.fixture()
-def store(template, tmp_path):
-    shutil.copy(template / "db.sqlite", tmp_path / "db.sqlite")   # all connections closed: no WAL left
-    shutil.copytree(template / "runs", tmp_path / "runs")
-    return ReviewStore(tmp_path / "db.sqlite")
+def new_store(backend, request, tmp_path):
+    """A factory of fresh, empty stores of this test's backend: new_store(name, **kw)."""
+    made = []
+
+    def make(name: str, **kw) -> ReviewStore:
+        if backend == "sqlite":
+            st = ReviewStore(tmp_path / f"{name}.sqlite", **kw)
+        else:
+            pg = request.getfixturevalue("postgres")
+            st = ReviewStore(pg.url(pg.new_db()), **kw)
+        made.append(st)
+        return st
+    yield make
+    for st in made:
+        st.close()
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """Two imported runs, built once per backend; each test gets its own copy of the store."""
+    root = tmp_path_factory.mktemp("store")
+    runs = [make_run(root / "runs", LABEL, seed="alpha"), make_run(root / "runs", "other-model.html", seed="beta")]
+    built = {}
+
+    def get(backend, request):
+        if backend not in built:
+            if backend == "sqlite":
+                st = ReviewStore(root / "db.sqlite", seed=7)
+            else:
+                pg = request.getfixturevalue("postgres")
+                st = ReviewStore(pg.url(pg.new_db()), seed=7)
+            for r in runs:
+                st.import_run(r)
+            built[backend] = st.db.engine.url.database
+            st.close()                 # no connection left: the file / the template database is copied
+        return built[backend]
+    return root, get
+
+
+@pytest.fixture()
+def store(template, backend, request, tmp_path):
+    root, get = template
+    src = get(backend, request)
+    shutil.copytree(root / "runs", tmp_path / "runs")
+    if backend == "sqlite":
+        shutil.copy(src, tmp_path / "db.sqlite")      # all connections closed: no WAL left
+        st = ReviewStore(tmp_path / "db.sqlite")
+    else:
+        pg = request.getfixturevalue("postgres")
+        st = ReviewStore(pg.url(pg.new_db(template=src)))
+    yield st
+    st.close()
 
 
 def count(st):
-    con = sqlite3.connect(st.path)
-    try:
-        return con.execute("SELECT COUNT(*) FROM reviews").fetchone()[0]
-    finally:
+    return len(st.export_reviews())
+
+
+def test_should_be_at_the_newest_schema_revision_and_sqlite_in_wal(store, backend):
+    with store.db.read() as con:
+        assert con.execute(sa.text("SELECT version_num FROM alembic_version")).scalar() == HEAD
+    if backend == "sqlite":
+        con = sqlite3.connect(store.path)
+        assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert con.execute("PRAGMA user_version").fetchone()[0] == SQLITE_USER_VERSION
         con.close()
-
-
-def test_should_use_wal_and_the_latest_schema_version(store):
-    con = sqlite3.connect(store.path)
-    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert con.execute("PRAGMA user_version").fetchone()[0] == LATEST
-    con.close()
 
 
 def test_should_keep_the_label_apart_from_the_anonymous_id(store):
@@ -63,10 +109,10 @@ def test_should_keep_the_label_apart_from_the_anonymous_id(store):
     assert all(c.startswith("c-") for c in store.candidates())
 
 
-def test_should_mask_the_label_in_bench_reasons_of_the_blind_sheet(tmp_path):
+def test_should_mask_the_label_in_bench_reasons_of_the_blind_sheet(new_store, tmp_path):
     from skycity_bench.sheet import to_markdown
 
-    st = ReviewStore(tmp_path / "m.sqlite")
+    st = new_store("m")
     st.import_run(make_run(tmp_path / "runs", LABEL, seed="m", untested=("shops.touch",)))
     blind_md = to_markdown(st.sheets())
     assert "shops.touch: untested" in blind_md and "secret-model-omega" not in blind_md
@@ -173,8 +219,8 @@ def test_should_refuse_changes_after_the_sheet_is_finalised(store):
     assert e.value.status == 409 and count(store) == 0
 
 
-def test_should_give_the_second_reviewer_the_reverse_order(tmp_path):
-    st = ReviewStore(tmp_path / "q.sqlite", seed=3)
+def test_should_give_the_second_reviewer_the_reverse_order(new_store, tmp_path):
+    st = new_store("q", seed=3)
     for k in range(5):
         st.import_run(make_run(tmp_path / "runs", f"m{k}.html", seed=f"s{k}"))
     a, b, c = st.sign_in("a"), st.sign_in("b"), st.sign_in("c")
@@ -182,10 +228,12 @@ def test_should_give_the_second_reviewer_the_reverse_order(tmp_path):
     qb = [q["candidate_id"] for q in st.queue("b")]
     assert (a["seat"], b["seat"], c["seat"]) == (0, 1, 2)
     assert qb == qa[::-1] and sorted(qa) == st.candidates()
-    assert st.order_for(0) == ReviewStore(tmp_path / "q.sqlite").order_for(0)     # the seed is the store's
+    again = ReviewStore(st.db.engine.url.database if st.db.path else st.db.engine.url.render_as_string(False))
+    assert st.order_for(0) == again.order_for(0)     # the seed is the store's
+    again.close()
 
 
-def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, tmp_path):
+def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, new_store, tmp_path):
     for n in ("ann", "bob"):
         store.sign_in(n)
     cid = store.candidates()[0]
@@ -193,7 +241,7 @@ def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, 
     store.submit(cid, "bob", R.id, [{"item": i, "level": 100} for i in GRADED],
                  [{"item": "shops.touch", "points": 1, "reason": "half the taps missed on the recording"}])
     exported = json.loads(json.dumps(store.export_reviews()))
-    fresh = ReviewStore(tmp_path / "rebuilt.sqlite")
+    fresh = new_store("rebuilt")
     for run in sorted((tmp_path / "runs").iterdir()):
         fresh.import_run(run)
     assert fresh.import_reviews(exported) == len(exported)
