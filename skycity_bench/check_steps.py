@@ -19,6 +19,7 @@ import asyncio
 from typing import Any
 
 from .errors import ProbeError
+from .evidence.density import DensityEvidence
 from .probes import ProbeSpec, registry
 
 _FRAME_MS = 1000.0 / 60.0
@@ -55,9 +56,10 @@ async def _density_pair(ctx, dp, t_s: float) -> dict:
     claims = [c for c in hc.value if not (isinstance(c, dict) and c.get("visible") is False)] \
         if hc.ok and isinstance(hc.value, list) else None
     await dp.run_for(s.delta_frames * _FRAME_MS)
+    t_b = round(await dp.now_s(), 3)
     b = await dp.frame()
     res = await asyncio.to_thread(analyse_pair, a, b, claims, s.params())
-    sample = {"t": t_s, **res.data}
+    sample = {"t": t_s, "t_b": t_b, "densified": False, **res.data}
     if not hc.ok:
         sample["hook_error"] = hc.error
     return sample
@@ -121,7 +123,7 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
     """The tour's frame pair as the density probe's evidence (one sample, no densifying)."""
     real = registry.get("density")
 
-    async def collect(ctx) -> dict:
+    async def collect(ctx) -> DensityEvidence:
         tour = ctx.artifacts.get("check_tour")
         if tour is None or tour.status != "ok" or "density_sample" not in (tour.data or {}):
             why = tour.error if tour is not None and tour.error else "the tour did not run"
@@ -129,11 +131,12 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
         sample = tour.data["density_sample"]
         s = ctx.settings
         first = (tour.data.get("hook") or [{}])[0].get("describe") or {}
-        return {"hook": {"present": bool(first.get("ok")), "describe": first.get("value"), "error": first.get("error")},
-                "delta_ms": round(s.delta_frames * _FRAME_MS, 3), "delta_frames": s.delta_frames,
-                "other_pair_frames": [], "times": [sample["t"]], "densified_times": [], "densify_error": None,
-                "lowest_evidence": None, "samples": [sample], "page_errors": [],
-                "note": "check: one frame pair from the check's fast-forwarded tour"}
+        return DensityEvidence.model_validate({
+            "hook": {"present": bool(first.get("ok")), "describe": first.get("value"), "error": first.get("error")},
+            "delta_ms": round(s.delta_frames * _FRAME_MS, 3), "delta_frames": s.delta_frames,
+            "other_pair_frames": [], "times": [sample["t"]], "densified_times": [], "densify_error": None,
+            "lowest_evidence": None, "samples": [sample], "page_errors": [],
+            "note": "check: one frame pair from the check's fast-forwarded tour"})
 
     return ProbeSpec(name="density", collect=collect, version=real.version, order=order, settings=real.settings,
                      budget=lambda sc: budget_s, description="check: the tour's frame pair as density evidence")
@@ -141,12 +144,13 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
 
 def shops_step(budget_s: float, order: int) -> ProbeSpec:
     """The shops probe's hover phase, as the shops probe's evidence."""
+    from .evidence.shops import ShopsEvidence
     from .probes.shops.hover_touch import hover_phase
     from .probes.shops.page import valid_shops
 
     real = registry.get("shops")
 
-    async def collect(ctx) -> dict:
+    async def collect(ctx):
         tour = ctx.artifacts.get("check_tour")
         reads = (tour.data or {}).get("hook") if tour is not None else None
         if reads:
@@ -166,8 +170,8 @@ def shops_step(budget_s: float, order: int) -> ProbeSpec:
             raise ProbeError("the hook lists no usable shop: nothing to hover (" + ("; ".join(problems) or "empty list") + ")")
         hover = await hover_phase(ctx, shops)
         vp = ctx.scenario.viewport
-        return {"shops": shops, "hook_problems": problems, "hook_raw_count": len(r["value"]),
-                "viewport": [vp.width, vp.height], "hover": hover}
+        return ShopsEvidence(shops=shops, hook_problems=problems, hook_raw_count=len(r["value"]),
+                             viewport=[vp.width, vp.height], hover=hover)
 
     return ProbeSpec(name="shops", collect=collect, version=real.version, order=order, settings=real.settings,
                      budget=lambda sc: budget_s, description="check: the shops probe's hover phase")

@@ -11,10 +11,14 @@ One file per fixture run, tests/golden/<family>/<fixture>.json:
 
 Only probes with an evidence model are kept (the runner's `network` log too: the packaging
 scorer reads it); `page_events` and probes that failed are left out, and so are items whose
-probes are not all kept. Regenerate with one command (README, section golden):
+probes are not all kept. Long arrays no item depends on are shortened (COMPACT below: the
+density samples' regions and hook claims, the shop follow paths), so the files stay small;
+what is kept is still the model's shape, so it parses and rescoring reproduces the items.
+Regenerate with one command (README, section golden):
 
     SKYCITY_WRITE_GOLDEN=1 .venv/bin/python -m pytest -q -p no:randomly tests/probes/test_packaging_fixtures.py \\
-        tests/probes/test_frame_pacing_fixtures.py tests/probes/test_timeline_fixtures.py
+        tests/probes/test_frame_pacing_fixtures.py tests/probes/test_timeline_fixtures.py \\
+        tests/probes/test_density.py tests/probes/test_shops.py
 
 (scripts/golden.sh runs exactly that); tests/truth.run_fixture writes the file after each run.
 """
@@ -32,6 +36,44 @@ ENV = "SKYCITY_WRITE_GOLDEN"
 EXTRA = ("network",)
 
 
+# What a golden file keeps of arrays whose items no item's status or points depend on (the
+# first few, so their shape is still there). A density sample's counts (visual, claimed,
+# verified, categories, the hookless `objects` figures) are kept whole: they decide the items.
+# Its regions (drawn in the evidence image) and the hook's claims (80 a sample on the liar
+# fixture: 190 KB; read only for the notes and the review-only density.behavior) are cut to
+# the first KEEP_FIRST, each claim to what scorers/density.py and vision/behavior.py read.
+KEEP_FIRST = 3
+CLAIM_KEYS = ("id", "category", "verdict", "x", "y", "dx", "dy")
+
+
+def _ends(xs: list) -> list:
+    return xs if len(xs) <= 2 else [xs[0], xs[-1]]
+
+
+def _compact_density(d: dict) -> dict:
+    for s in d.get("samples", []):
+        s["regions"] = s.get("regions", [])[:KEEP_FIRST]
+        if s.get("claims") is not None:
+            s["claims"] = [{k: c[k] for k in CLAIM_KEYS if k in c} for c in s["claims"][:KEEP_FIRST]]
+    return d
+
+
+def _compact_shops(d: dict) -> dict:
+    # follow paths: only max_lag_px is read (the steps of manual priority are read whole)
+    for p in (d.get("hover") or {}).get("per_shop", []):
+        if p.get("follow"):
+            p["follow"]["path"] = _ends(p["follow"]["path"])
+    man = d.get("manual") or {}
+    if man.get("follow"):
+        man["follow"]["path"] = _ends(man["follow"]["path"])
+    if isinstance(d.get("auto"), dict):
+        d["auto"]["timeline"] = _ends(d["auto"]["timeline"])
+    return d
+
+
+COMPACT = {"density": _compact_density, "shops": _compact_shops}
+
+
 def wanted() -> bool:
     return os.environ.get(ENV) == "1"
 
@@ -41,9 +83,12 @@ def golden_of(report: dict, fixture: str) -> dict | None:
     from skycity_bench import evidence
     from skycity_bench.scorers import all_scorers
 
-    typed = set(evidence.known_probes()) - {"density", "shops", "network", "page_events"}
-    keep = {n: r for n, r in report["probes"].items()
+    typed = set(evidence.known_probes()) - {"network", "page_events"}
+    keep = {n: json.loads(json.dumps(r)) for n, r in report["probes"].items()
             if r.get("status") == "ok" and (n in typed or n in EXTRA)}
+    for n, r in keep.items():
+        if n in COMPACT:
+            r["data"] = COMPACT[n](r["data"])
     if not set(keep) & typed:
         return None
     if "network" in keep:                        # the page's requests only: what the scorer reads

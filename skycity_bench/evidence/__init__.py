@@ -11,10 +11,9 @@ Every model forbids unknown fields and documents each of its own. Raise `evidenc
 whenever a field is added, removed or changes meaning, and say in the scorers which
 versions they read.
 
-Transitional: density and shops are being reworked elsewhere with their dict shapes kept
-stable; until they get their own models they are registered as `TransitionalEvidence`
-(see below), which keeps their data as the probe wrote it. So are the runner's pseudo-
-probes `network` and `page_events`, which no probe module returns.
+Transitional: the runner's pseudo-probes `network` and `page_events`, which no probe
+module returns, are registered as `TransitionalEvidence` (see below), which keeps their
+data as the runner wrote it.
 """
 
 from __future__ import annotations
@@ -56,11 +55,10 @@ class Part(BaseModel):
 
 
 class TransitionalEvidence(BaseModel):
-    """TRANSITIONAL, for probes without their own model yet (density, shops) and for the
-    runner's pseudo-probes (network, page_events): the probe's dict kept as it was written
-    (`raw`), under the probe's current version. Scorers of these probes still read the
-    dict (`ScoreInput.data`); the version check in `rescore` applies to them all the same.
-    Give such a probe its own `Evidence` subclass and this entry goes."""
+    """TRANSITIONAL, for the runner's pseudo-probes (network, page_events): the dict kept
+    as it was written (`raw`), under the pseudo-probe's version. Scorers of these still
+    read the dict (`ScoreInput.data`); the version check in `rescore` applies to them all
+    the same. Give such a probe its own `Evidence` subclass and this entry goes."""
 
     model_config = ConfigDict(extra="forbid")
     raw: dict[str, Any]
@@ -81,9 +79,8 @@ def _transitional(probe: str, version: str) -> None:
     _REGISTRY.setdefault(probe, {})[version] = cls
 
 
-# The versions these probes write today (probes/density.py, probes/shops/probe.py: ProbeSpec.version;
-# the runner's pseudo-probes are version "1").
-for _p, _v in (("density", "3"), ("shops", "2"), ("network", "1"), ("page_events", "1")):
+# The versions the runner's pseudo-probes write today.
+for _p, _v in (("network", "1"), ("page_events", "1")):
     _transitional(_p, _v)
 
 
@@ -99,7 +96,8 @@ class EvidenceError(ValueError):
 
 def _load_models() -> None:
     # The models live one per probe in this package; importing them registers them.
-    from . import frame_pacing, framing, packaging, playback, realtime_capture, recording, timeline  # noqa: F401
+    from . import (density, frame_pacing, framing, packaging, playback, realtime_capture, recording,  # noqa: F401
+                   shops, timeline)
 
 
 def known_probes() -> list[str]:

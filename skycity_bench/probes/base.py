@@ -6,7 +6,7 @@ A probe is one async function in one file under skycity_bench/probes/, registere
 the runner. It receives a `ProbeContext` and returns its evidence model (skycity_bench/evidence/, the
 probe's version is the model's `evidence_version`); it raises `ProbeError` (optionally with
 partial data) when it cannot collect. Evidence files (PNG, WebM ...) go into `ctx.out_dir`
-and are named in the evidence. TRANSITIONAL: density and shops still return dicts.
+and are named in the evidence.
 
 A probe's `Settings` hold only what steers collection; thresholds that judge are the
 scorers' (the scenario's `scorers:` section).

@@ -24,6 +24,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ProbeError
+from ..evidence.density import DensityEvidence
 from ..vision import Params, analyse_pair
 from ..vision.camera import CameraParams
 from ..vision.draw import draw_evidence
@@ -36,77 +37,74 @@ _FRAME_MS = 1000.0 / 60.0
 
 
 class Settings(BaseModel):
+    """What steers collection and the vision layer's analysis (vision/*Params take the
+    fields of their names). Every value is the scenario's (`probes: density:`, the reasons
+    there): none has a default in code. What the evidence is judged with is the scorer's
+    (`scorers: density:`, scorers/density.py)."""
     model_config = ConfigDict(extra="forbid")
 
-    delta_frames: int = Field(6, ge=1, le=60)
+    delta_frames: int = Field(ge=1, le=60)
     # more frames around t (in frames, negative = before t) for claims the pair t, t + Δ
     # did not see move
-    other_pair_frames: list[Annotated[int, Field(ge=-60, le=60)]] = Field(default_factory=lambda: [-6, 15, -15],
-                                                                     max_length=8)
-    step_s: float = Field(1.0, gt=0, le=15)
-    densify_points: int = Field(3, ge=0, le=20)
-    densify_max_intervals: int = Field(4, ge=0, le=30)
+    other_pair_frames: list[Annotated[int, Field(ge=-60, le=60)]] = Field(max_length=8)
+    step_s: float = Field(gt=0, le=15)
+    densify_points: int = Field(ge=0, le=20)
+    densify_max_intervals: int = Field(ge=0, le=30)
     # camera
-    work_width: int = Field(960, ge=160, le=4096)
-    max_features: int = Field(600, ge=50, le=10000)
-    ransac_px: float = Field(1.5, gt=0, le=20)
-    mesh_cols: int = Field(16, ge=1, le=64)
-    mesh_rows: int = Field(9, ge=1, le=64)
-    mesh_gate_px: float = Field(0.15, ge=0)
-    parallax_px: float = Field(0.25, ge=0)
-    dense_width: int = Field(960, ge=80, le=4096)
-    dense_cell: int = Field(4, ge=1, le=32)
-    dense_median: int = Field(15, ge=3, le=99)
-    parallax_max_px: float = Field(2.0, ge=0, le=50)
-    dense_epipolar_px: float = Field(2.5, ge=0, le=50)
+    work_width: int = Field(ge=160, le=4096)
+    max_features: int = Field(ge=50, le=10000)
+    ransac_px: float = Field(gt=0, le=20)
+    mesh_cols: int = Field(ge=1, le=64)
+    mesh_rows: int = Field(ge=1, le=64)
+    mesh_gate_px: float = Field(ge=0)
+    parallax_px: float = Field(ge=0)
+    dense_width: int = Field(ge=80, le=4096)
+    dense_cell: int = Field(ge=1, le=32)
+    dense_median: int = Field(ge=3, le=99)
+    parallax_max_px: float = Field(ge=0, le=50)
+    dense_epipolar_px: float = Field(ge=0, le=50)
     # segmentation and exclusions
-    edge_tolerance_px: int = Field(2, ge=0, le=8)
-    diff_threshold: int = Field(28, ge=1, le=255)
-    group_px: int = Field(3, ge=0, le=20)
-    min_area_px: int = Field(30, ge=1)
-    min_extent_px: int = Field(4, ge=1)
-    min_thickness_px: int = Field(2, ge=1, le=15)
-    streak_aspect: float = Field(4.0, ge=1)
-    long_streak_px: int = Field(40, ge=4)
-    long_thickness_px: int = Field(4, ge=1, le=30)
-    parallax_sliver_aspect: float = Field(2.5, ge=1)
-    parallax_extra_px: int = Field(1, ge=0, le=8)
-    soft_min_area_px: int = Field(600, ge=1)
-    soft_strong_ratio: float = Field(0.25, ge=0, le=1)
-    max_region_frac: float = Field(0.2, gt=0, le=1)
-    full_screen_frac: float = Field(0.3, gt=0, le=1)
-    screen_static_max: int = Field(2, ge=0, le=255)
+    edge_tolerance_px: int = Field(ge=0, le=8)
+    diff_threshold: int = Field(ge=1, le=255)
+    group_px: int = Field(ge=0, le=20)
+    min_area_px: int = Field(ge=1)
+    min_extent_px: int = Field(ge=1)
+    min_thickness_px: int = Field(ge=1, le=15)
+    streak_aspect: float = Field(ge=1)
+    long_streak_px: int = Field(ge=4)
+    long_thickness_px: int = Field(ge=1, le=30)
+    parallax_sliver_aspect: float = Field(ge=1)
+    parallax_extra_px: int = Field(ge=0, le=8)
+    soft_min_area_px: int = Field(ge=1)
+    soft_strong_ratio: float = Field(ge=0, le=1)
+    max_region_frac: float = Field(gt=0, le=1)
+    full_screen_frac: float = Field(gt=0, le=1)
+    screen_static_max: int = Field(ge=0, le=255)
     # hook claims
-    claim_margin_px: float = Field(4.0, ge=0)
-    claim_margin_frac: float = Field(0.25, ge=0)
-    min_support_px: int = Field(6, ge=1)
-    part_overlap: float = Field(0.7, gt=0, le=1)
-    max_displacement_px: int = Field(48, ge=1, le=400)
-    own_share: float = Field(0.4, gt=0, le=1)
-    share_fit: float = Field(0.6, ge=0, le=1)
-    still_rms: float = Field(12.0, ge=0)
-    min_shift_px: float = Field(1.5, ge=0)
-    shift_fit: float = Field(0.35, ge=0, le=1)
-    distinct_motion_px: float = Field(2.0, ge=0)
-    min_texture: float = Field(6.0, ge=0)
-    speed_fit: float = Field(0.5, ge=0, le=1)
-    borrow_overlap: float = Field(0.25, ge=0, le=1)
-    epipolar_px: float = Field(1.5, ge=0, le=50)
-    mirror_px: float = Field(1.5, ge=0, le=50)
-    mirror_frac: float = Field(0.3, ge=0, le=5)
-    other_shift_per_delta_px: float = Field(0.0, ge=0, le=20)
-    twin_min: float = Field(0.4, ge=0, le=10)
+    claim_margin_px: float = Field(ge=0)
+    claim_margin_frac: float = Field(ge=0)
+    min_support_px: int = Field(ge=1)
+    part_overlap: float = Field(gt=0, le=1)
+    max_displacement_px: int = Field(ge=1, le=400)
+    own_share: float = Field(gt=0, le=1)
+    share_fit: float = Field(ge=0, le=1)
+    still_rms: float = Field(ge=0)
+    min_shift_px: float = Field(ge=0)
+    shift_fit: float = Field(ge=0, le=1)
+    distinct_motion_px: float = Field(ge=0)
+    min_texture: float = Field(ge=0)
+    speed_fit: float = Field(ge=0, le=1)
+    borrow_overlap: float = Field(ge=0, le=1)
+    epipolar_px: float = Field(ge=0, le=50)
+    mirror_px: float = Field(ge=0, le=50)
+    mirror_frac: float = Field(ge=0, le=5)
+    other_shift_per_delta_px: float = Field(ge=0, le=20)
+    twin_min: float = Field(ge=0, le=10)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
-    field_min_members: int = Field(12, ge=2)
-    field_share: float = Field(0.35, ge=0, le=1)
-    field_colour_tol: int = Field(24, ge=0, le=255)
-    fragment_gap_px: int = Field(12, ge=0, le=200)
-    # scorer thresholds (read by scorers/density.py)
-    claim_disagreement: float = Field(0.2, ge=0, le=10)
-    lockstep_speed_px_s: float = Field(8.0, ge=0)
-    lockstep_min_samples: int = Field(3, ge=2)
-    hookless_doubt_share: float = Field(0.2, ge=0, le=1)
-    hookless_doubt_min: int = Field(2, ge=0)
+    field_min_members: int = Field(ge=2)
+    field_share: float = Field(ge=0, le=1)
+    field_colour_tol: int = Field(ge=0, le=255)
+    fragment_gap_px: int = Field(ge=0, le=200)
 
     def params(self) -> Params:
         """The vision layer's parameter sets, each field taken from the setting of its name."""
@@ -215,10 +213,10 @@ class _Capture:
         return rel
 
 
-@probe("density", order=50, settings=Settings, version="3",
+@probe("density", order=50, settings=Settings, evidence=DensityEvidence,
        description="fake clock; frame pairs t, t+Δ across 20–35 s; camera-compensated motion; hook claims checked",
        budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
-async def collect(ctx) -> dict:
+async def collect(ctx) -> DensityEvidence:
     s: Settings = ctx.settings
     a_s, b_s = ctx.scenario.dense_window_s
     times = sample_times(ctx.scenario.density_sample_times_s, a_s, b_s, s.step_s)
@@ -253,7 +251,9 @@ async def collect(ctx) -> dict:
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
         lowest_file = cap.lowest[3]["evidence"] = cap._draw(*cap.lowest[2:5])
-    return {
+    # The figures as the evidence model (evidence/density.py): a figure the model does not
+    # know is an error here, not a silent change of the report's shape.
+    return DensityEvidence.model_validate({
         "hook": {"present": hook, "describe": desc.value if desc.ok else None, "error": desc.error},
         "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
         "delta_frames": s.delta_frames,
@@ -265,7 +265,7 @@ async def collect(ctx) -> dict:
         "samples": samples,
         "page_errors": dp.events.page_errors[:20],
         "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
-    }
+    })
 
 
 async def _seek_picture(dp, t: float) -> None:

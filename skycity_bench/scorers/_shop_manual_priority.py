@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from enum import Enum
 
+from ..evidence.shops import CardSeen, ManualPhase
+
 
 class Manual(str, Enum):
     """Why shops.manual_priority came out as it did, decided from the probe's per-step record
@@ -57,44 +59,44 @@ MANUAL_VERDICT = {
 }
 
 
-def _user_card(c: dict, own: set, auto_id: str) -> bool:
-    names = c.get("names") or []
+def _user_card(c: CardSeen, own: set, auto_id: str) -> bool:
+    names = c.names
     shop = names[0] if len(names) == 1 else "ambiguous"
     return bool(set(names) & own) and shop != auto_id
 
 
-def _covered(rect, others: list[dict]) -> bool:
-    return any(rect[0] < o["rect"][0] + o["rect"][2] and o["rect"][0] < rect[0] + rect[2] and
-               rect[1] < o["rect"][1] + o["rect"][3] and o["rect"][1] < rect[1] + rect[3] for o in others)
+def _covered(rect, others: list[CardSeen]) -> bool:
+    return any(rect[0] < o.rect[0] + o.rect[2] and o.rect[0] < rect[0] + rect[2] and
+               rect[1] < o.rect[1] + o.rect[3] and o.rect[1] < rect[1] + rect[3] for o in others)
 
 
-def manual_outcome(man: dict, s) -> tuple[Manual, dict]:
+def manual_outcome(man: ManualPhase, s) -> tuple[Manual, dict]:
     """The outcome code and the facts its verdict names, from the follow record (steps).
     A step's card state comes from frames during which the pointer was at `pointer` and the
     shop moved to `hook`; so `lag_px` is how far the shop was from the pointer then."""
-    own = set(man.get("user_card_names") or [man["user_shop"]])
-    auto_id = man["auto_interval"]["shop_id"]
-    t_h = man["hovered"]["t_s"]
+    own = set(man.user_card_names or [man.user_shop])
+    auto_id = man.auto_interval.shop_id
+    t_h = man.hovered.t_s
     answer_by = t_h + s.close_within_ms / 1000 + 1e-6
     rows = []
     drift = [0.0, 0.0]
-    for st in man.get("steps", [])[1:]:
-        cards = st.get("cards") or []
+    for st in (man.steps or [])[1:]:
+        cards = st.cards or []
         mine = [c for c in cards if _user_card(c, own, auto_id)]
         others = [c for c in cards if c not in mine]
-        px = st.get("pixels") or {}
-        if (px.get("residual") is not None and (px.get("score") or 0) >= s.pixel_min_match
-                and (px.get("texture") or 0) >= s.pixel_min_texture):
+        px = st.pixels
+        if (px is not None and px.residual is not None and px.score is not None and px.score >= s.pixel_min_match
+                and px.texture >= s.pixel_min_texture):
             # the residuals add up: each step says how far the look moved beyond the hook's move
-            drift = [drift[0] + px["residual"][0], drift[1] + px["residual"][1]]
-        ur = _union([c["rect"] for c in mine])
-        rows.append({"t_s": st["t_s"], "lag_px": st.get("lag_px"), "on_screen": st.get("on_screen", True),
+            drift = [drift[0] + px.residual[0], drift[1] + px.residual[1]]
+        ur = _union([c.rect for c in mine])
+        rows.append({"t_s": st.t_s, "lag_px": st.lag_px, "on_screen": st.on_screen,
                      "user_card": bool(mine), "covered": bool(ur and _covered(ur, others)),
-                     "others": sorted({n for c in others for n in c.get("names", [])}),
-                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.get("pointer"),
-                     "hook_error": st.get("hook_error") if st.get("hook") is None else None})
+                     "others": sorted({n for c in others for n in c.names}),
+                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.pointer,
+                     "hook_error": st.hook_error if st.hook is None else None})
     lags = [r["lag_px"] for r in rows if r["lag_px"] is not None]
-    facts = {"user": man["user_shop"], "hold_s": man["hold_s"], "tol_px": s.follow_max_lag_px,
+    facts = {"user": man.user_shop, "hold_s": man.hold_s, "tol_px": s.follow_max_lag_px,
              "answer_ms": s.close_within_ms,
              "max_lag_px": max(lags) if lags else None, "first_s": None, "lost_s": None, "lag_px": None,
              "others": None, "drift_px": max((r["drift_px"] for r in rows), default=0.0), "card_note": "",

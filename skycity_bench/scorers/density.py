@@ -17,6 +17,11 @@
   cannot be verified from pixels: `untested` (points null), never a silent zero.
 - density.behavior stays `review`: reviewers score it with the speed / direction / route /
   lockstep evidence and the plot.
+
+The evidence read is the probe's model, skycity_bench/evidence/density.py (DensityEvidence,
+evidence version 4); the thresholds are the scenario's `scorers: density:` section
+(DensityScorerSettings: no defaults, a missing one is a load-time error); point values and
+full_at come from the rubric item.
 """
 
 from __future__ import annotations
@@ -24,41 +29,69 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..evidence.density import DensityEvidence, DensitySample
 from ..vision.behavior import summarise
-from . import ItemScore, ScoreInput, scorer
+from . import ItemScore, ScoreInput, scorer, scorer_settings
+
+ACCEPTS = {"density": ("4",)}     # the evidence versions these scorers read (evidence/density.py)
 
 
-def _settings(inp: ScoreInput):
-    return inp.scenario.probe_settings("density")
+@scorer_settings("density")
+class DensityScorerSettings(BaseModel):
+    """What the density items are judged with: the scenario's `scorers: density:` section
+    (the reasons for the values are comments there). Every field is required."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim_disagreement: float = Field(ge=0, le=10, description="claimed vs verified (or pixels vs verified) "
+                                                                "share beyond which a note calls it out")
+    disagreement_min_objects: int = Field(ge=0, description="... pixels vs verified: and more objects apart than this")
+    lockstep_speed_px_s: float = Field(ge=0, description="two objects' velocities this close move in lockstep")
+    lockstep_min_samples: int = Field(ge=2, description="... at every one of at least this many common samples")
+    hookless_doubt_share: float = Field(ge=0, le=1, description="no hook: a sample with more of the visual count "
+                                                                "not plainly objects than this share ...")
+    hookless_doubt_min: int = Field(ge=0, description="... and more regions than this goes to review")
+
+
+def _settings(inp: ScoreInput) -> DensityScorerSettings:
+    return inp.settings("density")
+
+
+def _samples_json(d: DensityEvidence) -> list[dict]:
+    """The samples as the probe wrote them, for the behaviour summary and its plot
+    (vision/behavior.py, vision/plot.py read the vision layer's records)."""
+    return [s.model_dump(mode="json", exclude_unset=True) for s in d.samples]
 
 
 def summary(inp: ScoreInput) -> dict:
-    d = inp.data("density")
-    samples = d.get("samples") or []
-    hook_used = any(s.get("verified_count") is not None for s in samples)
+    d: DensityEvidence = inp.evidence("density")
+    samples = d.samples
+    st = _settings(inp)
+    hook_used = any(s.verified_count is not None for s in samples)
     rows, notes = [], []
-    limit = _settings(inp).claim_disagreement
+    limit = st.claim_disagreement
     for s in samples:
-        v = s.get("verified_count")
-        rows.append({"t": s["t"], "visual_count": s.get("visual_count"), "verified_count": v,
-                     "categories": s.get("categories") if v is not None else None,
-                     "claimed_count": s.get("claimed_count"), "densified": bool(s.get("densified")),
-                     "evidence": s.get("evidence")})
-        claimed = s.get("claimed_count")
+        v = s.verified_count
+        rows.append({"t": s.t, "visual_count": s.visual_count, "verified_count": v,
+                     "categories": s.categories if v is not None else None,
+                     "claimed_count": s.claimed_count, "densified": s.densified, "evidence": s.evidence})
+        claimed = s.claimed_count
         if v is not None and claimed is not None and abs(claimed - v) > limit * max(claimed, v, 1):
-            notes.append(f"at {s['t']:.2f} s the hook claimed {claimed} visible dynamic objects, but only {v} of them "
+            notes.append(f"at {s.t:.2f} s the hook claimed {claimed} visible dynamic objects, but only {v} of them "
                          f"moved on screen ({_why(s)})")
-        if v is not None and s.get("visual_count") is not None and abs(s["visual_count"] - v) > limit * max(v, 1) \
-                and abs(s["visual_count"] - v) > 2:
-            notes.append(f"at {s['t']:.2f} s the pixels show {s['visual_count']} moving objects and the hook's "
-                         f"verified claims {v}: reviewers should look at {s.get('evidence') or 'the samples'}")
-        if s.get("full_screen_effect"):
-            notes.append(f"at {s['t']:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
-        if s.get("hook_error"):
-            notes.append(f"at {s['t']:.2f} s getDynamicObjects failed ({s['hook_error']}): the visual count stands in")
+        if v is not None and abs(s.visual_count - v) > limit * max(v, 1) \
+                and abs(s.visual_count - v) > st.disagreement_min_objects:
+            notes.append(f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and the hook's "
+                         f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}")
+        if s.full_screen_effect:
+            notes.append(f"at {s.t:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
+        if s.hook_error:
+            notes.append(f"at {s.t:.2f} s getDynamicObjects failed ({s.hook_error}): the visual count stands in")
     out_extra: dict = {}
     if not hook_used:
-        _hookless(samples, rows, out_extra, _settings(inp))
+        _hookless(samples, rows, out_extra, st)
     counts = [(r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
               for r in rows]
     counts = [c for c in counts if c[0] is not None]
@@ -78,13 +111,13 @@ def summary(inp: ScoreInput) -> dict:
     return out
 
 
-def _hookless(samples: list[dict], rows: list[dict], out: dict, st) -> None:
+def _hookless(samples: list[DensitySample], rows: list[dict], out: dict, st: DensityScorerSettings) -> None:
     """Without the hook: each row's plain count, and whether the pixels separate objects with
     confidence (`out["doubt"]`: the samples where they did not, for the reviewer)."""
     doubt, fields = [], 0
     for s, r in zip(samples, rows):
-        ob = s.get("objects")
-        if not isinstance(ob, dict) or r["visual_count"] is None:
+        ob = s.objects
+        if ob is None:
             continue
         r["plain_count"] = ob.get("plain_count")
         why = ob.get("doubtful") or {}
@@ -123,8 +156,8 @@ def _kind(verdict: str) -> str:
     return verdict.split(" of ")[0].split(":")[0]
 
 
-def _why(s: dict) -> str:
-    v = Counter(_kind(c.get("verdict", "?")) for c in s.get("claims") or [] if c.get("verdict") != "moved")
+def _why(s: DensitySample) -> str:
+    v = Counter(_kind(c.get("verdict", "?")) for c in s.claims or [] if c.get("verdict") != "moved")
     return ", ".join(f"{n} {k}" for k, n in v.most_common()) or "no details"
 
 
@@ -138,7 +171,7 @@ def _measurements(sm: dict) -> dict:
     return m
 
 
-@scorer("density.count", probes=("density",))
+@scorer("density.count", probes=("density",), accepts=ACCEPTS)
 def density_count(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.require("full_at"))
@@ -160,7 +193,7 @@ def density_count(inp: ScoreInput) -> ItemScore:
     return ItemScore(status, pts, ev, _measurements(sm))
 
 
-@scorer("density.categories", probes=("density",))
+@scorer("density.categories", probes=("density",), accepts=ACCEPTS)
 def density_categories(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.require("full_at"))
@@ -183,16 +216,16 @@ def _render_behavior(inp: ScoreInput, score: ItemScore, out_dir: Path) -> list[s
     from ..vision.plot import behavior_plot
 
     name = "density_behavior.png"
-    d = inp.data("density")
-    behavior_plot(out_dir / name, d.get("samples") or [], score.evidence, summary(inp)["samples"])
+    d = inp.evidence("density")
+    behavior_plot(out_dir / name, _samples_json(d), score.evidence, summary(inp)["samples"])
     return [name]
 
 
-@scorer("density.behavior", probes=("density",), render=_render_behavior)
+@scorer("density.behavior", probes=("density",), render=_render_behavior, accepts=ACCEPTS)
 def density_behavior(inp: ScoreInput) -> ItemScore:
-    d = inp.data("density")
+    d: DensityEvidence = inp.evidence("density")
     s = _settings(inp)
-    b = summarise(d.get("samples") or [], d.get("delta_ms", 100) / 1000.0, s.lockstep_speed_px_s, s.lockstep_min_samples)
+    b = summarise(_samples_json(d), d.delta_ms / 1000.0, s.lockstep_speed_px_s, s.lockstep_min_samples)
     ev = dict(b)
     ev["how"] = ("speeds and headings from each verified object's own pixel displacement (camera removed) "
                  "between t and t + Δ; tracks, routes and lockstep from the hook's positions of verified objects")

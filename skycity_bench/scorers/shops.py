@@ -17,41 +17,8 @@ below); the prose in the evidence is rendered from the codes.
 Cards seen only as pixels (drawn on a canvas, no DOM card) put an item in `review` with null
 points; shops that could not be tried (never on screen) make it `untested`.
 
-The raw figures read (the probe's `data`, evidence version 2; a pydantic model may replace
-this dict later, keep the two in step):
-
-    shops                [{id, name, x, y}]            the hook's usable shops at load
-    viewport             [w, h]                        CSS px
-    hover.per_shop[]     {id, name,
-                          opened        true / false / null (never on screen: not tried)
-                          names_in_card [shop ids the card's text names]
-                          text, opened_within_ms, hovered {x, y, t_s, away}
-                          closed_after_ms  ms after leaving when the card was gone;
-                                        null: still there after close_watched_ms
-                          close_watched_ms, closed_after_css_transition
-                          placement     {rect [x, y, w, h], viewport [w, h], distance_px,
-                                         distance_ratio (to the viewport diagonal),
-                                         min_font_px, min_contrast, texts[{text, font_px,
-                                         contrast {ratio, method, fg, bg}}]}
-                          canvas_card   (no DOM card) {compared, diff_level,
-                                         across_hover {area, rect, fill, changed_share},
-                                         scene_motion {area, rect, fill, changed_share},
-                                         distance_ratio, screenshot}
-                          follow        {steps, max_lag_px, path}
-                          hook_active_card_open / hook_active_card_closed  {value} or {error}
-                          screenshot_open, screenshot_stayed_open, unnamed_changes, reason}
-    auto                 {window_s, sample_interval_ms, samples, samples_expected,
-                          intervals[{shop_id, start_s, end_s, duration_s, text, rect,
-                                     names_in_card, clipped_start, clipped_end, screenshot,
-                                     hook_active_card, screenshot_t_s}], timeline}
-    manual               {tested, reason, auto_interval {shop_id, start_s, end_s}, user_shop,
-                          user_card_names, hold_s, hovered {x, y, t_s}, auto_card_before_hover,
-                          steps[{t_s, step_ms, pointer, hook, lag_px, on_screen, hook_error,
-                                 cards[{names, rect}], under, moved_to,
-                                 pixels {residual [dx, dy], score, texture, moved}}],
-                          follow, screenshots, hook_active_card, text} or {error}
-    touch                {per_shop[{id, opened, names_in_card, text, tapped, screenshot,
-                          hook_active_card, reason}], resets, page} or {error}
+The evidence read is the probe's model, skycity_bench/evidence/shops.py (ShopsEvidence,
+evidence version 3): each figure is documented there.
 """
 
 from __future__ import annotations
@@ -61,6 +28,8 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import UserError
+from ..evidence.shops import (AutoInterval, CanvasCard, HoverShop, PhaseError, Placement, ShopsEvidence, TouchPhase,
+                              TouchShop)
 from . import ItemScore, ScoreInput, scorer, scorer_settings
 from ._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual, manual_outcome
 
@@ -93,8 +62,11 @@ class ShopsScorerSettings(BaseModel):
 scorer_settings("shops", ShopsScorerSettings)
 
 
-def _ctx(inp: ScoreInput) -> tuple[dict, ShopsScorerSettings]:
-    return inp.data("shops"), inp.settings("shops")
+ACCEPTS = {"shops": ("3",)}       # the evidence versions these scorers read (evidence/shops.py)
+
+
+def _ctx(inp: ScoreInput) -> tuple[ShopsEvidence, ShopsScorerSettings]:
+    return inp.evidence("shops"), inp.settings("shops")
 
 
 def _per_shop(inp: ScoreInput) -> float:
@@ -105,60 +77,60 @@ def _per_shop(inp: ScoreInput) -> float:
 
 
 # --------------------------------------------------------------------------- judgements on figures
-def content_matches(p: dict) -> bool | None:
+def content_matches(p: HoverShop | TouchShop) -> bool | None:
     """The card's text names this shop and no other."""
-    if p.get("opened") is None:
+    if p.opened is None:
         return None
-    return bool(p.get("opened")) and (p.get("names_in_card") or []) == [p["id"]]
+    return bool(p.opened) and (p.names_in_card or []) == [p.id]
 
 
-def closed_in_time(p: dict, s: ShopsScorerSettings) -> bool | None:
+def closed_in_time(p: HoverShop, s: ShopsScorerSettings) -> bool | None:
     """The opened card was gone within close_within_ms of the pointer leaving."""
-    if not p.get("opened"):
+    if not p.opened:
         return None
-    gone = p.get("closed_after_ms")
+    gone = p.closed_after_ms
     return gone is not None and gone <= s.close_within_ms + 1e-6
 
 
-def canvas_card_like(cc: dict | None, s: ShopsScorerSettings) -> bool:
+def canvas_card_like(cc: CanvasCard | None, s: ShopsScorerSettings) -> bool:
     """A hover without a DOM card made a large, well-filled region change that scene motion
     alone (an equal stretch without the hover) did not: a card drawn on the canvas."""
-    if not cc or not cc.get("compared"):
+    if cc is None or not cc.compared or cc.across_hover is None or cc.scene_motion is None:
         return False
-    hov, scene = cc["across_hover"], cc["scene_motion"]
-    return (hov["area"] >= s.canvas_card_min_area_px and hov["fill"] >= s.canvas_card_min_fill
-            and hov["area"] > s.canvas_card_min_scene_ratio * max(scene["area"], 1))
+    hov, scene = cc.across_hover, cc.scene_motion
+    return (hov.area >= s.canvas_card_min_area_px and hov.fill >= s.canvas_card_min_fill
+            and hov.area > s.canvas_card_min_scene_ratio * max(scene.area, 1))
 
 
-def inside_viewport(pl: dict, s: ShopsScorerSettings) -> bool:
-    x, y, w, h = pl["rect"]
-    vw, vh = pl["viewport"]
+def inside_viewport(pl: Placement, s: ShopsScorerSettings) -> bool:
+    x, y, w, h = pl.rect
+    vw, vh = pl.viewport
     k = s.viewport_slack_px
     return x >= -k and y >= -k and x + w <= vw + k and y + h <= vh + k
 
 
-def hook_agrees(p: dict, s: ShopsScorerSettings) -> bool | None:
+def hook_agrees(p: HoverShop, s: ShopsScorerSettings) -> bool | None:
     """getActiveCard() said what the page showed: this shop's card while hovered (when the
     page showed its own card), none after leaving (when the page's card closed)."""
-    o, c = p.get("hook_active_card_open"), p.get("hook_active_card_closed")
-    if p.get("opened") is None or o is None or c is None or "error" in o or "error" in c:
+    o, c = p.hook_active_card_open, p.hook_active_card_closed
+    if p.opened is None or o is None or c is None or o.error is not None or c.error is not None:
         return None
-    ov = o.get("value")
-    said_open = isinstance(ov, dict) and str(ov.get("shopId")) == p["id"]
-    said_closed = c.get("value") is None
-    return bool(said_open == bool(content_matches(p)) and (not p["opened"] or said_closed == bool(closed_in_time(p, s))))
+    said_open = isinstance(o.value, dict) and str(o.value.get("shopId")) == p.id
+    said_closed = c.value is None
+    return bool(said_open == bool(content_matches(p)) and (not p.opened or said_closed == bool(closed_in_time(p, s))))
 
 
-def _hover(d: dict) -> list[dict]:
-    return (d.get("hover") or {}).get("per_shop", [])
-
-
-def _canvas_shops(d: dict, s: ShopsScorerSettings) -> list[str]:
-    return [p["id"] for p in _hover(d) if not p.get("opened") and canvas_card_like(p.get("canvas_card"), s)]
+def _canvas_shops(d: ShopsEvidence, s: ShopsScorerSettings) -> list[str]:
+    return [p.id for p in d.hover.per_shop if not p.opened and canvas_card_like(p.canvas_card, s)]
 
 
 def _status(points: float, full: float) -> str:
     return "pass" if points >= full - 1e-9 else ("fail" if points <= 0 else "partial")
+
+
+def _dump(m) -> dict | None:
+    """A part of the evidence as JSON for the item's evidence (as the probe wrote it)."""
+    return None if m is None else m.model_dump(mode="json", exclude_unset=True)
 
 
 # --------------------------------------------------------------------------- outcome codes
@@ -184,13 +156,18 @@ _SHOP = {
 }
 
 
-def shop_outcome(p: dict, s: ShopsScorerSettings) -> Shop:
-    if p.get("opened") is None:
+def _max_lag(p: HoverShop) -> float | None:
+    return p.follow.max_lag_px if p.follow is not None else None
+
+
+def shop_outcome(p: HoverShop, s: ShopsScorerSettings) -> Shop:
+    if p.opened is None:
         return Shop.NOT_TRIED
-    if not p.get("opened"):
-        if canvas_card_like(p.get("canvas_card"), s):
+    if not p.opened:
+        if canvas_card_like(p.canvas_card, s):
             return Shop.CANVAS_CARD
-        if ((p.get("follow") or {}).get("max_lag_px") or 0) > s.follow_max_lag_px:
+        lag = _max_lag(p)
+        if lag is not None and lag > s.follow_max_lag_px:
             return Shop.POINTER_FELL_BEHIND
         return Shop.NO_CARD
     if not content_matches(p):
@@ -198,9 +175,9 @@ def shop_outcome(p: dict, s: ShopsScorerSettings) -> Shop:
     return Shop.PASSED if closed_in_time(p, s) else Shop.STAYED_OPEN
 
 
-def _shop_prose(code: Shop, p: dict, s: ShopsScorerSettings) -> str:
-    return _SHOP[code].format(id=p["id"], names=p.get("names_in_card"), closed_after_ms=p.get("closed_after_ms"),
-                              close_ms=s.close_within_ms, lag=(p.get("follow") or {}).get("max_lag_px"),
+def _shop_prose(code: Shop, p: HoverShop, s: ShopsScorerSettings) -> str:
+    return _SHOP[code].format(id=p.id, names=p.names_in_card, closed_after_ms=_ms(p.closed_after_ms),
+                              close_ms=s.close_within_ms, lag=_max_lag(p),
                               tol=s.follow_max_lag_px)
 
 
@@ -244,43 +221,52 @@ def _done(status: str, points, ev: dict, m: dict | None, code: Item, **facts) ->
 
 
 # --------------------------------------------------------------------------- shops.hover
-def _shop_row(p: dict, touch: dict | None, s: ShopsScorerSettings) -> dict:
-    row = {k: p.get(k) for k in ("id", "name", "opened", "closed_after_ms", "text", "hovered", "names_in_card",
-                                 "reason")}
+def _ms(v: float | None):
+    """A millisecond figure as the probe wrote it (whole ms as an int)."""
+    return int(v) if v is not None and float(v).is_integer() else v
+
+
+def _shop_row(p: HoverShop, touch: TouchShop | None, s: ShopsScorerSettings) -> dict:
+    row = {"id": p.id, "name": p.name, "opened": p.opened, "closed_after_ms": _ms(p.closed_after_ms), "text": p.text,
+           "hovered": _dump(p.hovered), "names_in_card": p.names_in_card, "reason": p.reason}
     row.update(content_matches=content_matches(p), closed=closed_in_time(p, s), hook_agrees=hook_agrees(p, s),
                outcome=shop_outcome(p, s).value)
-    if p.get("follow"):
-        row["follow_max_lag_px"] = p["follow"].get("max_lag_px")
-    row["screenshots"] = [f for f in (p.get("screenshot_open"), p.get("screenshot_stayed_open"),
-                                      (p.get("canvas_card") or {}).get("screenshot")) if f]
-    if p.get("canvas_card"):
-        row["canvas_card_like"] = canvas_card_like(p["canvas_card"], s)
-    if touch:
-        row["touch_opened"] = touch.get("opened")
+    if p.follow is not None:
+        row["follow_max_lag_px"] = p.follow.max_lag_px
+    row["screenshots"] = [f for f in (p.screenshot_open, p.screenshot_stayed_open,
+                                      p.canvas_card.screenshot if p.canvas_card is not None else None) if f]
+    if p.canvas_card is not None:
+        row["canvas_card_like"] = canvas_card_like(p.canvas_card, s)
+    if touch is not None:
+        row["touch_opened"] = touch.opened
         row["touch_content_matches"] = content_matches(touch)
-        if touch.get("screenshot"):
-            row["screenshots"].append(touch["screenshot"])
+        if touch.screenshot:
+            row["screenshots"].append(touch.screenshot)
     return row
 
 
-@scorer("shops.hover", probes=("shops",), accepts={"shops": ("2",)})
+def _touched(d: ShopsEvidence) -> list[TouchShop]:
+    return d.touch.per_shop if isinstance(d.touch, TouchPhase) else []
+
+
+@scorer("shops.hover", probes=("shops",), accepts=ACCEPTS)
 def hover(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    per = _hover(d)
-    touch = {t["id"]: t for t in (d.get("touch") or {}).get("per_shop", [])}
-    rows = [_shop_row(p, touch.get(p["id"]), s) for p in per]
+    per = d.hover.per_shop
+    touch = {t.id: t for t in _touched(d)}
+    rows = [_shop_row(p, touch.get(p.id), s) for p in per]
     m = {"shops.per_shop": rows}
-    codes = {p["id"]: shop_outcome(p, s) for p in per}
+    codes = {p.id: shop_outcome(p, s) for p in per}
     ok = [i for i, c in codes.items() if c is Shop.PASSED]
     points = min(len(ok) * _per_shop(inp), inp.item.points)
-    ev = {"shops_found": len(d.get("shops", [])), "expected_shops": s.expected_shops, "passed": ok,
+    ev = {"shops_found": len(d.shops), "expected_shops": s.expected_shops, "passed": ok,
           "per_shop": [{k: r.get(k) for k in ("id", "outcome", "opened", "content_matches", "closed", "closed_after_ms",
                                               "text", "screenshots")} for r in rows],
           "close_within_ms": s.close_within_ms}
-    if len(d.get("shops", [])) < s.expected_shops:
-        ev["note"] = f"the hook lists {len(d.get('shops', []))} shops, not {s.expected_shops}: missing shops score 0"
-    fails = {p["id"]: _shop_prose(codes[p["id"]], p, s) for p in per
-             if codes[p["id"]] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)}
+    if len(d.shops) < s.expected_shops:
+        ev["note"] = f"the hook lists {len(d.shops)} shops, not {s.expected_shops}: missing shops score 0"
+    fails = {p.id: _shop_prose(codes[p.id], p, s) for p in per
+             if codes[p.id] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)}
     if fails:
         ev["failed"] = fails
     disagree = [r["id"] for r in rows if r["hook_agrees"] is False]
@@ -302,39 +288,43 @@ def hover(inp: ScoreInput) -> ItemScore:
 
 
 # --------------------------------------------------------------------------- shops.auto_display
-def interval_counts(iv: dict, tol_s: float, s: ShopsScorerSettings) -> bool:
+def interval_counts(iv: AutoInterval, tol_s: float, s: ShopsScorerSettings) -> bool:
     """One shop by itself, for auto_min_s..auto_max_s (to one sample interval)."""
-    dur = iv.get("duration_s", iv["end_s"] - iv["start_s"])
-    return iv["shop_id"] not in (None, "ambiguous") and s.auto_min_s - tol_s <= dur <= s.auto_max_s + tol_s
+    return iv.shop_id != "ambiguous" and s.auto_min_s - tol_s <= iv.duration_s <= s.auto_max_s + tol_s
 
 
-@scorer("shops.auto_display", probes=("shops",), accepts={"shops": ("2",)})
+@scorer("shops.auto_display", probes=("shops",), accepts=ACCEPTS)
 def auto_display(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    auto = d.get("auto") or {}
-    tol = (auto.get("sample_interval_ms") or 0) / 1000
+    auto = d.auto
+    if auto is None:
+        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="the automatic display was not sampled "
+                     "in this run (the check profile hovers only)")
+    tol = auto.sample_interval_ms / 1000
     rows, counted = [], []
-    for iv in auto.get("intervals", []):
+    for iv in auto.intervals:
         good = interval_counts(iv, tol, s)
-        if good and iv["shop_id"] not in counted:
-            counted.append(iv["shop_id"])
-        rows.append({"shop_id": iv["shop_id"], "start_s": iv["start_s"], "end_s": iv["end_s"],
-                     "duration_s": iv.get("duration_s", iv["end_s"] - iv["start_s"]),
-                     "counted": good, "text": iv.get("text"), "screenshot": iv.get("screenshot")})
+        if good and iv.shop_id not in counted:
+            counted.append(iv.shop_id)
+        rows.append({"shop_id": iv.shop_id, "start_s": iv.start_s, "end_s": iv.end_s, "duration_s": iv.duration_s,
+                     "counted": good, "text": iv.text, "screenshot": iv.screenshot})
     points = min(len(counted) * _per_shop(inp), inp.item.points)
-    ev = {"window_s": auto.get("window_s"), "sample_interval_ms": auto.get("sample_interval_ms"),
+    ev = {"window_s": auto.window_s, "sample_interval_ms": auto.sample_interval_ms,
           "duration_range_s": [s.auto_min_s, s.auto_max_s], "distinct_shops_counted": counted,
           "intervals": rows, "screenshots": [r["screenshot"] for r in rows if r.get("screenshot")]}
     m = {"shops.auto_display": [{k: r[k] for k in ("shop_id", "start_s", "end_s", "duration_s", "counted")}
                                 for r in rows]}
     disagree = []
-    for iv in auto.get("intervals", []):
-        hv = (iv.get("hook_active_card") or {}).get("value", "unread")
-        if hv != "unread" and not (isinstance(hv, dict) and str(hv.get("shopId")) == iv["shop_id"]):
-            disagree.append({"at_s": iv.get("screenshot_t_s"), "page_shows": iv["shop_id"], "hook_says": hv})
+    for iv in auto.intervals:
+        hc = iv.hook_active_card
+        if hc is None or hc.error is not None:
+            continue                      # unread, or the call failed
+        hv = hc.value
+        if not (isinstance(hv, dict) and str(hv.get("shopId")) == iv.shop_id):
+            disagree.append({"at_s": iv.screenshot_t_s, "page_shows": iv.shop_id, "hook_says": hv})
     if disagree:
         ev["hook_disagrees"] = disagree
-    want, got = auto.get("samples_expected"), auto.get("samples", 0)
+    want, got = auto.samples_expected, auto.samples
     if want and got < s.auto_min_sample_share * want:
         return _done("untested", None, ev, m, Item.SAMPLER_STARVED, got=got, want=want)
     if not rows and _canvas_shops(d, s):
@@ -348,20 +338,24 @@ def auto_display(inp: ScoreInput) -> ItemScore:
 
 
 # --------------------------------------------------------------------------- shops.manual_priority
-@scorer("shops.manual_priority", probes=("shops",), accepts={"shops": ("2",)})
+@scorer("shops.manual_priority", probes=("shops",), accepts=ACCEPTS)
 def manual_priority(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    man = d.get("manual") or {}
-    ev = {k: man.get(k) for k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots",
-                                  "hook_active_card", "follow") if k in man}
-    if "error" in man:
-        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=man["error"])
-    if not man.get("tested"):
-        if not any(p.get("opened") for p in _hover(d)):
+    man = d.manual
+    if man is None:
+        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="manual priority was not tried in this run "
+                     "(the check profile hovers only)")
+    if isinstance(man, PhaseError):
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=man.error)
+    ev = {k: v for k, v in man.model_dump(mode="json", exclude_unset=True).items()
+          if k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots", "hook_active_card",
+                   "follow")}
+    if not man.tested:
+        if not any(p.opened for p in d.hover.per_shop):
             if _canvas_shops(d, s):
                 return _done("review", None, {}, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s), more="")
             return _done("fail", 0.0, {}, None, Item.NO_HOVER_CARD)
-        return _done("untested", None, {}, None, Item.NOT_TESTED, reason=man.get("reason") or "not tested")
+        return _done("untested", None, {}, None, Item.NOT_TESTED, reason=man.reason or "not tested")
     code, facts = manual_outcome(man, s)
     status = MANUAL_STATUS[code]
     ev.update(outcome=code.value, verdict=MANUAL_VERDICT[code].format(**facts), first_seen_s=facts["first_s"],
@@ -378,23 +372,23 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
 
 
 # --------------------------------------------------------------------------- shops.card_placement
-def card_checks(p: dict, s: ShopsScorerSettings) -> dict:
+def card_checks(p: HoverShop, s: ShopsScorerSettings) -> dict:
     """The four placement checks of one measured card, and the figures they were made on."""
-    pl = p["placement"]
+    pl = p.placement
     c = {"inside_viewport": inside_viewport(pl, s),
-         "near": pl["distance_ratio"] <= s.max_distance_ratio,
-         "text_size": pl["min_font_px"] is not None and pl["min_font_px"] >= s.min_text_px,
-         "contrast": pl["min_contrast"] is not None and pl["min_contrast"] >= s.min_contrast}
-    return {"id": p["id"], **c, "distance_ratio": pl["distance_ratio"], "min_font_px": pl["min_font_px"],
-            "min_contrast": pl["min_contrast"], "rect": pl["rect"],
-            "contrast_methods": sorted({t["contrast"]["method"] for t in pl["texts"] if t.get("contrast")}),
+         "near": pl.distance_ratio <= s.max_distance_ratio,
+         "text_size": pl.min_font_px is not None and pl.min_font_px >= s.min_text_px,
+         "contrast": pl.min_contrast is not None and pl.min_contrast >= s.min_contrast}
+    return {"id": p.id, **c, "distance_ratio": pl.distance_ratio, "min_font_px": pl.min_font_px,
+            "min_contrast": pl.min_contrast, "rect": pl.rect,
+            "contrast_methods": sorted({t.contrast.method for t in pl.texts if t.contrast is not None}),
             "position_ok": c["inside_viewport"] and c["near"], "readable_ok": c["text_size"] and c["contrast"]}
 
 
-@scorer("shops.card_placement", probes=("shops",), accepts={"shops": ("2",)})
+@scorer("shops.card_placement", probes=("shops",), accepts=ACCEPTS)
 def card_placement(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    cards = [card_checks(p, s) for p in _hover(d) if p.get("placement")]
+    cards = [card_checks(p, s) for p in d.hover.per_shop if p.placement is not None]
     ev = {"thresholds": {"max_distance_ratio": s.max_distance_ratio, "min_text_px": s.min_text_px,
                          "min_contrast": s.min_contrast}, "cards": cards}
     if not cards:
@@ -413,24 +407,27 @@ def card_placement(inp: ScoreInput) -> ItemScore:
 
 
 # --------------------------------------------------------------------------- shops.touch
-@scorer("shops.touch", probes=("shops",), accepts={"shops": ("2",)})
+@scorer("shops.touch", probes=("shops",), accepts=ACCEPTS)
 def touch(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
-    t = d.get("touch") or {}
-    if "error" in t:
-        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=t["error"])
-    per = t.get("per_shop", [])
-    ok = [p["id"] for p in per if content_matches(p)]
-    ev = {"opened_with_own_content": ok, "page": t.get("page"),
-          "per_shop": [{**{k: p.get(k) for k in ("id", "tapped", "opened", "text", "screenshot")},
-                        "content_matches": content_matches(p)} for p in per]}
-    untried = [p["id"] for p in per if p.get("opened") is None]
+    t = d.touch
+    if t is None:
+        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="touch was not tried in this run "
+                     "(the check profile hovers only)")
+    if isinstance(t, PhaseError):
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=t.error)
+    per = t.per_shop
+    ok = [p.id for p in per if content_matches(p)]
+    ev = {"opened_with_own_content": ok, "page": _dump(t.page),
+          "per_shop": [{"id": p.id, "tapped": _dump(p.tapped), "opened": p.opened, "text": p.text,
+                        "screenshot": p.screenshot, "content_matches": content_matches(p)} for p in per]}
+    untried = [p.id for p in per if p.opened is None]
     if untried and len(ok) < s.expected_shops:
         return _done("untested", None, ev, None, Item.SHOPS_NOT_TRIED, shops=untried, when="to tap")
     if len(ok) >= s.expected_shops:
         return _done("pass", inp.objective("pass"), ev, None, Item.SCORED)
     if ok:
-        ev["failed"] = [p["id"] for p in per if p["id"] not in ok]
+        ev["failed"] = [p.id for p in per if p.id not in ok]
         return _done("partial", inp.objective("partial"), ev, None, Item.SCORED)
     if _canvas_shops(d, s):
         return _done("review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),

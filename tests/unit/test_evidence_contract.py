@@ -190,10 +190,13 @@ def test_rescore_exits_2_with_one_line(tmp_path):
     assert len(lines) == 1 and "probes.frame_pacing.data.smooth" in lines[0] and "Traceback" not in p.stderr
 
 
-def test_transitional_probes_are_registered_at_the_version_they_write():
-    # density and shops still return dicts (being reworked): evidence/__init__.py registers
-    # them as TransitionalEvidence under their ProbeSpec.version, which must stay in step.
-    for name in ("density", "shops"):
+def test_every_probe_has_its_own_typed_evidence_at_the_version_it_writes():
+    # No probe module writes a plain dict any more: each has an Evidence model, and its
+    # ProbeSpec.version is the model's evidence_version. Only the runner's pseudo-probes
+    # (network, page_events) are still TransitionalEvidence.
+    for name in registry.names():
         model = evidence.model_for(name)
-        assert issubclass(model, evidence.TransitionalEvidence)
-        assert model.evidence_version == registry.get(name).version
+        assert model is not None and issubclass(model, evidence.Evidence), name
+        assert registry.get(name).evidence is model and registry.get(name).version == model.evidence_version, name
+    for name in ("network", "page_events"):
+        assert issubclass(evidence.model_for(name), evidence.TransitionalEvidence)

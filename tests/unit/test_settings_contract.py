@@ -24,10 +24,7 @@ PKG = Path(__file__).resolve().parents[2] / "skycity_bench"
 YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
 
 # What is left, by name (issue 17): the lead removes an entry when its part is done.
-LEFT_PROBE_DEFAULTS = {
-    "density": "probes/density.py Settings keep defaults for every value, and the density scorer still reads "
-               "its disagreement thresholds from the probe's section (move to scorers.density)",
-}
+LEFT_PROBE_DEFAULTS: dict[str, str] = {}
 LEFT_SCORER_IMPORTS: dict[str, str] = {}
 LEFT_SCORER_LITERALS = {
 }

@@ -47,6 +47,7 @@ def _scene(shift):
 
 
 def test_should_tell_a_drawn_card_from_scene_motion():
+    from skycity_bench.evidence.shops import CanvasCard
     from skycity_bench.scorers.shops import canvas_card_like
 
     s = load_scenario().scorer_settings("shops")
@@ -55,8 +56,9 @@ def test_should_tell_a_drawn_card_from_scene_motion():
     hovered[100:180, 150:330] = 240                                       # a card drawn on the canvas
     card = {"compared": True, **canvas_change_figures(before, control, hovered, level=40)}
     assert card["across_hover"]["area"] >= 180 * 80 and card["across_hover"]["fill"] > 0.9   # the probe's figures
-    assert canvas_card_like(card, s)                                                          # the scorer's verdict
-    assert not canvas_card_like({"compared": True, **canvas_change_figures(before, control, later, level=40)}, s)
+    assert canvas_card_like(CanvasCard.model_validate(card), s)                               # the scorer's verdict
+    still = {"compared": True, **canvas_change_figures(before, control, later, level=40)}
+    assert not canvas_card_like(CanvasCard.model_validate(still), s)
 
 
 def test_should_attribute_card_text_to_the_longest_matching_name():
@@ -88,24 +90,29 @@ def test_should_turn_samples_into_intervals_with_start_and_end():
 def _shop(i, **kw):
     return {"id": f"s{i}", "name": SHOPS[i - 1]["name"], "opened": True,
             "closed_after_ms": 100, "close_watched_ms": 500, "text": SHOPS[i - 1]["name"], "names_in_card": [f"s{i}"],
-            "hovered": {"x": 1, "y": 1, "t_s": 3}, "screenshot_open": f"shops/hover-s{i}-open.png",
-            "placement": {"rect": [0, 0, 200, 80], "viewport": [960, 540], "distance_ratio": 0.02,
+            "hovered": {"x": 1, "y": 1, "t_s": 3, "away": [6, 6]}, "screenshot_open": f"shops/hover-s{i}-open.png",
+            "placement": {"rect": [0, 0, 200, 80], "viewport": [960, 540], "distance_px": 22, "distance_ratio": 0.02,
                           "min_font_px": 14, "min_contrast": 12.0,
                           "texts": [{"text": "x", "font_px": 14, "contrast": {"ratio": 12.0, "method": "computed styles"}}]},
             **kw}
 
 
+def _interval(i, start, end):
+    return {"shop_id": f"s{i}", "start_s": start, "end_s": end, "duration_s": end - start, "text": SHOPS[i - 1]["name"],
+            "rect": [0, 0, 200, 80], "names_in_card": [f"s{i}"], "clipped_start": False, "clipped_end": False}
+
+
+# Whole evidence as the probe writes it (the model, evidence/shops.py, refuses less)
 GOOD = {
-    "shops": SHOPS, "viewport": [960, 540],
+    "shops": SHOPS, "hook_problems": [], "hook_raw_count": 6, "viewport": [960, 540],
     "hover": {"per_shop": [_shop(i) for i in range(1, 7)], "resets": 0},
-    "auto": {"window_s": [15, 40], "sample_interval_ms": 100, "intervals": [
-        {"shop_id": "s2", "start_s": 16, "end_s": 19, "duration_s": 3},
-        {"shop_id": "s4", "start_s": 22, "end_s": 25, "duration_s": 3},
-        {"shop_id": "s5", "start_s": 28, "end_s": 31, "duration_s": 3}]},
+    "auto": {"window_s": [15, 40], "sample_interval_ms": 100, "samples": 251, "samples_expected": 251,
+             "intervals": [_interval(2, 16, 19), _interval(4, 22, 25), _interval(5, 28, 31)], "timeline": []},
     "manual": {"tested": True, "hold_s": 3, "user_shop": "s1", "user_card_names": ["s1"],
                "auto_interval": {"shop_id": "s2", "start_s": 16, "end_s": 19},
                "hovered": {"x": 100, "y": 100, "t_s": 16.5}, "steps": None},
-    "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "names_in_card": [f"s{i}"]} for i in range(1, 7)]},
+    "touch": {"per_shop": [{"id": f"s{i}", "opened": True, "names_in_card": [f"s{i}"]} for i in range(1, 7)],
+              "resets": 0, "page": {"inner_size": [960, 540], "ontouchstart": True, "max_touch_points": 1}},
 }
 
 

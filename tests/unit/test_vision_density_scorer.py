@@ -1,7 +1,12 @@
 """The density scorers on hand-written evidence (no browser): N and C are minima over the
 samples, points come from the rubric item's full_at, no hook means categories untested,
-and a hook that claims far more than moved is called out in plain words."""
+and a hook that claims far more than moved is called out in plain words. The evidence is
+built as the probe's model (evidence/density.py), so a hand-written sample that the probe
+could not write fails here."""
 
+import pytest
+
+from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.report import ProbeRecord
 from skycity_bench.rubric import load_rubric
 from skycity_bench.scenario import load_scenario
@@ -9,7 +14,8 @@ from skycity_bench.scorers import ScoreInput, all_scorers
 
 
 def _sample(t, visual, verified=None, cats=None, claimed=None):
-    s = {"t": t, "t_b": t + 0.1, "visual_count": visual, "excluded": {}, "regions": [], "camera": {}}
+    s = {"t": t, "t_b": t + 0.1, "densified": False, "visual_count": visual, "excluded": {}, "regions": [],
+         "camera": {}, "changed_frac": 0.01, "full_screen_effect": False, "timing_ms": {"total": 1.0}}
     if verified is not None:
         s.update(verified_count=verified, categories=cats, claimed_count=claimed if claimed is not None else verified,
                  claims=[{"id": f"o{i}", "category": cats[i % len(cats)], "x": 10.0 + i, "y": 10.0,
@@ -17,10 +23,18 @@ def _sample(t, visual, verified=None, cats=None, claimed=None):
     return s
 
 
-def _score(item_id, samples):
+def _evidence(samples, hook=True) -> DensityEvidence:
+    return DensityEvidence.model_validate({
+        "hook": {"present": hook, "describe": None, "error": None}, "delta_ms": 100, "delta_frames": 6,
+        "other_pair_frames": [], "times": [s["t"] for s in samples], "densified_times": [], "densify_error": None,
+        "lowest_evidence": None, "samples": samples, "page_errors": [], "note": ""})
+
+
+def _score(item_id, samples, **thresholds):
     rub = load_rubric()
-    inp = ScoreInput(item=rub.item(item_id), rubric=rub, scenario=load_scenario(),
-                     records={"density": ProbeRecord(name="density", data={"samples": samples, "delta_ms": 100})})
+    sc = load_scenario(None, {"scorers": {"density": thresholds}} if thresholds else None)
+    inp = ScoreInput(item=rub.item(item_id), rubric=rub, scenario=sc,
+                     records={"density": ProbeRecord(name="density", data=_evidence(samples))})
     return all_scorers()[item_id].fn(inp)
 
 
@@ -61,6 +75,18 @@ def test_should_say_in_plain_words_when_the_hook_claims_much_more_than_moved():
     assert any("claimed 80" in n and "only 20" in n for n in r.evidence["notes"])
     quiet = _score("density.count", [_sample(20, 20, 19, ["car"], claimed=21)])
     assert not any("claimed" in n for n in quiet.evidence["notes"])
+    # the share is the scorer's threshold (scorers.density.claim_disagreement), re-judged
+    strict = _score("density.count", [_sample(20, 20, 19, ["car"], claimed=21)], claim_disagreement=0.05)
+    assert any("claimed 21" in n for n in strict.evidence["notes"])
+
+
+def test_should_refuse_a_sample_the_probe_could_not_have_written():
+    from skycity_bench.evidence import EvidenceError, parse
+
+    bad = _evidence([_sample(20, 5)]).to_data()
+    bad["samples"][0]["visible_count"] = 5                     # a misspelt field
+    with pytest.raises(EvidenceError, match=r"samples\.0\.visible_count: unknown field"):
+        parse("density", bad)
 
 
 def test_should_keep_behavior_for_reviewers_with_speed_and_lockstep_evidence():
@@ -78,17 +104,22 @@ def test_should_sample_the_rubric_points_and_every_second_of_the_dense_window():
 
 
 def test_should_densify_between_samples_where_the_count_drops_largest_drops_first():
-    from skycity_bench.probes.density import Settings, _densify_times
+    from skycity_bench.probes.density import _densify_times
 
     samples = [{"t": 20.0, "verified_count": 50}, {"t": 21.0, "verified_count": 44},
                {"t": 22.0, "verified_count": 47}, {"t": 23.0, "verified_count": 46}]
-    s = Settings(densify_points=3, densify_max_intervals=1)
+
+    def settings(**kw):
+        return load_scenario(None, {"probes": {"density": kw}}).probe_settings("density")
+
+    s = settings(densify_points=3, densify_max_intervals=1)
     assert _densify_times(samples, s) == [20.25, 20.5, 20.75]
-    assert len(_densify_times(samples, Settings(densify_points=1, densify_max_intervals=4))) == 2
+    assert len(_densify_times(samples, settings(densify_points=1, densify_max_intervals=4))) == 2
     assert _densify_times([{"t": 20.0, "visual_count": 5}, {"t": 21.0, "visual_count": 6}], s) == []
 
 
 def _hookless(t, visual, plain, why=None, largest=3):
+    # without a hook the probe writes `objects` (vision/objects.py), not the claim fields
     s = _sample(t, visual)
     s["objects"] = {"plain_count": plain, "counted": visual, "doubtful": why or {}, "largest_alike_group": largest}
     return s

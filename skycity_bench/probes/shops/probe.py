@@ -5,7 +5,8 @@ The hook's getShops() only says where each shop is and what it is called. Whethe
 opened, whose it is and whether it closed is read from the page: new visible DOM elements
 whose text names the shop (dom_cards.py), screenshots for readability and evidence, and
 pixel figures where a card may be drawn on a canvas. Nothing is judged here: the evidence
-is raw figures and scorers/shops.py decides (so `rescore` can re-judge a stored run).
+is raw figures (the ShopsEvidence model, evidence/shops.py) and scorers/shops.py decides
+(so `rescore` can re-judge a stored run).
 
 Four fresh pages, all on the fake clock so the camera holds still between steps (each
 phase's starting moment is reached with `seek(..., picture_only=True)`: on a slow renderer
@@ -24,6 +25,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...errors import ProbeError
+from ...evidence.shops import ShopsEvidence
 from .. import probe
 from .auto_manual import auto_phase, manual_phase
 from .hover_touch import hover_phase, touch_phase
@@ -69,9 +71,9 @@ def _budget(sc) -> float:
     return 8 * sc.timeouts.load_s + 240 + sc.timeouts.probe_grace_s
 
 
-@probe("shops", order=40, settings=Settings, version="2", budget=_budget,
+@probe("shops", order=40, settings=Settings, evidence=ShopsEvidence, budget=_budget,
        description="hover / auto display / manual priority / placement / touch, judged from DOM and pixels")
-async def collect(ctx) -> dict:
+async def collect(ctx) -> ShopsEvidence:
     s = ctx.settings
     pg = ShopPage(ctx)
     await pg.open()
@@ -111,4 +113,6 @@ async def collect(ctx) -> dict:
             data[name] = {"error": str(e)}
         finally:
             task.close()
-    return data
+    # The figures as the evidence model (evidence/shops.py): a figure the model does not
+    # know is an error here, not a silent change of the report's shape.
+    return ShopsEvidence.model_validate(data)

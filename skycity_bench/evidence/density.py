@@ -1,0 +1,74 @@
+"""Evidence of probes/density.py (items density.count, density.categories, density.behavior):
+fake-clock frame pairs t, t + Δ across the dense window, each analysed by the vision layer
+(skycity_bench/vision/analyse.py: analyse_pair), and the hook's claims checked against the
+pixels. Judged only in scorers/density.py.
+
+The analysis' own records (regions, camera model, the hook claims' verdicts, the hookless
+object figures) are kept as the vision layer writes them; their shape is documented where
+they are made (vision/segment.py Region.to_json, vision/camera.py CameraModel.to_json,
+vision/verify.py, vision/objects.py plain_objects). Fields with a default of None are
+written only when the probe has them (the hook fields only with an answering hook, `objects`
+only without); `to_data` leaves the unwritten ones out.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import Field
+
+from . import Evidence, Part
+
+
+class DensityHook(Part):
+    present: bool = Field(description="describe() answered: claims are read and checked at every sample")
+    describe: Any = Field(description="what describe() returned")
+    error: Optional[str] = Field(description="why describe() failed")
+
+
+class DensitySample(Part):
+    """One frame pair: frame A at t, the hook's visible claims at t, frame B at t + Δ."""
+    t: float = Field(description="demo seconds of frame A")
+    t_b: float = Field(description="demo seconds of frame B")
+    densified: bool = Field(description="an extra sample where the count dropped (a second, fresh page)")
+    visual_count: int = Field(description="moving regions the pixels show, camera motion removed")
+    regions: list[dict[str, Any]] = Field(description="regions found (bbox, area, kind, counted, reason; without a "
+                                                      "hook plain / doubt), first 400")
+    excluded: dict[str, int] = Field(description="regions not counted, by reason")
+    camera: dict[str, Any] = Field(description="the camera model fitted between A and B")
+    changed_frac: float = Field(description="share of the frame's pixels that changed")
+    full_screen_effect: bool = Field(description="most of the frame changed (not counted as objects)")
+    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, total")
+    # with a hook (getDynamicObjects answered)
+    claims: Optional[list[dict[str, Any]]] = Field(None, description="each visible claim with its verdict ('moved' "
+                                                                     "= verified) and own displacement dx, dy")
+    claimed_count: Optional[int] = Field(None, description="visible objects the hook claimed")
+    verified_count: Optional[int] = Field(None, description="claims whose own pixels moved")
+    categories: Optional[list[str]] = Field(None, description="categories of the verified claims")
+    claimed_categories: Optional[list[str]] = Field(None, description="categories of all claims")
+    rechecked_by_other_pairs: Optional[int] = Field(None, description="claims turned into movers by the other pairs")
+    other_pairs_frames: Optional[list[int]] = Field(None, description="the other pairs used (frames from t)")
+    hook_error: Optional[str] = Field(None, description="getDynamicObjects failed here: the visual count stands in")
+    # without a hook
+    objects: Optional[dict[str, Any]] = Field(None, description="which counted regions are plainly objects: "
+                                                                "plain_count, counted, doubtful {why: n}, "
+                                                                "largest_alike_group ...")
+    evidence: Optional[str] = Field(None, description="the annotated frame A (rubric sample points and the lowest)")
+
+
+class DensityEvidence(Evidence):
+    probe = "density"
+    # 4: typed (issue 17); fields as in probe version 3
+    evidence_version = "4"
+
+    hook: DensityHook
+    delta_ms: float = Field(description="Δ between frames A and B, ms")
+    delta_frames: int = Field(description="Δ in 60 Hz frames")
+    other_pair_frames: list[int] = Field(description="frames from t of the other pairs for claims that did not move")
+    times: list[float] = Field(description="the planned sample times")
+    densified_times: list[float] = Field(description="extra sample times where the count dropped")
+    densify_error: Optional[str] = Field(description="why the densifying page stopped")
+    lowest_evidence: Optional[str] = Field(description="annotated frame of the lowest sample, when not a rubric point")
+    samples: list[DensitySample] = Field(description="every sample, in time order")
+    page_errors: list[Any] = Field(description="errors the page threw (first 20)")
+    note: str = Field(description="what the fake clock cannot show")
