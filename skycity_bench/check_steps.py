@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from .browser.clock_budget import watched
 from .errors import ProbeError
 from .evidence.density import DensityEvidence
 from .probes import ProbeSpec, registry
@@ -26,12 +27,31 @@ _FRAME_MS = 1000.0 / 60.0
 GETTERS = ("getState", "getShops", "getDynamicObjects", "getActiveCard")
 
 
+# Playwright's fastForward, one step after the other, in one call into the page: the same
+# timers and animation frames at the same times as one page.clock.fast_forward(step) per step
+# (Playwright's clock yields to the page's task queue between timers either way), without a
+# round trip through the driver, and an init script added to the context for Playwright's
+# clock log, per frame.
+_FF_STEPS = "async (steps) => { const c = globalThis.__pwClock.controller; for (const s of steps) await c.fastForward(s); }"
+
+
 async def _ff(dp, to_s: float, now_s: float, step_ms: int) -> float:
-    """Fast-forward the fake clock from bench time now_s to to_s, step_ms per frame."""
+    """Fast-forward the fake clock from bench time now_s to to_s, step_ms per frame; timed
+    as any clock advance (clock_budget.watched: slow told from hung)."""
+    steps = []
     while now_s < to_s - 1e-6:
         step = min(step_ms, max(1, int(round((to_s - now_s) * 1000))))
-        await dp.call(dp.page.clock.fast_forward(step), 10 + step / 200, "fast-forwarding the clock")
+        steps.append(step)
         now_s += step / 1000
+    if not steps:
+        return now_s
+    what = f"fast-forwarding the clock {sum(steps)} ms, {len(steps)} steps"
+    if len(dp.page.frames) > 1:
+        # Playwright advances every frame's clock: a page with frames keeps its calls
+        for step in steps:
+            await watched(dp, dp.page.clock.fast_forward(step), ms=step, frames=1, what=what)
+    else:
+        await watched(dp, dp.page.evaluate(_FF_STEPS, steps), ms=sum(steps), frames=len(steps), what=what)
     return now_s
 
 

@@ -11,6 +11,7 @@ number of seconds and never hangs the bench.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from dataclasses import dataclass, field
 from importlib import resources
@@ -129,6 +130,9 @@ class BrowserHandle:
             await world.add_main(s)
         dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
         dp.world = world
+        # A plain CDP capture gives Playwright's screenshot's pixels only at one device pixel
+        # per CSS pixel and without a mobile viewport's zoom (screenshot_png)
+        dp.plain_capture = not is_mobile and vp.device_scale_factor == 1
         self.page_events.append(dp.events)
         if goto:
             await dp.goto()
@@ -402,6 +406,15 @@ class DemoPage:
         return max(timeout, self.scenario.timeouts.hang_frames * (cost or 0.0) / 1000.0)
 
     async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
+        if not kw and await self._plain_capture_ok(timeout):
+            # The viewport straight from CDP with Chromium's fast PNG settings: the same
+            # lossless pixels as Playwright's screenshot (tests/probes/test_plain_capture.py)
+            # at about half the cost
+            # (PNG encoding is most of a frame's cost; Playwright also prepares and restores
+            # every frame of the page around each shot).
+            r = await self.call(self.world.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True}),
+                                timeout, "screenshot")
+            return base64.b64decode(r["data"])
         # Playwright's own limit (30 s by default) must not end a screenshot the bench still
         # waits for: a slow page's limit is longer (slow_limit_s; the shadow-map example at
         # 1920x1080 took over 30 s for one real-time frame under load).
@@ -409,6 +422,21 @@ class DemoPage:
         return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
                                timeout, "screenshot")
 
+
+    async def _plain_capture_ok(self, timeout: float) -> bool:
+        """Whether a plain capture shows what Playwright's screenshot would: Playwright
+        hides the caret of editable elements and waits for the page's fonts; so the plain
+        capture is taken only when nothing that could hold a caret has the focus (the body,
+        the document or a canvas; an iframe or a shadow host could hide one), after the
+        fonts (read in the bench's isolated world)."""
+        if not getattr(self, "plain_capture", False) or self.world is None:
+            return False
+        try:
+            return bool(await self.evaluate_isolated(_PLAIN_CAPTURE_OK, timeout=timeout, what="screenshot (the focus)"))
+        except (DemoHang, DemoCrash):
+            raise
+        except ProbeError:
+            return False          # Playwright's screenshot then says what is wrong
 
     async def frame(self, timeout: float = 20.0) -> np.ndarray:
         """The viewport as a BGR uint8 array in CSS pixels (hook coordinates index it directly)."""
@@ -425,6 +453,16 @@ class DemoPage:
             # A wedged renderer can keep the context from closing: restart the whole browser
             # so the next probe starts clean.
             await self.handle.restart()
+
+
+# DemoPage._plain_capture_ok, in the bench's isolated world (its own timers: the page's are
+# the fake clock's). Fonts: as Playwright, up to 2 s.
+_PLAIN_CAPTURE_OK = """async () => {
+  await Promise.race([document.fonts.ready, new Promise(r => setTimeout(r, 2000))]);
+  const a = document.activeElement;
+  return document.designMode !== 'on' && (!a || !a.isContentEditable && (a === document.body
+         || a === document.documentElement || a.tagName === 'CANVAS'));
+}"""
 
 
 async def _quiet_close(page) -> None:

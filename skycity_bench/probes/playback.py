@@ -119,14 +119,35 @@ async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dic
         return {"way": way, "untested": str(e), "clock": dp.clock.to_json()}
 
 
+async def _open_pages(ctx, vp, n: int) -> tuple:
+    """n fresh fake-clock pages opened side by side, padded with None to two; when one
+    cannot be opened the others are closed and its error raised."""
+    got = await asyncio.gather(*(ctx.open_page(viewport=vp, fake_clock=True) for _ in range(n)),
+                               return_exceptions=True)
+    failed = [p for p in got if isinstance(p, BaseException)]
+    if failed:
+        for p in got:
+            if not isinstance(p, BaseException):
+                await p.close()
+        raise failed[0]
+    return (*got, *[None] * (2 - n))
+
+
 async def _cycles(ctx, vp) -> dict:
     """Both ways side by side, each on its own page: on the fake clock a page only works
     while the bench drives it, so the two hardly compete (the autoplay part, in real
     time, has finished before this starts)."""
     s = ctx.settings
     keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim   # replay frames kept as evidence
-    dp = await ctx.open_page(viewport=vp, fake_clock=True)
-    desc = await dp.hook.describe()
+    # Both ways' pages are opened and loaded at once (the keyboard way's while the hook's loads)
+    dp, kp = await _open_pages(ctx, vp, 2 if s.keyboard else 1)
+    try:
+        desc = await dp.hook.describe()
+    except BaseException:
+        for p in (dp, kp):
+            if p is not None:
+                await p.close()
+        raise
     methods = {k for k, v in (desc.value or {}).items() if v == "function"} if desc.ok else set()
     names = ctx.scenario.hook.methods
     missing = [m for m in ("pause", "resume", "replay") if names[m] not in methods]
@@ -147,7 +168,6 @@ async def _cycles(ctx, vp) -> dict:
     async def by_keyboard() -> dict:
         if not s.keyboard:
             return {"way": "keyboard", "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)"}
-        kp = await ctx.open_page(viewport=vp, fake_clock=True)
         try:
             return await _way(kp, "keyboard", s, has_time, saver, keep_below)
         finally:
