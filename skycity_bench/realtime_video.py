@@ -232,48 +232,15 @@ def _decode(data_b64: str) -> np.ndarray | None:
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
 
-class _Encoder:
-    """VP8 WebM through PyAV (libvpx, realtime deadline: several times faster than OpenCV's
-    writer at the same size, which matters when a demo floods the capture)."""
+def _Encoder(path: Path, width: int, height: int, fps: int, bitrate: int):
+    """VP8 WebM through the bench's one encoder (video_encode.py: PyAV's libvpx at its
+    realtime deadline, several times faster than OpenCV's writer at the same size, which
+    matters when a demo floods the capture; one thread, since libvpx's worker threads spin
+    when the CPU is contended). A keyframe every 12 frames, as FFmpeg's default gave before."""
+    from .video_encode import VideoEncoder
 
-    def __init__(self, path: Path, width: int, height: int, fps: int, bitrate: int):
-        import av
-
-        self.width, self.height = width - width % 2, height - height % 2
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.container = av.open(str(path), "w", format="webm")
-        s = self.container.add_stream("libvpx", rate=fps)
-        s.width, s.height, s.pix_fmt = self.width, self.height, "yuv420p"
-        s.bit_rate = bitrate
-        s.options = {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0"}
-        # One thread: libvpx's own worker threads spin when the CPU is contended (measured on
-        # the 2-core machine under load: 74 ms of CPU per 640x360 frame with them, 3 ms without).
-        s.codec_context.thread_count = 1
-        self.stream = s
-        self.pts = 0
-        self._av = av
-
-    def fit(self, img: np.ndarray) -> np.ndarray:
-        h, w = img.shape[:2]
-        if (w, h) == (self.width, self.height):
-            return img
-        if w >= self.width and h >= self.height and w - self.width <= 1 and h - self.height <= 1:
-            return img[:self.height, :self.width]
-        return cv2.resize(img, (self.width, self.height), interpolation=cv2.INTER_AREA)
-
-    def write(self, img: np.ndarray, n: int) -> None:
-        frame = self._av.VideoFrame.from_ndarray(np.ascontiguousarray(img), format="bgr24")
-        frame = frame.reformat(format="yuv420p")
-        for _ in range(n):
-            frame.pts = self.pts
-            self.pts += 1
-            for p in self.stream.encode(frame):
-                self.container.mux(p)
-
-    def close(self) -> None:
-        for p in self.stream.encode():
-            self.container.mux(p)
-        self.container.close()
+    return VideoEncoder(path, width, height, fps, codec="vp8", bitrate_mbps=bitrate / 1e6, keyframe_interval=12,
+                        threads=1)
 
 
 def capture_summary(records: dict) -> tuple[str | None, dict]:

@@ -392,7 +392,13 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
                         error=rec.error if own or rec.error is None else f"{spec.name}'s pass, which collects it, "
                                                                             f"stopped: {rec.error}",
                         duration_s=rec.duration_s)
-        r.data = parts.get(name) or {}
+        part = parts.get(name)
+        if isinstance(part, ProbeError) and rec.status == "ok":
+            # the pass went on but this part could not be finished (issue 18: a tour its
+            # wall-clock budget stopped keeps the shortened video; the timeline needs the
+            # whole tour): its own error and partial data
+            r.status, r.error, part = "error", str(part), part.data
+        r.data = part or {}
         out.append(r)
     return out
 

@@ -197,6 +197,38 @@ class RunBudget:
                 f"were reached in coarse clock steps")
 
 
+class PassBudget:
+    """A pass's own wall-clock budget inside the run's (issue 18): the tour pass steps 65 s
+    of demo time frame by frame, which on a slow renderer (software WebGL, a few frames/s)
+    would take far longer than anyone waits for a recording. Past `seconds` (or the run's
+    budget, whichever comes first) the pass stops stepping and keeps what it captured; the
+    caller says so. `None`: no budget of its own (the run's only)."""
+
+    def __init__(self, seconds: float | None, run: "RunBudget | None" = None):
+        self.seconds = seconds
+        self.run = run
+        self.started = time.monotonic()
+
+    @property
+    def deadline(self) -> float:
+        ends = [self.started + self.seconds] if self.seconds is not None else []
+        if self.run is not None:
+            ends.append(self.run.deadline)
+        return min(ends) if ends else float("inf")
+
+    def spent(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started
+
+    def why(self) -> str:
+        """Which budget ends the pass, in words."""
+        if self.seconds is not None and (self.run is None or self.started + self.seconds <= self.run.deadline):
+            return f"its wall-clock budget of {self.seconds:g} s was spent"
+        return f"the run's wall-clock budget ({self.run.t.run_s:g} s) was spent"
+
+
 def limit_s(t, frames: float, cost_ms: float | None, left_s: float) -> float:
     """Wall seconds an advance that renders `frames` animation frames is expected to take at
     most, sized from the measured frame cost (the advance's nominal budget; frames that keep
@@ -327,4 +359,4 @@ def _cost_note(cost: float | None, seen: float | None = None) -> str:
     return note
 
 
-__all__ = ["FRAME_MS", "ClockLog", "RunBudget", "hang_limit_s", "limit_s", "watched"]
+__all__ = ["FRAME_MS", "ClockLog", "PassBudget", "RunBudget", "hang_limit_s", "limit_s", "watched"]

@@ -10,15 +10,17 @@ from pydantic import Field
 from . import Evidence
 
 
-class RecordingEvidence(Evidence):
+class RecordingEvidenceV3(Evidence):
+    """Version 3 (before issue 18), kept so that stored runs are still read (rescore)."""
+
     probe = "recording"
     # 2: typed (issue 17); fields as in probe version 1. 3: no timeline_pass (the timeline's
-    # evidence of the same pass is its own record: ProbeSpec.produces, probes/_tour.py)
+    # evidence of the same pass is its own record: ProbeSpec.produces, probes/_tour.py).
     evidence_version = "3"
 
     file: str = Field(description="the video, relative to the run folder")
     container: str
-    codec: str
+    codec: str = Field(description="VP8 (OpenCV's writer)")
     fps: int
     width: int
     height: int
@@ -26,7 +28,7 @@ class RecordingEvidence(Evidence):
     duration_s: float
     end_s: float
     first_frame_s: float
-    keyframe_interval_s: float
+    keyframe_interval_s: float = Field(description="PNG keyframes for reviewers every this many seconds")
     keyframes: list[dict[str, Any]] = Field(description="{t_s, file} PNG keyframes")
     contact_sheet: Optional[str] = Field(description="the contact sheet of the keyframes")
     size_bytes: int
@@ -35,3 +37,20 @@ class RecordingEvidence(Evidence):
     capture_ms_mean: float
     encode_ms_mean: float
     late_frames: int
+
+
+class RecordingEvidence(RecordingEvidenceV3):
+    probe = "recording"
+    # 4 (issue 18): VP9 (VP8 where PyAV lacks it) through PyAV in a worker thread fed by a
+    # bounded queue (video_encode.py); adds video_keyframe_every_s, decode_ms_mean,
+    # encode_wait_s and truncated (the tour's wall-clock budget).
+    evidence_version = "4"
+
+    codec: str = Field(description="VP9, or VP8 where PyAV lacks libvpx-vp9 (video_encode.py)")
+    video_keyframe_every_s: float = Field(description="the video's own keyframes (seek points) at most this far apart")
+    decode_ms_mean: float = Field(description="JPEG decoding per frame, in the encoder's thread")
+    encode_ms_mean: float = Field(description="colour conversion + encoding per frame, in the encoder's thread")
+    encode_wait_s: float = Field(description="seconds the capture waited for the encoder's queue (0: encoding kept up)")
+    truncated: Optional[dict[str, Any]] = Field(
+        description="null, or {at_s, of_s, reason, wall_budget_s}: the tour's wall-clock budget stopped the pass; "
+                    "the video holds 0–at_s only")

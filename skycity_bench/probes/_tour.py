@@ -27,7 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 import cv2
 import numpy as np
 
-from ..errors import ProbeError
+from ..browser.clock_budget import PassBudget
+from ..errors import DemoSlow, ProbeError
 from . import _city_name
 from ..analysis import motion as _motion
 from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times
@@ -229,6 +230,17 @@ def _save_frames(ctx, s, analyzer: _Analyzer, data: dict) -> dict:
     return out
 
 
+def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, steps_done: int) -> dict:
+    """Where and why a pass stopped early, with the one line the terminal and the camera
+    items' reason give."""
+    at = round(st.frame_s, 3)
+    rate = steps_done / budget.elapsed_s() if budget.elapsed_s() > 0 else 0.0
+    reason = (f"{why} after {budget.elapsed_s():.0f} s, at demo time {at:g} s of {end_s:g} s "
+              f"({rate:.1f} steps per wall second: the demo renders slowly here)")
+    return {"at_s": at, "next_s": round(t_next, 3), "reason": reason,
+            "message": f"the tour pass stopped early: {reason}; the timeline needs the whole tour (0–{end_s:g} s)"}
+
+
 def tour_times(video: list[tuple[float, str]], timeline: list[float]) -> list[tuple[float, str | None, bool]]:
     """The pass's steps in time order: (t, the video's kind of frame at t or None, whether
     the timeline samples at t). Both lists sit on the 60 Hz animation grid (frame_times), so
@@ -241,12 +253,18 @@ def tour_times(video: list[tuple[float, str]], timeline: list[float]) -> list[tu
     return [(v[0], v[1], v[2]) for _, v in sorted(at.items())]
 
 
-async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str) -> dict:
+async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str, wall_budget_s: float | None = None) -> dict:
     """One fake-clock walk; returns {"recording": the video's figures or None, "timeline":
-    the timeline's evidence data or None}. `video` is the recording's frame taker
-    (probes/recording.py: times(), take(), partial(), finish(), close()); `timeline` the
-    timeline's Settings. A ProbeError raised here carries its partial data keyed the same
-    way ({"recording": ..., "timeline": ...}, only the parts this pass took)."""
+    the timeline's evidence data or None, "stopped": None or {at_s, reason, message}}.
+    `video` is the recording's frame taker (probes/recording.py: times(), take(), partial(),
+    finish(stopped), close()); `timeline` the timeline's Settings. A ProbeError raised here
+    carries its partial data keyed the same way ({"recording": ..., "timeline": ...}, only
+    the parts this pass took).
+
+    Wall-clock budget (issue 18): past `wall_budget_s` (or the run's budget; a slow page's
+    advance that the run's budget stops, DemoSlow, too) the pass stops stepping. The video
+    is finished with what was captured; the timeline's part is then its partial data (it
+    needs the whole tour) and "stopped" says where and why."""
     dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
     sampler = None
@@ -260,11 +278,20 @@ async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str) -> dict:
         what = " + ".join(n for n, on in (("recording", video is not None), ("timeline", sampler is not None)) if on)
         task = ctx.progress.task(f"{what}: {steps[-1][0]:g} s" if steps else what, len(steps), unit="frames")
         started = time.monotonic()
+        budget = PassBudget(wall_budget_s, getattr(dp, "budget", None))
+        stopped = None
         step_s = 0.0
         try:
             for i, (t, kind, sample) in enumerate(steps):
+                if budget.spent():
+                    stopped = _stopped(st, t, steps[-1][0], budget.why(), budget, i)
+                    break
                 c0 = time.perf_counter()
-                await st.to(t)
+                try:
+                    await st.to(t)
+                except DemoSlow as e:          # the run's budget ends this advance: keep what was taken
+                    stopped = _stopped(st, t, steps[-1][0], str(e), budget, i)
+                    break
                 step_s += time.perf_counter() - c0
                 shot = await video.take(kind, t, st) if kind is not None else None
                 if sample:
@@ -285,12 +312,15 @@ async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str) -> dict:
             raise
         finally:
             task.close()
-        out: dict = {"recording": None, "timeline": None}
+        out: dict = {"recording": None, "timeline": None, "stopped": stopped}
         if video is not None:
-            out["recording"] = await video.finish()
+            out["recording"] = await video.finish(stopped)
         if sampler is not None:
-            out["timeline"] = sampler.result(stepped_by)
-            out["timeline"]["spent_s"]["step"] = round(step_s, 2)
+            if stopped is not None:
+                out["timeline"] = {**sampler.partial(), "stopped": stopped}
+            else:
+                out["timeline"] = sampler.result(stepped_by)
+                out["timeline"]["spent_s"]["step"] = round(step_s, 2)
         return out
     finally:
         pool.shutdown(wait=True)

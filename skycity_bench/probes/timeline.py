@@ -65,4 +65,6 @@ async def collect(ctx) -> TimelineEvidence:
     except ProbeError as e:
         e.data = (e.data or {}).get("timeline") or {}
         raise
+    if got.get("stopped"):           # the run's wall-clock budget ended the pass (issue 18)
+        raise ProbeError(got["stopped"]["message"], got["timeline"])
     return TimelineEvidence.model_validate(got["timeline"])

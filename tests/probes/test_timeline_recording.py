@@ -76,7 +76,7 @@ def test_should_yield_both_artifacts_from_one_pass(both):
     report, out = both
     rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
     assert rec["status"] == "ok" and tl["status"] == "ok", (rec.get("error"), tl.get("error"))
-    assert rec["evidence_version"] == "3" and "timeline_pass" not in rec["data"]
+    assert rec["evidence_version"] == "4" and "timeline_pass" not in rec["data"]
     assert tl["data"]["stepped_by"] == "recording"
     assert tl["duration_s"] == rec["duration_s"]            # one pass, timed once
     assert not (out / "timeline" / "pass_from_recording.json").exists()
@@ -215,3 +215,31 @@ def test_should_give_both_records_the_passs_hang_and_step_the_demo_once(tmp_path
     assert tl["duration_s"] == rec["duration_s"]
     for item in ("camera.phases", "camera.motion", "camera.ending"):
         assert report["items"][item]["status"] == "untested", report["items"][item]
+
+
+def test_should_shorten_the_recording_to_what_its_wall_budget_captured(tmp_path):
+    """A tour whose wall-clock budget is spent before 65 s (issue 18; here a budget of 4 s,
+    as a demo rendering a few frames a second would spend the real one): the video keeps
+    what was captured and says so (truncated, with the reason); the timeline, which needs the
+    whole tour, is an error with that reason, so the camera items are untested — never a
+    silently short video."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+
+    sc = load_scenario(None, {"viewport": "320x240", "probes": {"recording": {"wall_budget_s": 4}}})
+    report = asyncio.run(run_candidate(FX.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()
+    rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
+    assert rec["status"] == "ok", rec.get("error")
+    d = rec["data"]
+    cut = d["truncated"]
+    assert cut is not None and "wall-clock budget of 4 s" in cut["reason"] and cut["of_s"] == 65
+    assert 0 < d["frames"] < 1950 and d["duration_s"] == cut["at_s"] == round(d["frames"] / 30, 4)
+    assert tl["status"] == "error" and "stopped early" in tl["error"] and "whole tour" in tl["error"]
+    assert tl["data"]["stopped"]["at_s"] < 65
+    for item in ("camera.phases", "camera.motion", "camera.ending"):
+        assert report["items"][item]["status"] == "untested", report["items"][item]
+        assert "stopped early" in report["items"][item]["evidence"]["reason"], report["items"][item]
+    # the shortened file is what the evidence says: that many frames, each the clock of its time
+    shown = _video_clock_ms(tmp_path, d)
+    assert len(shown) == d["frames"]
+    assert shown[-1] == pytest.approx((d["frames"] - 1) * 1000 / 30, abs=2.01)

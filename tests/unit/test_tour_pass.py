@@ -40,10 +40,11 @@ def test_should_not_depend_on_run_order_between_the_two():
 
 
 def _rec_data():
-    return {"file": "recordings/recording.webm", "container": "webm", "codec": "VP8", "fps": 30, "width": 320,
+    return {"file": "recordings/recording.webm", "container": "webm", "codec": "VP9", "fps": 30, "width": 320,
             "height": 240, "frames": 60, "duration_s": 2.0, "end_s": 2.0, "first_frame_s": 0.0,
-            "keyframe_interval_s": 5, "keyframes": [], "contact_sheet": None, "size_bytes": 1, "wall_s": 1.0,
-            "frames_per_wall_s": 60.0, "capture_ms_mean": 1.0, "encode_ms_mean": 1.0, "late_frames": 0}
+            "keyframe_interval_s": 5, "video_keyframe_every_s": 1, "keyframes": [], "contact_sheet": None,
+            "size_bytes": 1, "wall_s": 1.0, "frames_per_wall_s": 60.0, "capture_ms_mean": 1.0, "decode_ms_mean": 1.0,
+            "encode_ms_mean": 1.0, "encode_wait_s": 0.0, "late_frames": 0, "truncated": None}
 
 
 def _tl_data():
@@ -60,7 +61,7 @@ def test_should_store_one_record_per_artifact_with_its_own_evidence_version():
                 "timeline": TimelineEvidence.model_validate(_tl_data())}
     got = {r.name: r for r in _records_of_pass(spec, rec)}
     assert set(got) == {"recording", "timeline"}
-    assert got["recording"].evidence_version == RecordingEvidence.evidence_version == "3"
+    assert got["recording"].evidence_version == RecordingEvidence.evidence_version == "4"
     assert got["timeline"].evidence_version == TimelineEvidence.evidence_version
     assert got["timeline"].data["stepped_by"] == "recording" and "timeline_pass" not in got["recording"].data
     assert got["recording"].evidence().fps == 30 and got["timeline"].evidence().sample_fps == 10
