@@ -91,12 +91,13 @@ async def auto_phase(ctx, shops: list[dict]) -> dict:
             "timeline": timeline[:400]}
 
 
-def _pick(intervals: list[dict], shops: list[dict], hover: list[dict]) -> tuple[dict, dict] | None:
+def _pick(intervals: list[dict], shops: list[dict], hover: list[dict], min_s: float) -> tuple[dict, dict] | None:
     """An automatic interval to interrupt and a different shop to hover, preferring shops whose
-    hover opened a card, so the hover's own card is known."""
+    hover opened a card, so the hover's own card is known. Intervals shorter than min_s
+    (manual_min_auto_s) are left alone."""
     ok = {h["id"]: h for h in hover if h.get("opened")}
     for iv in intervals:
-        if iv["shop_id"] in (None, "ambiguous") or iv["duration_s"] < 0.5:
+        if iv["shop_id"] in (None, "ambiguous") or iv["duration_s"] < min_s:
             continue
         for pref in (True, False):
             for sh in shops:
@@ -111,7 +112,7 @@ def _pick(intervals: list[dict], shops: list[dict], hover: list[dict]) -> tuple[
 
 async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) -> dict:
     s = ctx.settings
-    pick = _pick(auto["intervals"], shops, hover)
+    pick = _pick(auto["intervals"], shops, hover, s.manual_min_auto_s)
     if pick is None:
         return {"tested": False, "reason": "no automatic card was seen in the window, so there was nothing for a "
                 "hover to win against" if not auto["intervals"] else "no automatic card with a shop another "
@@ -129,7 +130,7 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
            "user_shop": user["id"], "user_card_names": sorted(own), "hold_s": s.manual_hold_s}
     fol = None
     try:
-        t_h = iv["start_s"] + min(0.5, iv["duration_s"] / 3)
+        t_h = iv["start_s"] + min(s.manual_hover_after_s, iv["duration_s"] / 3)
         # Coarse on a slow renderer (only the moment matters); the hold itself is stepped finely.
         await pg.dp.seek(t_h, picture_only=True)
         t_h = round(await pg.dp.now_s(), 3)

@@ -46,6 +46,9 @@ class Settings(BaseModel):
     step_ms: float = Field(gt=0)
     sample_interval_ms: float = Field(gt=0)
     manual_hold_s: float = Field(gt=0)
+    manual_min_auto_s: float = Field(gt=0, description="an automatic card shown shorter than this is not interrupted")
+    manual_hover_after_s: float = Field(gt=0, description="the hover comes this long after the automatic card "
+                                                          "appeared (at most a third of its showing)")
     min_opacity: float = Field(ge=0, le=1)
     max_card_area: float = Field(gt=0, le=1)
     edge_margin_px: float = Field(ge=0)
