@@ -31,7 +31,7 @@ from ..browser.clock_budget import PassBudget
 from ..errors import DemoSlow, ProbeError
 from . import _city_name
 from ..analysis import motion as _motion
-from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times
+from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
 
 
 class _Analyzer:
@@ -239,6 +239,24 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
               f"({rate:.1f} steps per wall second: the demo renders slowly here)")
     return {"at_s": at, "next_s": round(t_next, 3), "reason": reason,
             "message": f"the tour pass stopped early: {reason}; the timeline needs the whole tour (0–{end_s:g} s)"}
+
+
+def density_frame_times(sample_times: list[float], offsets_frames: list[int], densify_points: int) -> dict:
+    """What the density analysis would take from the tour instead of replaying 20–35 s
+    (issue 18 part 1; not wired yet: probes/density.py still replays): {"claims_at": every
+    time a sample may be taken at (the samples, and the `densify_points` points between each
+    two neighbouring samples where a densified sample can fall), "frames_at": every 60 Hz
+    frame a sample at any of those times needs (t + k / 60 s for k in offsets_frames, which
+    holds 0, the pair's Δ and the other pairs' frames)}. All on the 60 Hz animation grid,
+    sorted, so tour_times can merge them with the video's and the timeline's steps."""
+    ts = sorted({round(float(t), 6) for t in sample_times})
+    claims = set(ts)
+    for a, b in zip(ts, ts[1:]):
+        for k in range(1, densify_points + 1):
+            claims.add(round(a + (b - a) * k / (densify_points + 1), 3))
+    claims_at = sorted({on_grid(t) for t in claims})
+    frames_at = sorted({on_grid(t + k / 60.0) for t in claims_at for k in set(offsets_frames) | {0}})
+    return {"claims_at": claims_at, "frames_at": frames_at}
 
 
 def tour_times(video: list[tuple[float, str]], timeline: list[float]) -> list[tuple[float, str | None, bool]]:

@@ -113,3 +113,21 @@ def test_should_refuse_to_rescore_a_recording_that_still_names_the_side_file(tmp
                                                                             "settings": "0" * 16, "every_frames": 3}}}
     (run / "report.json").write_text(json.dumps(doc))
     refused(run, "probes.recording")
+
+
+def test_should_list_every_frame_a_density_sample_could_need_from_the_tour():
+    """The shared piece for density (issue 18 part 1): samples every second across 20–35 s,
+    three densified points between each two, frames at t + {-15, -6, 0, 6, 15} / 60 s."""
+    from skycity_bench.probes._tour import density_frame_times
+
+    got = density_frame_times([20 + k for k in range(16)], [-6, 6, 15, -15], 3)
+    assert got["claims_at"][0] == 20 and got["claims_at"][-1] == 35 and len(got["claims_at"]) == 61
+    assert 20.25 in got["claims_at"] and 34.75 in got["claims_at"]
+    frames = [round(t * 60) for t in got["frames_at"]]
+    assert frames == sorted(set(frames))
+    # the sample at 20.25 s (frame 1215) needs 1200, 1209, 1215, 1221 and 1230
+    assert {1200, 1209, 1215, 1221, 1230} <= set(frames)
+    assert min(frames) == 1185 and max(frames) == 2115
+    # each possible sample (every 15 frames from 1200 to 2100) and ±6 around it, and the ±15
+    # frames before the first and after the last: 185 frames, a fifth of the window's
+    assert frames == sorted({15 * j + d for j in range(80, 141) for d in (-6, 0, 6)} | {1185, 2115})
