@@ -18,13 +18,32 @@ from tests.golden_evidence import GOLDEN_DIR, all_golden, as_report, load
 
 FILES = all_golden()
 IDS = [str(p.relative_to(GOLDEN_DIR).with_suffix("")) for p in FILES]
-TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline"}     # probes with a scorer and a model
+TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline", "density", "shops"}   # probes with a scorer
 
 
 @pytest.mark.parametrize("probe", sorted(TYPED))
 def test_there_is_golden_evidence_for_every_typed_probe_with_a_scorer(probe):
     seen = {n for p in FILES for n in load(p)["probes"]}
     assert probe in seen, f"no golden evidence for {probe}: run scripts/golden.sh"
+
+
+def test_every_shop_and_density_fixture_the_probe_tests_run_has_golden_evidence():
+    from tests.probes.test_density import RUN_HERE
+    from tests.truth import all_fixtures
+
+    want = {f.name for f in all_fixtures("shops")} | set(RUN_HERE)
+    have = {str(p.relative_to(GOLDEN_DIR).with_suffix("")) for p in FILES}
+    assert want - have == set(), "no golden evidence (run scripts/golden.sh)"
+
+
+# Golden files are read by every unit-test run: what no item depends on is shortened when
+# they are written (tests/golden_evidence.py COMPACT), so none grows past this.
+MAX_BYTES = 64 * 1024
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_golden_files_stay_small(path):
+    assert path.stat().st_size <= MAX_BYTES, f"{path.name}: {path.stat().st_size} bytes: compact it"
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
@@ -62,6 +81,27 @@ def test_rescore_rejudges_stored_evidence_under_new_thresholds(tmp_path):
     assert live.status != "pass" and "stretched" in live.evidence["problems"]
     loose = _rescore("packaging/stretched", tmp_path, {"framing": {"max_aspect_error": 0.9}}).items["packaging.framing"]
     assert "stretched" not in loose.evidence["problems"]
+
+
+def test_rescore_rejudges_density_and_shops_evidence_under_new_thresholds(tmp_path):
+    # The liar claims 80 visible objects of which about 20 move: called out at the scenario's
+    # 20 % disagreement, not when the scorer allows any disagreement.
+    live = _rescore("density/liar", tmp_path).items["density.count"].evidence["notes"]
+    assert any("the hook claimed 80" in n for n in live), live
+    loose = _rescore("density/liar", tmp_path, {"density": {"claim_disagreement": 10}})
+    assert not any("the hook claimed" in n for n in loose.items["density.count"].evidence["notes"])
+    # A hookless particle field goes to reviewers; a scorer that tolerated any doubt would
+    # give points from its plain count (what the doubt limits are there to prevent).
+    assert _rescore("density/points_wave", tmp_path).items["density.count"].status == "review"
+    lax = _rescore("density/points_wave", tmp_path, {"density": {"hookless_doubt_min": 10 ** 6}})
+    assert lax.items["density.count"].status != "review" and lax.items["density.count"].points is not None
+    # The never-closing card fails every hover at 500 ms; a close limit longer than the whole
+    # watch still fails it (closed_after_ms is null: never seen to close), the correct fixture's
+    # cards fail once the limit is under their recorded close times.
+    assert _rescore("shops/never_closes", tmp_path).items["shops.hover"].points == 0
+    assert _rescore("shops/never_closes", tmp_path, {"shops": {"close_within_ms": 1e6}}).items["shops.hover"].points == 0
+    assert _rescore("shops/correct", tmp_path).items["shops.hover"].points == 6
+    assert _rescore("shops/correct", tmp_path, {"shops": {"close_within_ms": 0.001}}).items["shops.hover"].points < 6
 
 
 # Each packaging fixture is built to show one fault (tests/fixtures/packaging/make_fixtures.py):
