@@ -59,6 +59,9 @@ def secrets_of(labels: Labels, sha256: Optional[str] = None) -> tuple[str, ...]:
     return tuple(sorted(out, key=lambda s: (-len(s), s)))
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 class Masker:
     """Masks one candidate's secrets as whole words in string values."""
 
@@ -79,9 +82,10 @@ class Masker:
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
+            return {k: x if type(x) in _SCALARS else self.value(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
-            return [self.value(x) for x in v]
+            # a report is mostly long lists of numbers: pass those without a call each
+            return [x if type(x) in _SCALARS else self.value(x) for x in v]
         return v
 
     def report(self, report: dict) -> dict:

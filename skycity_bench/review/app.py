@@ -249,7 +249,10 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             raise InvalidReview(f"no such candidate: {cid}", 404)
         for f in run["files"]:
             f["url"] = f"/files/{f['id']}"
-        return run
+        # the candidate block shows its anonymous id only: a full file hash (or size) would let
+        # anyone holding the demo files tell which one this is (a copy: the report may be shared)
+        cand = run["report"].get("candidate") or {}
+        return {**run, "report": {**run["report"], "candidate": {"id": cand.get("id", cid)}}}
 
     @app.get("/api/candidates/{cid}/reviews", tags=["reviews"],
              summary="One reviewer's own standing scores of a candidate (never other reviewers')")

@@ -6,6 +6,7 @@ the exports escaped."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -136,3 +137,15 @@ def test_should_show_agreement_on_the_sheet_and_escape_hostile_reasons(served):
     # a reviewer who has not scored b sees no agreement built on b's scores
     hidden = httpx.get(base + "/sheet.json", cookies={"skycity_reviewer": "big"}).json()
     assert hidden["agreement"]["overall"]["candidates"] == 0
+
+
+def test_should_serve_no_full_file_hash(served):
+    base = served["base"]
+    for cid, seed in ((served["a"], "edge-a"), (served["b"], "edge-b")):
+        full = hashlib.sha256(seed.encode()).hexdigest()          # make_run's candidate hash
+        assert cid == "c-" + full[:12]                            # the id is its 12-hex prefix, no more
+        run = httpx.get(f"{base}/api/candidates/{cid}").json()
+        assert run["report"]["candidate"] == {"id": cid}
+        page = httpx.get(f"{base}/c/{cid}", cookies={"skycity_reviewer": "hash-check"}).text
+        for text in (json.dumps(run), page):
+            assert full not in text
