@@ -33,6 +33,7 @@ from .browser.session import BrowserHandle
 from .demo_file import candidate_id, load_demo
 from .errors import BenchError, DemoCrash, DemoHang, ProbeError
 from .probes import ProbeContext, ProbeSpec, registry
+from .probes.base import Wanted
 from .progress import Progress
 from .report import Candidate, ProbeRecord, Report, save
 from .rubric import Rubric, load_rubric
@@ -263,7 +264,8 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                         f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
                         f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
                 for spec in specs:
-                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog)
+                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog,
+                                           wanted=review_material_wanted(spec, scenario, report, profile))
                     for r in _records_of_pass(spec, rec):
                         report.probes[r.name] = r
             finally:
@@ -403,11 +405,41 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
     return out
 
 
-async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog) -> ProbeRecord:
+def review_material_wanted(spec: ProbeSpec, scenario: Scenario, report: Report, profile: Profile) -> Optional[Wanted]:
+    """Whether this run wants the review material a probe makes (ProbeSpec.review_material_for;
+    realtime_capture: the video for 录屏复核 of smoothness.frame_pacing), from the probe's
+    `when` setting: never; always (`run --realtime-capture` sets it); or review, when the
+    item, scored with this run's rubric on the evidence collected so far, ends in review (a
+    reviewer has to look). None for a probe that makes none."""
+    item = spec.review_material_for
+    if item is None:
+        return None
+    where = f"probes.{spec.name}.when"
+    when = _settings(spec, scenario).when
+    if when == "never":
+        return Wanted(False, f"the scenario says never ({where})")
+    if when == "always":
+        return Wanted(True, f"requested ({where}: always; `run --realtime-capture` sets it)")
+    unread = [p for p in spec.after if p not in report.probes or report.probes[p].status != "ok"]
+    if unread:
+        return Wanted(False, f"{', '.join(unread)} did not collect its evidence: {item} cannot end in review")
+    rubric = profile.rubric()
+    if item not in {i.id for i in rubric.items}:
+        return Wanted(False, f"not needed: this run does not score {item}")
+    so_far = report.model_copy(update={"items": {}, "measurements": {}, "probes": dict(report.probes)})
+    status = score_report(so_far, scenario, scoped_rubric(rubric, [item]), None).items[item].status
+    if status == "review":
+        return Wanted(True, f"{item} ended in review")
+    return Wanted(False, f"not needed: {item} ended in {status} (made for review; {where}: always makes it "
+                         "in every run)")
+
+
+async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog, *,
+                     wanted: Optional[Wanted] = None) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
                        settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress,
-                       produces=spec.produces)
+                       produces=spec.produces, wanted=wanted)
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:

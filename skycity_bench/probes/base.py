@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -42,6 +42,13 @@ class Demo:
         return self.html.decode("utf-8", errors="replace")
 
 
+@dataclass(frozen=True)
+class Wanted:
+    """The runner's answer to a probe that makes review material: make it or not, and why."""
+    yes: bool
+    reason: str
+
+
 @dataclass
 class ProbeSpec:
     name: str
@@ -62,6 +69,12 @@ class ProbeSpec:
     # Runs whenever one of these probes is selected (a named selection brings it along):
     # realtime_capture films frame_pacing's pass and must not be left out by `--probe`.
     companion_of: tuple[str, ...] = ()
+    # A probe that makes review material for one rubric item (realtime_capture: the video
+    # 录屏复核 of smoothness.frame_pacing). Whether a run wants it is the runner's decision,
+    # from the probe's `when` setting (review | always | never) and, for `review`, the
+    # item's status scored on the evidence collected before it; the probe is told
+    # (ProbeContext.wanted) and reads no rubric and runs no scorer itself.
+    review_material_for: Optional[str] = None
     description: str = ""
     # Seconds this probe may take for a scenario before it is stopped (demo time it plays
     # plus the scenario's grace); a probe over budget is recorded as an error.
@@ -84,6 +97,9 @@ class ProbeContext:
     # The probes whose evidence this run of the probe yields too (ProbeSpec.produces, those
     # chosen in this run); empty: only its own.
     produces: tuple[str, ...] = ()
+    # For a probe that makes review material (ProbeSpec.review_material_for): whether this
+    # run wants it and why (the runner's decision); None for every other probe.
+    wanted: Optional["Wanted"] = None
 
     async def open_page(self, **kw):
         """A fresh context and page on the demo (see BrowserHandle.open_page)."""

@@ -7,8 +7,9 @@ the capture's cost does not move the figures (benchmarks/realtime_capture.py mea
 or a second real-time pass of the same length, so the measured pass is never disturbed.
 When the video is wanted is the scenario's choice too (`when`): by default only when the
 frame-pacing item ends in `review` (a reviewer has to look), always with
-`run --realtime-capture`, or never. Whether the item ends in review is the scorer's answer on
-the evidence already collected: this probe asks it and judges nothing itself.
+`run --realtime-capture`, or never. That decision is the runner's
+(runner.review_material_wanted: it scores the item on the evidence already collected); this
+probe is told (`ctx.wanted`), films or not, and reads no rubric and runs no scorer.
 
 This probe runs right after frame_pacing, and whenever frame_pacing runs (`companion_of`).
 """
@@ -24,6 +25,7 @@ from ..browser.screencast import VIDEO_NAME
 from ..errors import ProbeError
 from ..evidence.realtime_capture import RealtimeCaptureEvidence
 from . import probe, registry
+from .base import Wanted
 
 ITEM = "smoothness.frame_pacing"
 
@@ -52,22 +54,8 @@ def _budget(sc) -> float:
     return sc.duration_s + sc.timeouts.load_s + sc.timeouts.probe_grace_s + _settings(sc).encode_timeout_s
 
 
-def item_status(ctx) -> str | None:
-    """The frame-pacing scorer's status on the evidence so far (None: it cannot score)."""
-    from ..rubric import load_rubric
-    from ..scorers import ScoreInput, all_scorers
-
-    spec = all_scorers().get(ITEM)
-    rec = ctx.artifacts.get("frame_pacing")
-    if spec is None or rec is None or rec.status != "ok":
-        return None
-    rubric = load_rubric()
-    inp = ScoreInput(item=rubric.item(ITEM), rubric=rubric, scenario=ctx.scenario, records=dict(ctx.artifacts))
-    return spec.fn(inp).status
-
-
 @probe("realtime_capture", order=11, settings=Settings, evidence=RealtimeCaptureEvidence, after=("frame_pacing",),
-       companion_of=("frame_pacing",), budget=_budget,
+       companion_of=("frame_pacing",), review_material_for=ITEM, budget=_budget,
        description="real-time video of what a viewer saw (CDP screencast, Chromium's frame timestamps) "
                    "for 录屏复核, when frame pacing ends in review or on request")
 async def collect(ctx) -> RealtimeCaptureEvidence:
@@ -82,17 +70,13 @@ async def _collect(ctx) -> dict:
            "intervals_from": None, "capture": None}
     if measured:
         out["measured_pass_capture"] = {k: v for k, v in measured.items() if k != "dropped_spans_s"}
-    status = item_status(ctx)
-    if s.when == "never":
-        out["reason"] = "the scenario says never (probes.realtime_capture.when)"
+    told = ctx.wanted or Wanted(False, "the runner did not say whether the video is wanted")
+    if not told.yes:
+        out["reason"] = told.reason
     elif rec is None or rec.status != "ok":
         out["reason"] = "frame_pacing did not collect its evidence: no real-time pass to film"
-    elif s.when == "review" and status != "review":
-        out["reason"] = (f"not needed: {ITEM} ended in {status} (the video is made for review; "
-                         "`run --realtime-capture` makes it always)")
     else:
-        why = "requested (--realtime-capture or when: always)" if s.when == "always" else f"{ITEM} ended in review"
-        out["reason"] = why
+        out["reason"] = told.reason
         if s.capture_in == "measured_pass" and measured and measured.get("file"):
             out.update({"file": measured["file"], "capture": measured, "pass": "measured_pass",
                         "intervals_from": "frame_pacing"})
@@ -134,4 +118,4 @@ async def _second_pass(ctx) -> dict:
     return await one_pass(ctx2)
 
 
-__all__ = ["Settings", "VIDEO_NAME", "item_status"]
+__all__ = ["Settings", "VIDEO_NAME"]
