@@ -32,6 +32,7 @@ from .browser.clock_budget import RunBudget
 from .browser.session import BrowserHandle
 from .demo_file import candidate_id, load_demo
 from .errors import BenchError, DemoCrash, DemoHang, ProbeError
+from .evidence.page_events import PageEventsEvidence
 from .probes import ProbeContext, ProbeSpec, registry
 from .probes.base import Wanted
 from .progress import Progress
@@ -311,10 +312,10 @@ def _page_events(report: Report, handle) -> None:
     popups = [u for e in evs for u in e.popups]
     left = [e.navigations[-1] if e.navigations else "?" for e in evs if e.documents > 1]
     crashed = sum(1 for e in evs if e.crashed)
-    report.probes["page_events"] = ProbeRecord(name="page_events", data={
-        "pages": len(evs), "dialogs": dialogs[:50], "dialog_count": n_dialogs, "popups": popups[:50],
-        "popup_count": len(popups), "left_document": left[:20], "renderer_crashes": crashed,
-        "page_errors": [m for e in evs for m in e.page_errors][:20]})
+    report.probes["page_events"] = ProbeRecord(name="page_events", data=PageEventsEvidence(
+        pages=len(evs), dialogs=dialogs[:50], dialog_count=n_dialogs, popups=popups[:50],
+        popup_count=len(popups), left_document=left[:20], renderer_crashes=crashed,
+        page_errors=[m for e in evs for m in e.page_errors][:20]))
     if n_dialogs:
         kinds = sorted({d["type"] for d in dialogs})
         report.warnings.append(f"the demo opened {n_dialogs} dialog(s) ({', '.join(kinds)}); the bench dismissed them")

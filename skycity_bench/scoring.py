@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def accepted_versions(spec: ScorerSpec, probe: str) -> tuple[str, ...]:
     """Evidence versions of `probe` this scorer reads; a probe it does not name in
-    `accepts` (TRANSITIONAL: the runner's pseudo-probes network, page_events) is read in the
+    `accepts` (TRANSITIONAL: the runner's network log) is read in the
     version its model registry holds today."""
     if probe in spec.accepts:
         return spec.accepts[probe]

@@ -11,9 +11,9 @@ Every model forbids unknown fields and documents each of its own. Raise `evidenc
 whenever a field is added, removed or changes meaning, and say in the scorers which
 versions they read.
 
-Transitional: the runner's pseudo-probes `network` and `page_events`, which no probe
-module returns, are registered as `TransitionalEvidence` (see below), which keeps their
-data as the runner wrote it.
+Transitional: the runner's pseudo-probe `network`, which no probe module returns, is
+registered as `TransitionalEvidence` (see below), which keeps its data as the runner wrote
+it. (The other pseudo-probe, `page_events`, has its model.)
 """
 
 from __future__ import annotations
@@ -55,10 +55,10 @@ class Part(BaseModel):
 
 
 class TransitionalEvidence(BaseModel):
-    """TRANSITIONAL, for the runner's pseudo-probes (network, page_events): the dict kept
-    as it was written (`raw`), under the pseudo-probe's version. Scorers of these still
-    read the dict (`ScoreInput.data`); the version check in `rescore` applies to them all
-    the same. Give such a probe its own `Evidence` subclass and this entry goes."""
+    """TRANSITIONAL, for the runner's pseudo-probe `network`: the dict kept as it was
+    written (`raw`), under its version. Its scorer still reads the dict (`ScoreInput.data`);
+    the version check in `rescore` applies all the same. Give it its own `Evidence`
+    subclass and this entry goes."""
 
     model_config = ConfigDict(extra="forbid")
     raw: dict[str, Any]
@@ -79,8 +79,8 @@ def _transitional(probe: str, version: str) -> None:
     _REGISTRY.setdefault(probe, {})[version] = cls
 
 
-# The versions the runner's pseudo-probes write today.
-for _p, _v in (("network", "1"), ("page_events", "1")):
+# The version the runner's network log is written at today.
+for _p, _v in (("network", "1"),):
     _transitional(_p, _v)
 
 
@@ -96,8 +96,8 @@ class EvidenceError(ValueError):
 
 def _load_models() -> None:
     # The models live one per probe in this package; importing them registers them.
-    from . import (density, frame_pacing, framing, packaging, playback, realtime_capture, recording,  # noqa: F401
-                   shops, timeline)
+    from . import (density, frame_pacing, framing, packaging, page_events, playback,  # noqa: F401
+                   realtime_capture, recording, shops, timeline)
 
 
 def known_probes() -> list[str]:

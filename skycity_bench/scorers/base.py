@@ -33,8 +33,8 @@ class ScoreInput:
     out_dir: Optional[Path] = None        # where a scorer's renderer may write plots
 
     def data(self, probe: str) -> dict:
-        """TRANSITIONAL: the data as a dict, for the runner's pseudo-probes without their own
-        evidence model yet (network, page_events). Every probe's scorer uses `evidence`."""
+        """TRANSITIONAL: the data as a dict, for the runner's network log, which has no
+        evidence model yet. Every probe's scorer uses `evidence`."""
         return self.records[probe].data
 
     def evidence(self, probe: str):
@@ -67,8 +67,8 @@ class ScorerSpec:
     fn: Callable[[ScoreInput], ItemScore]
     probes: tuple[str, ...]
     # Evidence versions this scorer reads, per probe. A probe not named here is read in
-    # whatever version it writes today (TRANSITIONAL: the runner's pseudo-probes network
-    # and page_events until they have models).
+    # whatever version it writes today (TRANSITIONAL: the runner's network log until it
+    # has a model).
     accepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Optional: draw evidence figures after scoring; returns file names relative to out_dir.
     render: Optional[Callable[[ScoreInput, ItemScore, Path], list[str]]] = None

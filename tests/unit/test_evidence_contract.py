@@ -192,11 +192,28 @@ def test_rescore_exits_2_with_one_line(tmp_path):
 
 def test_every_probe_has_its_own_typed_evidence_at_the_version_it_writes():
     # No probe module writes a plain dict any more: each has an Evidence model, and its
-    # ProbeSpec.version is the model's evidence_version. Only the runner's pseudo-probes
-    # (network, page_events) are still TransitionalEvidence.
+    # ProbeSpec.version is the model's evidence_version. Only the runner's network log is
+    # still TransitionalEvidence (page_events has its model).
     for name in registry.names():
         model = evidence.model_for(name)
         assert model is not None and issubclass(model, evidence.Evidence), name
         assert registry.get(name).evidence is model and registry.get(name).version == model.evidence_version, name
-    for name in ("network", "page_events"):
-        assert issubclass(evidence.model_for(name), evidence.TransitionalEvidence)
+    assert issubclass(evidence.model_for("network"), evidence.TransitionalEvidence)
+    assert issubclass(evidence.model_for("page_events"), evidence.Evidence)
+
+
+def test_the_runners_page_events_are_typed_evidence_and_a_hand_edit_is_refused(tmp_path):
+    from skycity_bench.evidence.page_events import PageEventsEvidence
+
+    run = stored_run(tmp_path)
+
+    def add(d):
+        rec = ProbeRecord(name="page_events", data=PageEventsEvidence(   # as runner._page_events writes it
+            pages=2, dialogs=[{"type": "alert", "message": "hi"}], dialog_count=1, popups=[], popup_count=0,
+            left_document=[], renderer_crashes=0, page_errors=[]))
+        d["probes"]["page_events"] = rec.model_dump(mode="json")
+
+    edit(run, add)
+    assert rescore(run, "--check").exit_code == 0
+    edit(run, lambda d: d["probes"]["page_events"]["data"].update({"popup_cuont": 1}))
+    refused(run, "probes.page_events.data.popup_cuont", "unknown field")

@@ -1,0 +1,28 @@
+"""Evidence of the runner's pseudo-probe `page_events` (runner._page_events; issue 10): what
+the demo did to the pages the bench opened during the whole run, summed over them. No
+scorer reads it; the report's warnings say the same in words, and a hostile demo's report
+shows it here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from . import Evidence
+
+
+class PageEventsEvidence(Evidence):
+    probe = "page_events"
+    # 1: the runner's dict, typed (issue 17) with its shape unchanged
+    evidence_version = "1"
+
+    pages: int = Field(description="pages the bench opened")
+    dialogs: list[dict[str, Any]] = Field(description="dialogs the demo opened, {type, message} (first 50); the "
+                                                      "bench dismissed them")
+    dialog_count: int
+    popups: list[str] = Field(description="URLs of popup windows it opened (first 50); the bench closed them")
+    popup_count: int
+    left_document: list[str] = Field(description="where a page navigated away from the demo's document (first 20)")
+    renderer_crashes: int
+    page_errors: list[Any] = Field(description="errors the pages threw (first 20)")
