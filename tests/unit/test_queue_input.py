@@ -107,3 +107,28 @@ def test_should_refuse_bad_databases_in_one_line_and_enqueue_nothing(tmp_path, p
                        cwd=ROOT, timeout=120)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert "not-the-password" not in r.stderr
+
+
+def test_should_say_when_the_machines_behind_a_tag_are_not_comparable(pg_url):
+    from skycity_bench.queue.status import render, status
+    from tests.review_reports import ENV
+
+    res = invoke("queue", "add", TINY / "tiny1.html", TINY / "tiny2.html", TINY / "tiny3.html", "--db", pg_url,
+                 "--probe", "packaging", "--tag", "mixed")
+    assert res.exit_code == 0, res.output
+    st = ReviewStore(pg_url)
+    fast = {**ENV, "worker": "ref-a"}
+    other = {**ENV, "worker": "ref-b", "browser_version": "121.0", "refresh_interval_ms": 16.0}
+    with st.db.write() as con:
+        for rid, fp in ((1, fast), (2, other)):
+            con.execute(sa.text("UPDATE queue_runs SET state = 'done', started_at = :s, finished_at = :f, "
+                                "fingerprint = :fp WHERE id = :r"),
+                        {"s": f"2026-12-03T10:0{rid}:00+00:00", "f": f"2026-12-03T10:0{rid}:30+00:00",
+                         "fp": json.dumps(fp), "r": rid})
+    t = status(st, "mixed")["tags"]["mixed"]
+    st.close()
+    assert t["counts"] == {"queued": 1, "running": 0, "done": 2, "failed": 0}
+    assert t["throughput_per_h"] == round(2 / 90 * 3600, 1) and t["eta_s"] == 45
+    assert not t["environments"]["comparable"] and t["environments"]["machines"] == ["ref-a", "ref-b"]
+    text = render({"tags": {"mixed": t}})
+    assert "NOT comparable" in text and "browser_version" in text and "ranks their runs apart" in text
