@@ -155,3 +155,17 @@ def test_golden_items_agree_with_their_fixtures_truth(path):
         if iid in g["items"] and not check_value(exp, g["items"][iid][parts[-1]]):
             wrong.append(f"{key}: truth {exp!r}, golden {g['items'][iid][parts[-1]]!r}")
     assert not wrong, f"{g['fixture']}: regenerate on a quiet machine (scripts/golden.sh): " + "; ".join(wrong)
+
+
+@pytest.mark.parametrize("name,probe,old", [("density/liar", "density", "3"), ("shops/correct", "shops", "2")])
+def test_rescore_refuses_density_and_shops_evidence_of_a_version_its_scorers_do_not_read(name, probe, old):
+    # The untyped dicts of before (density 3, shops 2) are not scored as if they were typed.
+    from skycity_bench.errors import UserError
+    from skycity_bench.scoring import check_stored
+
+    g = load(GOLDEN_DIR / f"{name}.json")
+    g["probes"][probe]["evidence_version"] = old
+    with pytest.raises(UserError) as e:
+        check_stored(as_report(g), Scenario.model_validate(g["scenario"]), GOLDEN_DIR / f"{name}.json")
+    line = str(e.value)
+    assert f"probes.{probe}.evidence_version" in line and repr(old) in line and "\n" not in line
