@@ -55,6 +55,12 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     own = {(r.item_id, r.kind): r for r in mine}
     rt = realtime_view(report, lambda n: f"/files/{by_name[n]['id']}" if n in by_name else None)
     used: set[str] = set()
+    keyframes = sorted((f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
+                       key=lambda f: ("contact_sheet" not in f["name"], f["name"]))
+    # each image is shown once (issue 20 part 4: keyframes and plots were repeated up to 4
+    # times, ~25 MB a page): keyframes in their strip, a plot beside the first item that cites
+    # it; a later item citing it links back to that place instead of loading it again
+    shown: dict[str, str] = {f["name"]: "keyframes" for f in keyframes}
     rows = []
     for row in rubric.row_groups():
         lines = []
@@ -64,12 +70,16 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
             ev = bench.get("evidence") or {}
             ev_files = [by_name[s] for s in dict.fromkeys(_strings(ev)) if s in by_name]
             used.update(f["name"] for f in ev_files)
+            images = [f for f in ev_files if f["mime"].startswith(IMAGE)]
+            fresh = [f for f in images if f["name"] not in shown]
+            seen = [{**f, "at": shown[f["name"]]} for f in images if f["name"] in shown]
+            shown.update((f["name"], f"item-{iid}") for f in fresh)
             section = MEASUREMENTS_FOR.get(iid.split(".")[0])
             g = own.get((iid, "grade"))
             o = own.get((iid, "override"))
             lines.append({
                 "item": it, "bench": bench, "summary": _summary(ev), "evidence_json": _short_json(ev) if ev else "",
-                "images": [f for f in ev_files if f["mime"].startswith(IMAGE)],
+                "images": fresh, "images_seen": seen,
                 "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
                 "measurement_name": section if section in measurements else None,
                 "measurement_json": _short_json(measurements[section]) if section in measurements else "",
@@ -80,8 +90,6 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
             })
         rows.append({"row": row, "lines": lines})
     videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
-    keyframes = sorted((f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
-                       key=lambda f: ("contact_sheet" not in f["name"], f["name"]))
     others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
     return {"cid": cid, "rows": rows, "videos": videos, "keyframes": keyframes, "other_files": others,
             "run_id": (run or {}).get("run_id"), "environment": report.get("environment") or {},

@@ -149,3 +149,18 @@ def test_should_serve_no_full_file_hash(served):
         page = httpx.get(f"{base}/c/{cid}", cookies={"skycity_reviewer": "hash-check"}).text
         for text in (json.dumps(run), page):
             assert full not in text
+
+
+def test_should_show_each_image_once_and_load_it_lazily(served):
+    import re
+    page = httpx.get(f"{served['base']}/c/{served['a']}", cookies={"skycity_reviewer": "img-check"}).text
+    imgs = re.findall(r"<img [^>]*>", page)
+    srcs = [re.search(r'src="([^"]+)"', i).group(1) for i in imgs]
+    assert srcs and len(srcs) == len(set(srcs)), srcs                        # no image twice
+    assert all('loading="lazy"' in i for i in imgs)
+    # make_run cites frame_pacing.png from every passing automated item: shown at the first,
+    # the others link back to it
+    first = next(i for i in imgs if "frame_pacing.png" in i)
+    img_id = re.search(r'id="(img-\d+)"', first).group(1)
+    assert page.count("↑ frame_pacing.png") == sum(1 for i in R.items if not i.graded) - 1
+    assert img_id and 'class="seen" href="#item-' in page
