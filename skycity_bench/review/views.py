@@ -79,6 +79,8 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
             o = own.get((iid, "override"))
             lines.append({
                 "item": it, "bench": bench, "summary": _summary(ev), "evidence_json": _short_json(ev) if ev else "",
+                # the scorer's hint on what to look at (was only inside the collapsed JSON)
+                "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
                 "images": fresh, "images_seen": seen,
                 "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
                 "measurement_name": section if section in measurements else None,

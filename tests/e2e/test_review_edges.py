@@ -36,7 +36,11 @@ def _free_port() -> int:
 def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edges")
     store = ReviewStore(tmp / "reviews.sqlite", seed=3)
-    a = store.import_run(make_run(tmp / "runs", "edge-model-a.html", seed="edge-a")).candidate_id
+    run_a = make_run(tmp / "runs", "edge-model-a.html", seed="edge-a")
+    doc = json.loads((run_a / "report.json").read_text())
+    doc["items"]["camera.motion"]["evidence"]["for_reviewers"] = "watch the <cut> at 12 s"
+    (run_a / "report.json").write_text(json.dumps(doc))
+    a = store.import_run(run_a).candidate_id
     b = store.import_run(make_run(tmp / "runs", "edge-model-b.html", seed="edge-b")).candidate_id
     port = _free_port()
     app = create_app(store, hosts=allowed_hosts("127.0.0.1", ["review.team.example"]))
@@ -164,3 +168,11 @@ def test_should_show_each_image_once_and_load_it_lazily(served):
     img_id = re.search(r'id="(img-\d+)"', first).group(1)
     assert page.count("↑ frame_pacing.png") == sum(1 for i in R.items if not i.graded) - 1
     assert img_id and 'class="seen" href="#item-' in page
+
+
+def test_should_show_the_benchs_hint_for_reviewers_beside_its_item(served):
+    page = httpx.get(f"{served['base']}/c/{served['a']}", cookies={"skycity_reviewer": "hint-check"}).text
+    item = page[page.index('id="item-camera.motion"'):]
+    item = item[:item.index("</article>")]
+    assert '<p class="for-reviewers">' in item and "watch the &lt;cut&gt; at 12 s" in item   # escaped, visible
+    assert page.count('class="for-reviewers"') == 1
