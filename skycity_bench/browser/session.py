@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import math
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional
@@ -406,14 +407,19 @@ class DemoPage:
         return max(timeout, self.scenario.timeouts.hang_frames * (cost or 0.0) / 1000.0)
 
     async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
-        if not kw and await self._plain_capture_ok(timeout):
-            # The viewport straight from CDP with Chromium's fast PNG settings: the same
-            # lossless pixels as Playwright's screenshot (tests/probes/test_plain_capture.py)
-            # at about half the cost
-            # (PNG encoding is most of a frame's cost; Playwright also prepares and restores
-            # every frame of the page around each shot).
-            r = await self.call(self.world.cdp.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True}),
-                                timeout, "screenshot")
+        """PNG of the viewport, or of `clip` (viewport CSS px, as Playwright's)."""
+        at = await self._plain_capture_at(timeout) if set(kw) <= {"clip"} else None
+        params: dict[str, Any] = {"format": "png", "optimizeForSpeed": True}
+        if at is not None and kw.get("clip") is not None:
+            box = _trimmed(kw["clip"], self.viewport)
+            # as Playwright: the box trimmed to the viewport, in document coordinates
+            params["clip"] = None if box is None else {**box, "x": at[0] + box["x"], "y": at[1] + box["y"], "scale": 1}
+        if at is not None and params.get("clip", True) is not None:
+            # Straight from CDP with Chromium's fast PNG settings: the same lossless pixels as
+            # Playwright's screenshot (tests/probes/test_plain_capture.py) at about half the
+            # cost (PNG encoding is most of a frame's cost; Playwright also prepares and
+            # restores every frame of the page around each shot).
+            r = await self.call(self.world.cdp.send("Page.captureScreenshot", params), timeout, "screenshot")
             return base64.b64decode(r["data"])
         # Playwright's own limit (30 s by default) must not end a screenshot the bench still
         # waits for: a slow page's limit is longer (slow_limit_s; the shadow-map example at
@@ -423,20 +429,22 @@ class DemoPage:
                                timeout, "screenshot")
 
 
-    async def _plain_capture_ok(self, timeout: float) -> bool:
-        """Whether a plain capture shows what Playwright's screenshot would: Playwright
-        hides the caret of editable elements and waits for the page's fonts; so the plain
-        capture is taken only when nothing that could hold a caret has the focus (the body,
-        the document or a canvas; an iframe or a shadow host could hide one), after the
-        fonts (read in the bench's isolated world)."""
+    async def _plain_capture_at(self, timeout: float) -> tuple[float, float] | None:
+        """Where the viewport is in the document (its scroll) when a plain capture shows what
+        Playwright's screenshot would, else None. Playwright hides the caret of editable
+        elements and waits for the page's fonts; so the plain capture is taken only when
+        nothing that could hold a caret has the focus (the body, the document or a canvas; an
+        iframe or a shadow host could hide one) and the page is not zoomed, after the fonts
+        (read in the bench's isolated world)."""
         if not getattr(self, "plain_capture", False) or self.world is None:
-            return False
+            return None
         try:
-            return bool(await self.evaluate_isolated(_PLAIN_CAPTURE_OK, timeout=timeout, what="screenshot (the focus)"))
+            at = await self.evaluate_isolated(_PLAIN_CAPTURE_AT, timeout=timeout, what="screenshot (the focus)")
         except (DemoHang, DemoCrash):
             raise
         except ProbeError:
-            return False          # Playwright's screenshot then says what is wrong
+            return None           # Playwright's screenshot then says what is wrong
+        return (float(at[0]), float(at[1])) if isinstance(at, list) and len(at) == 2 else None
 
     async def frame(self, timeout: float = 20.0) -> np.ndarray:
         """The viewport as a BGR uint8 array in CSS pixels (hook coordinates index it directly)."""
@@ -455,14 +463,25 @@ class DemoPage:
             await self.handle.restart()
 
 
-# DemoPage._plain_capture_ok, in the bench's isolated world (its own timers: the page's are
+# DemoPage._plain_capture_at, in the bench's isolated world (its own timers: the page's are
 # the fake clock's). Fonts: as Playwright, up to 2 s.
-_PLAIN_CAPTURE_OK = """async () => {
+_PLAIN_CAPTURE_AT = """async () => {
   await Promise.race([document.fonts.ready, new Promise(r => setTimeout(r, 2000))]);
-  const a = document.activeElement;
-  return document.designMode !== 'on' && (!a || !a.isContentEditable && (a === document.body
-         || a === document.documentElement || a.tagName === 'CANVAS'));
+  const a = document.activeElement, v = window.visualViewport;
+  const plain = document.designMode !== 'on' && (!a || !a.isContentEditable && (a === document.body
+                || a === document.documentElement || a.tagName === 'CANVAS'));
+  return plain && v && v.scale === 1 ? [v.pageLeft, v.pageTop] : null;
 }"""
+
+
+def _trimmed(clip: dict, vp: Viewport) -> dict | None:
+    """A viewport clip trimmed to the viewport, whole CSS px in size (Playwright's
+    trimClipToSize and enclosingIntSize); None when nothing is left (Playwright then says so)."""
+    x0, y0 = max(0.0, min(clip["x"], vp.width)), max(0.0, min(clip["y"], vp.height))
+    x1 = max(0.0, min(clip["x"] + clip["width"], vp.width))
+    y1 = max(0.0, min(clip["y"] + clip["height"], vp.height))
+    w, h = math.floor(x1 - x0 + 1e-3), math.floor(y1 - y0 + 1e-3)
+    return {"x": x0, "y": y0, "width": w, "height": h} if w > 0 and h > 0 else None
 
 
 async def _quiet_close(page) -> None:
