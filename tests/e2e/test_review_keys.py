@@ -1,0 +1,88 @@
+"""Scoring from the keyboard in a real Chromium (issue 20 part 7, keys only): j/k move between
+graded items, 1–5 pick the current item's level in the order shown, keys typed into a comment
+stay text, and what the keys picked is what gets stored."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+
+from skycity_bench.browser.launch import BASE_ARGS
+from skycity_bench.review import create_app
+from skycity_bench.rubric import load_rubric
+from skycity_bench.store import ReviewStore
+from tests.review_reports import make_run
+
+pytestmark = pytest.mark.browser
+
+R = load_rubric()
+GRADED = [i.id for i in R.items if i.graded]
+SHOWN = [lv.percent for lv in R.sorted_levels()]          # the order the page shows: key 1 is the first
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("keys")
+    store = ReviewStore(tmp / "reviews.sqlite", seed=2)
+    cid = store.import_run(make_run(tmp / "runs", "keys-model.html", seed="keys")).candidate_id
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(base + "/api/candidates", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    yield {"store": store, "base": base, "cid": cid}
+    server.should_exit = True
+    t.join(timeout=10)
+
+
+def _checked(page, item):
+    return page.evaluate(f"(document.querySelector(\"input[name='grade:{item}']:checked\") || {{}}).value || null")
+
+
+def test_should_score_with_the_keyboard(served):
+    from playwright.sync_api import sync_playwright
+
+    base, cid = served["base"], served["cid"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 800})
+        page.goto(base + "/")
+        page.fill("input[name=name]", "kbd")
+        page.click("#signin")
+        page.wait_for_url("**/queue")
+        page.goto(f"{base}/c/{cid}")
+        page.wait_for_load_state("load")
+        page.keyboard.press("j")
+        page.keyboard.press("2")
+        page.keyboard.press("j")
+        page.keyboard.press("5")
+        page.keyboard.press("j")
+        page.keyboard.press("k")                                    # back to the second item
+        page.keyboard.press("1")                                    # changes its level
+        assert page.get_attribute(f"#item-{GRADED[1].replace('.', chr(92) + '.')}", "class").endswith("current")
+        assert _checked(page, GRADED[0]) == str(SHOWN[1])
+        assert _checked(page, GRADED[1]) == str(SHOWN[0])
+        assert _checked(page, GRADED[2]) is None
+        # a digit typed into a comment is text, not a level
+        page.click(f"textarea[name='comment:{GRADED[0]}']")
+        page.keyboard.type("3 js")
+        assert _checked(page, GRADED[0]) == str(SHOWN[1])
+        assert page.input_value(f"textarea[name='comment:{GRADED[0]}']") == "3 js"
+        page.click("#submit")
+        page.wait_for_selector("#saved")
+        browser.close()
+    stored = {r.item_id: r.share for r in served["store"].reviews(cid, "kbd")}
+    assert stored == {GRADED[0]: R.level(SHOWN[1]).share, GRADED[1]: R.level(SHOWN[0]).share}
