@@ -217,3 +217,14 @@ def test_the_runners_page_events_are_typed_evidence_and_a_hand_edit_is_refused(t
     assert rescore(run, "--check").exit_code == 0
     edit(run, lambda d: d["probes"]["page_events"]["data"].update({"popup_cuont": 1}))
     refused(run, "probes.page_events.data.popup_cuont", "unknown field")
+
+
+def test_scorers_read_probe_evidence_as_models_not_dicts():
+    # ScoreInput.data (the record's dict) is left for the runner's network log only; every
+    # probe's evidence is read with ScoreInput.evidence, as its model.
+    import re
+    from pathlib import Path
+
+    pkg = Path(__file__).resolve().parents[2] / "skycity_bench" / "scorers"
+    reads = {(p.name, m) for p in pkg.glob("*.py") for m in re.findall(r"\binp\.data\(\s*\"(\w+)\"", p.read_text())}
+    assert {m for _, m in reads} <= {"network"}, sorted(reads)
