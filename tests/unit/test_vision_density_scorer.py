@@ -143,3 +143,26 @@ def test_should_score_hookless_plain_objects_when_the_pixels_separate_them():
     r = _score("density.count", samples)
     assert r.status == "partial" and r.measurements["density.N"] == 19 and r.points == 10 * 19 / 50
     assert _score("density.categories", samples).status == "untested"
+
+
+@pytest.mark.parametrize("hook", [False, True])
+def test_what_the_vision_layer_writes_for_a_pair_fits_the_density_evidence_model(hook):
+    # A field the vision layer adds to a pair's record must be added to evidence/density.py
+    # (and its version raised): the probe refuses to write evidence its model does not know.
+    import cv2
+    import numpy as np
+
+    from skycity_bench.evidence.density import DensitySample
+    from skycity_bench.vision import analyse_pair
+
+    rng = np.random.default_rng(0)
+    a = cv2.GaussianBlur((rng.random((360, 640, 3)) * 255).astype(np.uint8), (7, 7), 2)
+    b = np.roll(a, 2, axis=1).copy()
+    b[100:130, 200:240] = 255                                   # something moved on its own
+    claims = [{"id": "o1", "category": "car", "x": 220, "y": 115, "w": 40, "h": 30}] if hook else None
+    params = load_scenario().probe_settings("density").params()
+    res = analyse_pair(a, b, claims, params, [(-6, a), (15, b)] if hook else None, 6)
+    rec = {"t": 20.0, "t_b": 20.1, "densified": False, **res.data}     # as probes/density.py adds them
+    rec["timing_ms"].update(seek=1, capture=2)
+    s = DensitySample.model_validate(rec)
+    assert (s.verified_count is not None) == hook and (s.objects is not None) == (not hook)
