@@ -42,7 +42,7 @@ import sqlalchemy as sa
 
 from .. import environment
 from ..errors import UserError
-from ..proctree import MARKER_ENV, kill_marked
+from ..proctree import MARKER_ENV, descendants, kill_marked
 from ..store import ReviewStore
 from .jobs import TASK, HandBack, ensure_schema, make_app, require_postgres
 
@@ -279,14 +279,25 @@ class QueueWorker:
             waiter = asyncio.create_task(proc.wait())
             handback = asyncio.create_task(self.handback.wait())
             killed = None
+            # the same limits as the local batch (batch.Batch._supervise): the run's wall-clock
+            # budget, and a hard memory limit on its whole process tree
+            hard_mb = float(spec["max_memory_mb"] or 3072) * 2 + 1024
             try:
-                done, _ = await asyncio.wait({waiter, handback}, timeout=budget, return_when=asyncio.FIRST_COMPLETED)
-                if handback in done:
-                    await _kill(proc, marker)
-                    await asyncio.to_thread(self._hand_back, claim)
-                    raise HandBack(f"run {claim['id']} handed back by {self.opts.name}")
-                if waiter not in done:
-                    killed = f"stopped by the worker: the run passed its wall-clock budget of {budget:.0f} s"
+                while killed is None:
+                    done, _ = await asyncio.wait({waiter, handback}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                    if handback in done:
+                        await _kill(proc, marker)
+                        await asyncio.to_thread(self._hand_back, claim)
+                        raise HandBack(f"run {claim['id']} handed back by {self.opts.name}")
+                    if waiter in done:
+                        break
+                    tree_mb = sum(descendants(proc.pid).values()) / 2**20
+                    if time.monotonic() - t0 > budget:
+                        killed = f"stopped by the worker: the run passed its wall-clock budget of {budget:.0f} s"
+                    elif tree_mb > hard_mb:
+                        killed = (f"stopped by the worker: the run's processes used {tree_mb:.0f} MB, over the "
+                                  f"hard limit of {hard_mb:.0f} MB")
+                if killed:
                     await _kill(proc, marker)
             except asyncio.CancelledError:      # procrastinate aborts the job: nothing of the run outlives it
                 await _kill(proc, marker)
