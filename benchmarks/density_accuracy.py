@@ -23,6 +23,8 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
   20 distinct three.js movers are counted within 10 %.
 Groups for --only: the fixture names, static_orbit, hookless, timing. --step S samples the
 dense window every S s instead of every second (software WebGL on a loaded machine is slow).
+--misses lists, under the 3D recall rows, every claim that failed at some sample with its
+verdict and the shift measured over Δ (what is left to win, and why).
 Timing depends on the machine and on what else runs on it: read it with that in mind.
 """
 
@@ -153,7 +155,7 @@ def static_claims_in_orbit() -> None:
         f"{held} ({100 * held / total:.1f} %)", "<= 5 %", held <= 0.05 * total)
 
 
-def recall_rows(name: str, m: dict, truth: int) -> None:
+def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> None:
     """Issue 16: verified / movers on screen at each sample (the rubric's N is the minimum,
     so every per-sample miss counts)."""
     ver = [s["verified_count"] for s in m["samples"] if s.get("verified_count") is not None]
@@ -164,6 +166,26 @@ def recall_rows(name: str, m: dict, truth: int) -> None:
     row(f"{name}: per-sample verified recall, all {len(ver)} samples", f"{mean:.1f} %", ">= 97 %", mean >= 97)
     row(f"{name}: per-sample verified recall, worst sample", f"{min(ver)} of {truth} ({100 * min(ver) / truth:.1f} %)",
         ">= 95 %", min(ver) >= 0.95 * truth)
+    if MISSES and data is not None:
+        misses(name, data)
+
+
+MISSES = False
+
+
+def misses(name: str, data: dict) -> None:
+    """--misses: the claims that failed at some sample, most often first, each with why and
+    what was measured (the primary pair's shift of its box, px over Δ): what is left to win."""
+    per: dict[str, list] = {}
+    for s in data["samples"]:
+        for c in s.get("claims") or []:
+            if c.get("verdict") != "moved":
+                per.setdefault(c.get("id"), []).append((s["t"], c.get("verdict", "?"), c.get("shift") or {}))
+    print(f"      {name}: {sum(len(v) for v in per.values())} misses over {len(data['samples'])} samples, by claim:")
+    for cid, got in sorted(per.items(), key=lambda kv: -len(kv[1]))[:15]:
+        why = sorted({v[:40] for _, v, _ in got})
+        sh = ", ".join(f"{t:g}s {d.get('dx', 0):+.1f},{d.get('dy', 0):+.1f} fit {d.get('fit', 1):.2f}" for t, _, d in got[:3])
+        print(f"        {cid:6s} x{len(got):<2d} {'; '.join(why)} | {sh}", flush=True)
 
 
 def hookless_rows(name: str, out: Path, plain_k: int | None = None) -> None:
@@ -193,9 +215,10 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44), "
                                               "static_orbit, hookless, timing")
     ap.add_argument("--step", type=float, help="sample the dense window every STEP s (default: the scenario's 1 s)")
+    ap.add_argument("--misses", action="store_true", help="list the 3D fixtures' claims that failed, with why")
     args = ap.parse_args()
-    global STEP_S
-    STEP_S = args.step
+    global STEP_S, MISSES
+    STEP_S, MISSES = args.step, args.misses
     want = set(args.only or ["camera_pan_zoom", "camera_orbit3d", "movers_10", "movers_50", "movers_80", "liar",
                              "movers_orbit3d_30", "movers_three_44", "static_orbit", "hookless", "timing"])
     tmp = Path(tempfile.mkdtemp(prefix="density-bench-"))
@@ -215,7 +238,7 @@ def main() -> None:
         m = rep["measurements"]["density"]
         cats = fixture(f"density/{name}").truth["page"]["categories"]
         if name in ("movers_orbit3d_30", "movers_three_44"):
-            recall_rows(name, m, k)
+            recall_rows(name, m, k, rep["probes"]["density"]["data"])
             extra = "extra: "              # the rows below are issue 7's, beyond its targets for 3D
         row(f"{extra}{name}: N (verified, with hook)", m["N"], f"{k} ± 10 %", within(m["N"], k))
         row(f"{extra}{name}: C (verified categories)", m["C"], str(cats), m["C"] == cats)

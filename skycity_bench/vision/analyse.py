@@ -7,12 +7,14 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
-from .camera import CameraModel, CameraParams, dense_background, estimate, warp_to_a
+from .camera import (CameraModel, CameraParams, background_displacement, dense_background, epipolar_px, estimate,
+                     warp_to_a)
 from .objects import ObjectParams, plain_objects
-from .segment import SegmentParams, Segmentation, segment
-from .verify import OtherPair, VerifyParams, recheck_claims, verify_claims
+from .segment import PARALLAX, SegmentParams, Segmentation, segment
+from .verify import OtherPair, VerifyParams, measure_shift, recheck_claims, verify_claims
 
 
 @dataclass
@@ -45,6 +47,48 @@ def compensate(a: np.ndarray, b: np.ndarray, p: CameraParams, scale: float = 1.0
     return model, bw, valid, alt
 
 
+def parallax_explained(seg: Segmentation, a: np.ndarray, alt: np.ndarray, model: CameraModel, p: Params) -> None:
+    """Under parallax (a 3D scene: the dense background flow was added and a fundamental
+    matrix fitted), which counted regions are no object's own motion. Where a near surface's
+    edge slides over a far one, a thin strip of the far one is uncovered or covered (a
+    building's side face along its silhouette: the camera-only orbit's false positives were
+    such slivers, 5-17 px wide); no compensation explains that strip pixel by pixel, so it
+    is changed, yet nothing in it moved on its own. A region holds as an object only where
+    its box's content reappears shifted, uniquely, explaining the box (the claims' route b:
+    min_shift_px, shift_fit), and off the epipolar line or further than the background flow
+    may depart from the camera model (along its line, up to that far, a still point at
+    another depth moves so too). Flagged regions still support a hook's claim (a slow mover's
+    strip looks the same); the no-hook judgement (objects.py) applies its own tests."""
+    H, W = a.shape[:2]
+    ga = a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY)
+    gb = alt if alt.ndim == 2 else cv2.cvtColor(alt, cv2.COLOR_BGR2GRAY)
+    half = (cv2.pyrDown(ga), cv2.pyrDown(gb))
+    v, pad = p.verify, p.segment.group_px
+    for r in seg.regions:
+        if not r.counted:
+            continue
+        box = (max(0, r.x - pad), max(0, r.y - pad), min(W, r.x + r.w + pad), min(H, r.y + r.h + pad))
+        s = measure_shift(ga, gb, box, v.max_displacement_px, v.min_texture, half)
+        if not _explains(s, v):
+            # the half-size search first (a quarter of the cost); where it found nothing, the
+            # full-size one: at half size a fine texture beside a repeating one (a window
+            # grid) can match the grid instead of the mover
+            s = measure_shift(ga, gb, box, v.max_displacement_px, v.min_texture)
+        if not _explains(s, v):
+            r.parallax = True
+            continue
+        if s.norm <= p.camera.parallax_max_px:
+            c0 = np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]], np.float64)
+            c1 = c0 + [[s.dx, s.dy]]
+            off = epipolar_px(model, c0, c1 + background_displacement(model, c1, W, H))
+            r.parallax = off is not None and float(off[0]) < v.epipolar_px
+
+
+def _explains(s, v: VerifyParams) -> bool:
+    """The box's content reappears shifted, uniquely, and the shift explains the box."""
+    return s is not None and s.unique and s.fit <= v.shift_fit and s.norm >= v.min_shift_px
+
+
 def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None,
                  others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6) -> PairResult:
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
@@ -56,8 +100,12 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     model, bw, valid, alt = compensate(a, b, p.camera)
     t1 = time.perf_counter()
     seg = segment(a, bw, valid, p.segment, alt=alt, raw=b)
+    if alt is not None and model.F is not None:
+        parallax_explained(seg, a, alt, model, p)
     t2 = time.perf_counter()
     excluded = Counter(r.reason for r in seg.regions if r.reason)
+    if any(r.parallax for r in seg.regions):
+        excluded[PARALLAX] = sum(1 for r in seg.regions if r.parallax)
     data = {
         "visual_count": sum(1 for r in seg.regions if r.counted),
         "regions": [r.to_json() for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400],

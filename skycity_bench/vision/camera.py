@@ -56,6 +56,8 @@ class CameraModel:
     residual_px: float = 0.0                        # median |error| of tracks after the model
     notes: list[str] = field(default_factory=list)
     F: np.ndarray | None = None                     # fundamental matrix A -> B (full-res px), under parallax
+    dense: np.ndarray | None = None                 # (rows, cols, 2) the background flow's departure from
+                                                    # H + mesh at cell centres (full-res px), when one was added
 
     def to_json(self) -> dict:
         H = self.H / self.H[2, 2]
@@ -278,7 +280,26 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
             q = np.clip(res[..., c] * 8 + 128, 0, 255).astype(np.uint8)
             res[..., c] = (cv2.medianBlur(q, k).astype(np.float32) - 128) / 8
     res = np.clip(res, -p.parallax_max_px, p.parallax_max_px)
+    model.dense = res
     return _remap(b, _upsample(centres.reshape(ch, cw, 2) + base + res, w, h))
+
+
+def background_displacement(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:
+    """Where the background compensation sends each full-res point of A, minus the point: the
+    camera model, plus the dense background flow's departure from it where one was added
+    (frame B warped by it is what shifts are measured against)."""
+    d = model_displacement(model, pts, w, h)
+    if model.dense is None:
+        return d
+    ch, cw = model.dense.shape[:2]
+    # cell centres lie at (i + 0.5) * w / cw - 0.5 (as _centres): bilinear between them
+    gx = np.clip((pts[:, 0] + 0.5) * cw / w - 0.5, 0, cw - 1)
+    gy = np.clip((pts[:, 1] + 0.5) * ch / h - 0.5, 0, ch - 1)
+    x0, y0 = np.floor(gx).astype(int), np.floor(gy).astype(int)
+    x1, y1 = np.minimum(x0 + 1, cw - 1), np.minimum(y0 + 1, ch - 1)
+    fx, fy = (gx - x0)[:, None], (gy - y0)[:, None]
+    m = model.dense
+    return d + ((m[y0, x0] * (1 - fx) + m[y0, x1] * fx) * (1 - fy) + (m[y1, x0] * (1 - fx) + m[y1, x1] * fx) * fy)
 
 
 def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F: np.ndarray,

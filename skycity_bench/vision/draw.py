@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from .objects import CAMERA, FIELD, FRAGMENT, NO_OWN
-from .segment import FULL_SCREEN, SOFT, STREAK
+from .segment import FULL_SCREEN, PARALLAX, SOFT, STREAK
 
 _TAG = {STREAK: "S", SOFT: "C", FULL_SCREEN: "F"}
 _DOUBT = {FIELD: "P", NO_OWN: "M", CAMERA: "K", FRAGMENT: "G"}
@@ -61,6 +61,9 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
         x, y, w, h = r["bbox"]
         if r["counted"]:
             cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _GREEN, 2)
+        elif r.get("parallax"):         # 3D: a change a still surface at another depth would show
+            cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
+            _text(img, "K", (x, max(10, y - 3)), 0.4, _RED)
         elif r["reason"] is None:
             cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _CYAN, 1)
         elif r["reason"] == "tiny particle":
@@ -89,7 +92,7 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
     lines = [title,
              f"excluded: {ex.get('tiny particle', 0)} particles (red dots), "
              f"{ex.get(STREAK, 0)} streaks (S), {ex.get(SOFT, 0)} soft regions (C), "
-             f"{ex.get(FULL_SCREEN, 0)} full-screen (F)   camera: "
+             f"{ex.get(FULL_SCREEN, 0)} full-screen (F), {ex.get(PARALLAX, 0)} parallax (K)   camera: "
              f"{(data.get('camera') or {}).get('kind', '?')}",
              "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
              "magenta x: claim failed (s static, p part/duplicate, r region is another's)"]

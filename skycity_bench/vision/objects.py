@@ -116,7 +116,9 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
     (by the background flow under parallax); `parallax`: that flow was needed."""
     H, W = a.shape[:2]
     moving = [r for r in seg.regions if r.reason is None or r.reason == "tiny particle"]
-    counted = [r for r in seg.regions if r.counted]
+    # every candidate, the ones the visual count leaves to parallax too: the tests below are
+    # this judgement's own (a region's corners, the background flow's reach)
+    counted = [r for r in seg.regions if r.candidate]
     # --- fields: group every moving region by its colour pair (greedy, largest group first)
     cols = {}
     for r in moving[:1500]:

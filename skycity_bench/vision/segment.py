@@ -28,6 +28,9 @@ import numpy as np
 STREAK = "thin streak (rain, particle trail, edge)"
 SOFT = "large soft region (cloud, fog, waterfall)"
 FULL_SCREEN = "full-screen effect"
+# not a reason of exclusion (the region stays identifiable and may support a claim): the visual
+# count's tally of regions vision/analyse.py parallax_explained flags
+PARALLAX = "change a still surface at another depth would show (parallax)"
 
 
 @dataclass
@@ -63,18 +66,26 @@ class Region:
     strong: float              # share of its pixels changed by more than 2x the threshold
     kind: str = "mixed"        # A | B | mixed
     reason: str | None = None  # why it is excluded; None = identifiable
+    parallax: bool = False     # (3D) its change is what a still surface at another depth would show
+                               # (vision/analyse.py: parallax_explained); still real change that may
+                               # support a hook claim, but not an object of the visual count
 
     @property
     def identifiable(self) -> bool:
         return self.reason is None
 
     @property
-    def counted(self) -> bool:
+    def candidate(self) -> bool:
+        """An identifiable region at t (not only where something arrives at t + Δ)."""
         return self.reason is None and self.kind != "B"
+
+    @property
+    def counted(self) -> bool:
+        return self.candidate and not self.parallax
 
     def to_json(self) -> dict:
         return {"bbox": [self.x, self.y, self.w, self.h], "area": self.area, "kind": self.kind,
-                "counted": self.counted, "reason": self.reason}
+                "counted": self.counted, "reason": self.reason, **({"parallax": True} if self.parallax else {})}
 
 
 @dataclass

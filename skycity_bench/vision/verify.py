@@ -445,14 +445,19 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
                     and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale) and s.fit <= p.shift_fit
                     and s.twin >= p.twin_min):
                 continue
+            epi = None
             if pr.model is not None and getattr(pr.model, "F", None) is not None and pr.scale > 1:
                 # under parallax, over a longer time a still thing slides against what is
-                # behind it; a motion along its epipolar line could be that, one off it cannot
-                from .camera import epipolar_px, model_displacement
+                # behind it; a motion along its epipolar line could be that, one off it cannot.
+                # The shift was measured against B warped by the background flow: where the
+                # content is in B is where that warp sends the shifted point (the camera
+                # model alone left out the flow's departure, up to parallax_max_px x scale)
+                from .camera import background_displacement, epipolar_px
                 c0 = np.array([[(t[0] + t[2]) / 2, (t[1] + t[3]) / 2]], np.float64)
                 c1 = c0 + [[s.dx, s.dy]]
-                c1 = c1 + model_displacement(pr.model, c1, W, H)
-                if float(epipolar_px(pr.model, c0, c1)[0]) < p.epipolar_px:
+                c1 = c1 + background_displacement(pr.model, c1, W, H)
+                epi = float(epipolar_px(pr.model, c0, c1)[0])
+                if epi < p.epipolar_px:
                     continue
             # moving with a verified claim it overlaps: a part of it, or its motion borrowed
             with_other = None
@@ -480,7 +485,11 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
             rec["verdict"], rec["how"] = "moved", f"shift {pr.frames:+d} frames"
             rec["pair_frames"] = pr.frames
             rec["shift_other"] = {"frames": pr.frames, "dx": round(s.dx, 2), "dy": round(s.dy, 2),
-                                  "fit": round(s.fit, 3)}
+                                  "fit": round(s.fit, 3), "twin": round(s.twin, 2)}
+            if epi is not None:
+                rec["shift_other"]["epipolar_px"] = round(epi, 2)
+            if pr.scale > 1:
+                rec["shift_other"]["mirror"] = [round(mirror.dx, 2), round(mirror.dy, 2)]
             if s.fit <= p.speed_fit:
                 # the displacement over this pair, as over the primary pair's Δ, forward in time
                 k = primary_frames / pr.frames
