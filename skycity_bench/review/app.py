@@ -25,7 +25,7 @@ from ..agreement import agreement
 from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
 from ..store import InvalidReview, ReviewStore
 from . import guard
-from .views import candidate_view
+from .views import candidate_view, video_time
 
 HERE = Path(__file__).resolve().parent
 COOKIE = "skycity_reviewer"
@@ -137,7 +137,8 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return templates.TemplateResponse(request, "queue.html", {"rubric": rubric, "reviewer": name,
                                                                  "queue": store.queue(name)})
 
-    def _page(request: Request, cid: str, name: str, error: str = "", saved: str = "", status: int = 200):
+    def _page(request: Request, cid: str, name: str, error: str = "", saved: str = "", status: int = 200,
+              start: Optional[float] = None):
         store.sign_in(name)   # a cookie from an older store signs in again
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
@@ -148,7 +149,13 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         view = candidate_view(rubric, cid, store.latest_run(cid), mine, wanted)
         return templates.TemplateResponse(request, "candidate.html", {
             "rubric": rubric, "reviewer": name, "v": view, "error": error, "saved": saved,
-            "finalized": sheet.finalized}, status_code=status)
+            "finalized": sheet.finalized, "start": start}, status_code=status)
+
+    def _next_candidate(name: str, cid: str) -> Optional[str]:
+        """The candidate after `cid` in this reviewer's queue order (None after the last)."""
+        order = store.order_for(store.reviewer(name)["seat"])
+        i = order.index(cid) if cid in order else len(order)
+        return order[i + 1] if i + 1 < len(order) else None
 
     @app.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     def candidate_page(request: Request, cid: str):
@@ -157,7 +164,8 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             return RedirectResponse("/", status_code=303)
         from ..store.validate import check_candidate_id
         check_candidate_id(cid)
-        return _page(request, cid, name, saved=request.query_params.get("saved", ""))
+        return _page(request, cid, name, saved=request.query_params.get("saved", ""),
+                     start=video_time(request.query_params.get("t")))
 
     @app.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     async def candidate_submit(request: Request, cid: str):
@@ -175,12 +183,23 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             elif key.startswith("override:") and str(value).strip() != "":
                 iid = key[len("override:"):]
                 overrides.append({"item": iid, "points": str(value).strip(), "reason": form.get(f"reason:{iid}", "")})
+        then_next = form.get("then") == "next"
         try:
-            res = store.submit(cid, name, str(form.get("rubric_id", "")), grades, overrides, source="web")
+            if then_next and not grades and not overrides:     # "next" with nothing chosen: move on
+                res = {"stored": 0}
+            else:
+                res = store.submit(cid, name, str(form.get("rubric_id", "")), grades, overrides, source="web")
         except InvalidReview as e:
             if e.status == 404:
                 raise
             return _page(request, cid, name, error=f"{e} — nothing was stored", status=e.status)
+        if then_next:       # "save & next": the next in this reviewer's queue, same video time
+            nxt = _next_candidate(name, cid)
+            if nxt is None:
+                return RedirectResponse("/queue", status_code=303)
+            t = video_time(form.get("video_t"))
+            return RedirectResponse(f"/c/{nxt}?saved={res['stored']}" + (f"&t={t:g}" if t is not None else ""),
+                                    status_code=303)
         return RedirectResponse(f"/c/{cid}?saved={res['stored']}", status_code=303)
 
     @app.get("/sheet", response_class=HTMLResponse, include_in_schema=False)

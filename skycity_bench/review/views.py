@@ -44,6 +44,16 @@ def _summary(ev: dict) -> str:
     return ""
 
 
+def video_time(raw: Any) -> Optional[float]:
+    """A video position in seconds from a query or form value ("12.5"), rounded to 0.01 s;
+    None for anything else (not a number, negative, beyond a day)."""
+    try:
+        t = float(str(raw))
+    except (TypeError, ValueError):
+        return None
+    return round(t, 2) if 0 <= t <= 86400 else None
+
+
 def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Review], wanted: list[str]) -> dict:
     """The template's data. `mine`: this reviewer's standing reviews; `wanted`: items on which
     a third reviewer is asked (told only to reviewers who have not scored them)."""

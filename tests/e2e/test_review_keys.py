@@ -30,6 +30,7 @@ def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("keys")
     store = ReviewStore(tmp / "reviews.sqlite", seed=2)
     cid = store.import_run(make_run(tmp / "runs", "keys-model.html", seed="keys")).candidate_id
+    store.import_run(make_run(tmp / "runs", "keys-model-2.html", seed="keys-2"))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -86,3 +87,32 @@ def test_should_score_with_the_keyboard(served):
         browser.close()
     stored = {r.item_id: r.share for r in served["store"].reviews(cid, "kbd")}
     assert stored == {GRADED[0]: R.level(SHOWN[1]).share, GRADED[1]: R.level(SHOWN[0]).share}
+
+
+def test_should_save_and_open_the_next_candidate_at_the_same_video_time(served):
+    from playwright.sync_api import sync_playwright
+
+    base, store = served["base"], served["store"]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
+        page = browser.new_page(viewport={"width": 1366, "height": 800})
+        page.goto(base + "/")
+        page.fill("input[name=name]", "nexter")
+        page.click("#signin")
+        page.wait_for_url("**/queue")
+        order = store.order_for(store.reviewer("nexter")["seat"])
+        assert len(order) == 2
+        page.goto(f"{base}/c/{order[0]}")
+        page.wait_for_function("document.querySelector('aside.media video').readyState >= 1")
+        page.evaluate("document.querySelector('aside.media video').currentTime = 0.6")
+        page.keyboard.press("j")
+        page.keyboard.press("3")
+        page.keyboard.press("n")
+        page.wait_for_url(f"**/c/{order[1]}?saved=1&t=0.6")
+        page.wait_for_function("Math.abs(document.querySelector('aside.media video').currentTime - 0.6) < 0.05")
+        assert page.inner_text("#saved")                              # the first candidate's save is reported
+        page.keyboard.press("n")                                      # the last one: back to the queue
+        page.wait_for_url("**/queue")
+        browser.close()
+    assert [r.item_id for r in store.reviews(order[0], "nexter")] == [GRADED[0]]
+    assert store.reviews(order[1], "nexter") == []
