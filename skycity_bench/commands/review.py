@@ -38,4 +38,10 @@ def register(app: typer.Typer) -> None:
                 f"{len(store.candidates())} candidates · rubric {store.rubric.id}", highlight=False)
         hosts = allowed_hosts(host, allow_host)
         c.print(f"answering Host: {', '.join(hosts)} (others get 400)", highlight=False)
-        uvicorn.run(create_app(store, hosts=hosts), host=host, port=port, log_level="warning")
+        web = create_app(store, hosts=hosts)
+        if store.postgres:              # the multi-machine queue's progress beside the reviews (issue 19)
+            from ..queue.page import install
+
+            install(web, store)
+            c.print(f"queue progress on http://{host}:{port}/progress", highlight=False)
+        uvicorn.run(web, host=host, port=port, log_level="warning")

@@ -132,3 +132,22 @@ def test_should_say_when_the_machines_behind_a_tag_are_not_comparable(pg_url):
     assert not t["environments"]["comparable"] and t["environments"]["machines"] == ["ref-a", "ref-b"]
     text = render({"tags": {"mixed": t}})
     assert "NOT comparable" in text and "browser_version" in text and "ranks their runs apart" in text
+
+
+def test_should_show_the_queue_progress_in_the_review_app(pg_url):
+    from fastapi.testclient import TestClient
+
+    from skycity_bench.queue.page import install
+    from skycity_bench.review import create_app
+
+    assert invoke("queue", "add", TINY / "tiny1.html", TINY / "tiny2.html", "--db", pg_url, "--probe", "packaging",
+                  "--tag", "ref-b").exit_code == 0
+    st = ReviewStore(pg_url)
+    web = create_app(st)
+    install(web, st)
+    client = TestClient(web, base_url="http://127.0.0.1")
+    page = client.get("/progress")
+    assert page.status_code == 200 and "tag ref-b: 2 queued · 0 running · 0 done · 0 failed" in page.text
+    assert "tiny1" not in page.text                      # blind: anonymous ids only
+    assert client.get("/api/queue/status").json()["tags"]["ref-b"]["counts"]["queued"] == 2
+    st.close()
