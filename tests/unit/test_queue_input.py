@@ -11,7 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from typer.testing import CliRunner
 
