@@ -6,7 +6,6 @@ same with relative links."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 import threading
 import time
@@ -18,26 +17,23 @@ import uvicorn
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.store import ReviewStore
-from tests.truth import FIXTURES
+from tests.shared_runs import JANK_CAPTURE_S, jank_capture_run
 
 pytestmark = pytest.mark.browser
 
-JANK = FIXTURES / "frame_pacing" / "jank_tier6.html"
 ITEM = "#item-smoothness\\.frame_pacing"
 LEAD_S = 0.25            # the widget jumps a quarter second before a stall (templates/_realtime.html)
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
+    """The real-time run with the capture on: the one test_realtime_capture checks frame by
+    frame (tests/shared_runs.py: played once for both)."""
     from skycity_bench import html_report
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
 
-    out = tmp_path_factory.mktemp("rt") / "run"
-    sc = load_scenario(None, {"duration_s": 4, "viewport": "640x360",
-                              "probes": {"realtime_capture": {"when": "always", "capture_in": "measured_pass"}}})
-    report = asyncio.run(run_candidate(JANK, sc, out, probes=["frame_pacing"]))
-    assert report.measurements["smoothness"]["realtime_video"] == "realtime/realtime.webm", report.probes["realtime_capture"]
+    out, report = jank_capture_run(tmp_path_factory)
+    assert report["measurements"]["smoothness"]["realtime_video"] == "realtime/realtime.webm", \
+        report["probes"]["realtime_capture"]
     html_report.write(out)
     return out
 
@@ -81,10 +77,10 @@ def _check_widget(page) -> None:
     # Chromium's <video> plays the file: metadata, the run's duration, a decoded frame.
     page.wait_for_function("v => v.readyState >= 2", arg=video.element_handle(), timeout=20000)
     dur = video.evaluate("v => v.duration")
-    assert abs(dur - 4.0) < 0.1, dur
+    assert abs(dur - JANK_CAPTURE_S) < 0.1, dur
     # A stall button per long frame of the pass; clicking one seeks a quarter second before it.
     stalls = box.locator("button.rt-jump")
-    assert stalls.count() >= 3, "jank_tier6 stalls every 25th frame: several in 4 s"
+    assert stalls.count() >= 3, f"jank_tier6 stalls every 25th frame: several in {JANK_CAPTURE_S} s"
     marks = box.locator("svg rect.rt-long")
     assert marks.count() >= stalls.count()
     target = float(stalls.nth(2).get_attribute("data-t"))
@@ -95,7 +91,7 @@ def _check_widget(page) -> None:
     page.wait_for_function("([b, t]) => Math.abs(parseFloat(b.dataset.cursorT) - t) < 0.04",
                            arg=[box.element_handle(), max(0.0, target - LEAD_S)], timeout=5000)
     x_cursor = float(box.locator("line.rt-cursor").get_attribute("x1"))
-    assert abs(x_cursor - max(0.0, target - LEAD_S) / 4.0 * 1000) < 10
+    assert abs(x_cursor - max(0.0, target - LEAD_S) / JANK_CAPTURE_S * 1000) < 10
     # ... and while it plays.
     video.evaluate("v => v.play()")
     page.wait_for_function("v => v.currentTime > 0.5 + %f" % max(0.0, target - LEAD_S),

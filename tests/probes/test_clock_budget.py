@@ -2,9 +2,10 @@
 real Chromium on small canvas pages whose cost is made by construction (a busy loop per
 frame): a slow page is waited for while its frames keep coming, also when they get far
 slower than the measured cost, up to the run budget; a page that slows down past the run
-budget is stopped as slow ("frames kept coming"), a page that loops for ever is stopped as
-hung within hang_s, and a picture reached in coarse clock steps
-is the very picture the fine clock gives at that time.
+budget is stopped as slow ("frames kept coming"), and a page that loops for ever is stopped
+as hung within hang_s: bounds on the wall clock, so this module runs in the real-time pass.
+What the fake clock alone decides on these pages (the measured cost, coarse steps reaching
+the fine clock's picture, the demo-clock check) is test_clock_steps.py, in the parallel pass.
 
 The scenario's limits are shrunk here (a tiny base, a low coarse threshold) so the
 mechanism shows in seconds; the defaults and their reasons are in scenarios/skycity.yaml.
@@ -16,7 +17,6 @@ import asyncio
 import re
 import time
 
-import numpy as np
 import pytest
 
 from skycity_bench.browser.clock_budget import limit_s
@@ -82,17 +82,6 @@ async def _with_page(html: bytes, sc, body):
                 await h.kill()
 
 
-def test_should_measure_the_frame_cost_and_wait_for_a_slow_page():
-    async def body(dp):
-        await dp.run_for(500)
-        return dp.clock.to_json()
-
-    log = asyncio.run(_with_page(page(), scenario(advance_base_s=2), body))
-    assert len(log["frame_cost_samples_ms"]) == 5 and log["frame_cost_ms"] > 0
-    assert log["advanced_s"] == pytest.approx(0.5, abs=0.002) and log["fine_s"] == log["advanced_s"]
-    assert log["coarse_steps"] == 0                     # not picture_only: every frame rendered
-
-
 def test_should_keep_waiting_for_a_page_whose_frames_slow_down_while_they_keep_coming():
     """The measured cost is only the expectation: frames that get 40x slower after it (the
     interactive cubes at 1920x1080: 21 ms measured, ~250 ms later) are waited for while they
@@ -153,38 +142,3 @@ def test_should_stop_a_page_that_loops_for_ever_as_hung_within_hang_s():
                                                                           frame_cost_margin=50), body))
     assert "hung: no animation frame for 4 s" in msg, msg
     assert took < 4 + 10                                 # hang_s plus a poll and the slack of a loaded machine
-
-
-def test_should_reach_the_same_picture_in_coarse_steps_as_on_the_fine_clock():
-    async def body(dp):
-        await dp.seek(2.0, picture_only=True)
-        return await dp.frame(), dp.clock.to_json()
-
-    async def fine_body(dp):
-        await dp.seek(2.0)
-        return await dp.frame(), dp.clock.to_json()
-
-    coarse_img, coarse = asyncio.run(_with_page(page(work=1000), scenario(coarse_above_ms=0.001), body))
-    fine_img, fine = asyncio.run(_with_page(page(work=1000), scenario(coarse_above_ms=1e9), fine_body))
-    assert coarse["coarse_steps"] > 0 and coarse["coarse_step_ms"] == 100
-    assert fine["coarse_steps"] == 0
-    # the demo draws from its rAF time only: the same time, the same picture
-    assert np.array_equal(coarse_img, fine_img)
-    assert coarse["demo_clock"].startswith("not checked")        # no hook on this page
-
-
-def test_should_check_the_demos_clock_under_coarse_steps_and_halve_the_step_when_it_lagged():
-    async def body(dp):
-        await dp.seek(1.0, picture_only=True)
-        await dp.seek(2.0, picture_only=True)
-        return dp.clock.to_json()
-
-    sc = scenario(coarse_above_ms=0.001)
-    by_time = asyncio.run(_with_page(page(work=1000, hook="clock"), sc, body))
-    per_frame = asyncio.run(_with_page(page(work=1000, hook="frames"), sc, body))
-    assert all(c["kept_up"] for c in by_time["demo_clock_checks"])
-    assert by_time["demo_clock"].startswith("kept up") and by_time["coarse_step_ms"] == 100
-    # one frame per 100 ms step: a demo counting frames saw ~1/6 of the time
-    first = per_frame["demo_clock_checks"][0]
-    assert first["kept_up"] is False and first["demo_s"] < 0.5 * first["clock_s"]
-    assert per_frame["demo_clock"].startswith("fell behind") and per_frame["coarse_step_ms"] == 25

@@ -1,6 +1,7 @@
 """The real-time capture for 录屏复核 (issue 15): a stall shows as a held frame as long as it
 lasted, at the right time; a demo that floods the screencast gets its drops counted and
-bounded memory; the writer's slot rule and drop accounting on known frames.
+bounded memory. (The writer's slot rule and drop accounting on known frames, which need no
+real time: test_realtime_capture_writer.py.)
 
 The video is decoded here (PyAV) and compared with the frame sampler's own long frames: the
 two come from independent clocks (Chromium's swap timestamps vs the page's rAF timestamps)."""
@@ -9,20 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import av
-import cv2
 import numpy as np
 import pytest
-from skycity_bench.realtime_video import RealtimeVideo
+from tests.shared_runs import JANK, JANK_CAPTURE_S, jank_capture_run
 from tests.truth import FIXTURES
 
-ROOT = Path(__file__).resolve().parents[2]
 VSYNC_S = 1 / 60
-JANK = FIXTURES / "frame_pacing" / "jank_tier6.html"      # a 90 ms stall every 25th frame
 FLOOD = FIXTURES / "realtime_capture" / "flood.html"      # full-screen noise every frame
 
 
@@ -53,9 +48,13 @@ def _run(html, tmp_path, *, duration, viewport, capture: dict) -> dict:
 # ------------------------------------------------------------------ with a real browser
 @pytest.mark.browser
 @pytest.mark.parametrize("capture_in", ["measured_pass", "second_pass"])
-def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(capture_in, tmp_path):
-    report = _run(JANK, tmp_path, duration=6, viewport="640x360",
-                  capture={"when": "always", "capture_in": capture_in})
+def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(capture_in, tmp_path,
+                                                                                tmp_path_factory):
+    if capture_in == "measured_pass":       # the run test_review_realtime plays too (made once)
+        tmp_path, report = jank_capture_run(tmp_path_factory)
+    else:
+        report = _run(JANK, tmp_path, duration=JANK_CAPTURE_S, viewport="640x360",
+                      capture={"when": "always", "capture_in": capture_in})
     rc = report["probes"]["realtime_capture"]
     assert rc["status"] == "ok", rc["error"]
     data = rc["data"]
@@ -69,7 +68,7 @@ def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(
     fps = cap["fps"]
     slot = 1 / fps
     frames = decode_gray(tmp_path / data["file"])
-    assert len(frames) == cap["slots"] == round(6 * fps)
+    assert len(frames) == cap["slots"] == round(JANK_CAPTURE_S * fps)
     runs = [(s * slot, n * slot) for s, n in shown_runs(frames)]
     long_ms = report["items"]["smoothness.frame_pacing"]["evidence"]["long_frame_ms"]
     dropped = cap["dropped_spans_s"]
@@ -77,7 +76,7 @@ def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(
     # hundred ms after t = 0) and not at the video's end or in a span the capture dropped.
     begin = cap["first_frame_s"] + 0.3
     longs = [(a / 1000, (b - a) / 1000) for a, b in zip(raf, raf[1:])
-             if b - a > long_ms and a / 1000 > begin and b / 1000 < 6 - slot
+             if b - a > long_ms and a / 1000 > begin and b / 1000 < JANK_CAPTURE_S - slot
              and not any(x0 - slot <= a / 1000 <= x1 for x0, x1 in dropped)]
     assert len(longs) >= 8, f"the fixture stalls ~14 times in 6 s; the sampler saw {len(longs)}"
     bad = []
@@ -123,62 +122,3 @@ def test_should_count_drops_and_stay_bounded_when_a_demo_floods_the_capture(tmp_
     assert max(texture) > 10, texture[::10]
     changes = [float(np.abs(a.astype(np.int16) - b.astype(np.int16)).mean()) for a, b in zip(frames, frames[1:])]
     assert sum(c > 5 for c in changes) >= 3, changes[::10]
-
-
-# ------------------------------------------------------------------ the writer on known frames
-def _jpeg_b64(k: int, size=(320, 180)) -> str:
-    import base64
-
-    img = np.full((size[1], size[0], 3), 30, np.uint8)
-    x = (k * 7) % (size[0] - 40)
-    img[60:120, x:x + 40] = (0, 200, 255)                    # a bar that moves every frame
-    cv2.putText(img, str(k), (10, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (255, 255, 255), 2)
-    return base64.b64encode(cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, 90])[1].tobytes()).decode()
-
-
-def test_should_hold_a_frame_for_the_slots_of_its_real_time(tmp_path):
-    zero = 1_700_000_000.0
-    v = RealtimeVideo(tmp_path / "v.webm", zero_epoch_s=zero, duration_s=2.0, fps=30)
-    times = [i * VSYNC_S for i in range(61)] + [1.25 + i * VSYNC_S for i in range(46)]   # a 250 ms stall after 1.0 s
-    for k, t in enumerate(times):
-        v.offer(zero + t, _jpeg_b64(k))
-    assert v.close(60)
-    fig = v.figures()
-    assert fig["encoded_slots"] == fig["slots"] == 60 and fig["frames_dropped"] == 0
-    runs = shown_runs(decode_gray(tmp_path / "v.webm"))
-    # The frame stamped 1.0 s shows in every slot k with k/30 in [1.0, 1.25): slots 30..37.
-    assert (30, 8) in runs
-    assert all(n == 1 for s, n in runs if s != 30)
-    assert (fig["frames_shown"] + fig["frames_superseded"] + fig["frames_after_end"] + fig["frames_out_of_order"]
-            == fig["frames_received"] == len(times))
-
-
-def test_should_count_and_hold_frames_the_full_queue_drops(tmp_path):
-    zero = 1_700_000_000.0
-    v = RealtimeVideo(tmp_path / "v.webm", zero_epoch_s=zero, duration_s=3.0, fps=30, queue_frames=1)
-    frames = [_jpeg_b64(k, size=(640, 360)) for k in range(180)]
-    for k, data in enumerate(frames):                       # far faster than the encoder
-        v.offer(zero + k * VSYNC_S, data)
-    assert v.close(120)
-    fig = v.figures()
-    assert fig["frames_dropped"] > 0, "a one-frame queue offered 180 frames at once must drop"
-    assert (fig["frames_shown"] + fig["frames_superseded"] + fig["frames_dropped"] + fig["frames_after_end"]
-            + fig["frames_out_of_order"] == fig["frames_received"] == 180)
-    assert fig["max_queue_frames"] <= 1
-    got = decode_gray(tmp_path / "v.webm")
-    assert len(got) == fig["slots"] == 90
-    for a, b in fig["dropped_spans_s"]:                      # a dropped frame's slots hold the picture before
-        s0, s1 = round(a * 30), round(b * 30)
-        if s0 > 0:
-            for s in range(s0, s1):
-                assert int((np.abs(got[s] - got[s0 - 1]) > 24).sum()) <= 20
-
-
-def test_should_refuse_realtime_capture_without_the_frame_pacing_probe(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "skycity_bench", "run", str(JANK), "--probe", "density",
-                          "--realtime-capture", "--out", str(tmp_path / "r")], capture_output=True, text=True,
-                         timeout=60, cwd=ROOT)
-    assert out.returncode == 2
-    text = out.stdout + out.stderr
-    assert "--realtime-capture films the frame-pacing pass" in text
-    assert "Traceback" not in text and len(text.strip().splitlines()) == 1 and not (tmp_path / "r").exists()

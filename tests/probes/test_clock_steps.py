@@ -1,0 +1,64 @@
+"""The fake clock's stepping (issue 16, browser/clock_budget.py) in a real Chromium on the
+small canvas pages of test_clock_budget.py: the frame cost measured after load and an advance
+played in full, and coarse clock steps that reach the very picture the fine clock gives and
+check the demo's own clock. Every figure asserted here is demo time or pixels, which the fake
+clock decides whatever the machine's speed, so these run in the parallel pass; what is bounded
+by the wall clock (waiting for a slowing page, stopping it as slow or hung) stays in
+test_clock_budget.py, in the real-time pass."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from tests.probes.test_clock_budget import _with_page, page, scenario
+
+pytestmark = pytest.mark.browser
+
+
+def test_should_measure_the_frame_cost_and_wait_for_a_slow_page():
+    async def body(dp):
+        await dp.run_for(500)
+        return dp.clock.to_json()
+
+    log = asyncio.run(_with_page(page(), scenario(advance_base_s=2), body))
+    assert len(log["frame_cost_samples_ms"]) == 5 and log["frame_cost_ms"] > 0
+    assert log["advanced_s"] == pytest.approx(0.5, abs=0.002) and log["fine_s"] == log["advanced_s"]
+    assert log["coarse_steps"] == 0                     # not picture_only: every frame rendered
+
+
+def test_should_reach_the_same_picture_in_coarse_steps_as_on_the_fine_clock():
+    async def body(dp):
+        await dp.seek(2.0, picture_only=True)
+        return await dp.frame(), dp.clock.to_json()
+
+    async def fine_body(dp):
+        await dp.seek(2.0)
+        return await dp.frame(), dp.clock.to_json()
+
+    coarse_img, coarse = asyncio.run(_with_page(page(work=1000), scenario(coarse_above_ms=0.001), body))
+    fine_img, fine = asyncio.run(_with_page(page(work=1000), scenario(coarse_above_ms=1e9), fine_body))
+    assert coarse["coarse_steps"] > 0 and coarse["coarse_step_ms"] == 100
+    assert fine["coarse_steps"] == 0
+    # the demo draws from its rAF time only: the same time, the same picture
+    assert np.array_equal(coarse_img, fine_img)
+    assert coarse["demo_clock"].startswith("not checked")        # no hook on this page
+
+
+def test_should_check_the_demos_clock_under_coarse_steps_and_halve_the_step_when_it_lagged():
+    async def body(dp):
+        await dp.seek(1.0, picture_only=True)
+        await dp.seek(2.0, picture_only=True)
+        return dp.clock.to_json()
+
+    sc = scenario(coarse_above_ms=0.001)
+    by_time = asyncio.run(_with_page(page(work=1000, hook="clock"), sc, body))
+    per_frame = asyncio.run(_with_page(page(work=1000, hook="frames"), sc, body))
+    assert all(c["kept_up"] for c in by_time["demo_clock_checks"])
+    assert by_time["demo_clock"].startswith("kept up") and by_time["coarse_step_ms"] == 100
+    # one frame per 100 ms step: a demo counting frames saw ~1/6 of the time
+    first = per_frame["demo_clock_checks"][0]
+    assert first["kept_up"] is False and first["demo_s"] < 0.5 * first["clock_s"]
+    assert per_frame["demo_clock"].startswith("fell behind") and per_frame["coarse_step_ms"] == 25
