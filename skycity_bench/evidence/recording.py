@@ -48,8 +48,8 @@ class RecordingEvidence(RecordingEvidenceV3):
 
     codec: str = Field(description="VP9, or VP8 where PyAV lacks libvpx-vp9 (video_encode.py)")
     video_keyframe_every_s: float = Field(description="the video's own keyframes (seek points) at most this far apart")
-    decode_ms_mean: float = Field(description="JPEG decoding per frame, in the encoder's thread")
-    encode_ms_mean: float = Field(description="colour conversion + encoding per frame, in the encoder's thread")
+    decode_ms_mean: float = Field(description="JPEG decoding per frame (CPU ms of the encoder's thread)")
+    encode_ms_mean: float = Field(description="colour conversion + encoding per frame (CPU ms of the encoder's thread)")
     encode_wait_s: float = Field(description="seconds the capture waited for the encoder's queue (0: encoding kept up)")
     truncated: Optional[dict[str, Any]] = Field(
         description="null, or {at_s, of_s, reason, wall_budget_s}: the tour's wall-clock budget stopped the pass; "
