@@ -218,7 +218,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     def run_file(file_id: str):
         f = store.file(guard.file_number(file_id))
         if f.is_text:
-            return PlainTextResponse(store.mask_for_serving(f.read_bytes().decode("utf-8", errors="replace")),
+            return PlainTextResponse(store.mask_for_serving(f.read_bytes().decode("utf-8", errors="replace"), f.candidate_id),
                                      media_type=f.mime)
         # no filename in the headers: a file's name on disk is not the reviewers' business
         if f.path is None:            # kept in the database (a queue worker's run)

@@ -33,6 +33,7 @@ from ..errors import UserError
 from ..report import Report
 from ..rubric import Rubric, find_rubric, load_rubric
 from ..sheet import CandidateSheet, Review, build_sheet
+from .. import masking
 from . import blind
 from .db import Database, is_postgres, migrate, open_database
 from .validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
@@ -85,6 +86,7 @@ class StoredFile:
     is_text: bool
     path: Optional[Path] = None
     data: Optional[bytes] = None
+    candidate_id: Optional[str] = None     # whose label to mask in a served text file
 
     def read_bytes(self) -> bytes:
         return self.data if self.data is not None else self.path.read_bytes()
@@ -229,24 +231,43 @@ class ReviewStore:
             out.update(blind.secrets_of(r["label"]))
         return sorted(out, key=len, reverse=True)
 
+    def _blind_report(self, con, run) -> dict:
+        """A run's report as reviewers see it (masking.py: the candidate's own label(s) and
+        hash, whole words, values only), parsed and masked once per run: kept by store, run
+        id, report hash and label, so a rebuilt store or a new label never gets stale data."""
+        label = self._label(con, run["candidate_id"])
+        return masking.BLIND_REPORTS.get(
+            (str(self.path), run["id"], run["report_sha256"], label),
+            lambda: json.loads(_q(con, "SELECT report_json FROM runs WHERE id = :r", r=run["id"]).scalar_one()),
+            label)
+
+    @staticmethod
+    def _label(con, cid: str) -> Optional[str]:
+        row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
+        return row["label"] if row else None
+
+    def _latest(self, con, cid: str):
+        return _q(con, "SELECT id, candidate_id, report_sha256 FROM runs WHERE candidate_id = :c "
+                       "ORDER BY started_at DESC, id DESC LIMIT 1", c=cid).first()
+
     def latest_run(self, cid: str) -> Optional[dict]:
         """The candidate's latest run, blind: report without label, masked; files by id."""
         with self._read() as con:
-            r = _q(con, "SELECT id, report_json FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC"
-                        " LIMIT 1", c=cid).first()
+            r = self._latest(con, cid)
             if r is None:
                 return None
-            sec = self._all_secrets(con)
-            files = [{"id": f["id"], "name": blind.mask_text(f["relpath"], sec), "mime": f["mime"], "size": f["size"]}
+            report = self._blind_report(con, r)
+            m = masking.masker(self._label(con, cid))
+            files = [{"id": f["id"], "name": m.text(f["relpath"]), "mime": f["mime"], "size": f["size"]}
                      for f in _q(con, "SELECT id, relpath, mime, size FROM run_files WHERE run_id = :r ORDER BY relpath",
                                  r=r["id"])]
-            return {"run_id": r["id"], "report": blind.blind_report(json.loads(r["report_json"]), sec), "files": files}
+            return {"run_id": r["id"], "report": report, "files": files}
 
     def file(self, file_id: int) -> StoredFile:
         """A run file to serve (from its run folder, or from the database); InvalidReview
         404 when unknown or gone."""
         with self._read() as con:
-            f = _q(con, "SELECT f.id, f.relpath, f.mime, f.size, r.run_dir, r.storage FROM run_files f"
+            f = _q(con, "SELECT f.id, f.relpath, f.mime, f.size, r.run_dir, r.storage, r.candidate_id FROM run_files f"
                         " JOIN runs r ON r.id = f.run_id WHERE f.id = :f", f=file_id).first()
             if f is None:
                 raise InvalidReview("no such file", 404)
@@ -256,15 +277,18 @@ class ReviewStore:
                                 _q(con, "SELECT data FROM file_chunks WHERE file_id = :f ORDER BY seq", f=file_id))
                 if len(data) != f["size"]:
                     raise InvalidReview("the run's file is incomplete in the store", 404)
-                return StoredFile(f["mime"], is_text, data=data)
+                return StoredFile(f["mime"], is_text, data=data, candidate_id=f["candidate_id"])
         root = Path(f["run_dir"]).resolve()
         p = (root / f["relpath"]).resolve()
         if root not in p.parents or not p.is_file():
             raise InvalidReview("the run's file is no longer on disk", 404)
-        return StoredFile(f["mime"], is_text, path=p)
+        return StoredFile(f["mime"], is_text, path=p, candidate_id=f["candidate_id"])
 
-    def mask_for_serving(self, text: str) -> str:
+    def mask_for_serving(self, text: str, cid: Optional[str] = None) -> str:
+        """A served text file, masked with its own candidate's label (StoredFile.candidate_id)."""
         with self._read() as con:
+            if cid is not None:
+                return masking.masker(self._label(con, cid)).text(text)
             return blind.mask_text(text, self._all_secrets(con))
 
     # --- reviewers ------------------------------------------------------------------
@@ -374,17 +398,16 @@ class ReviewStore:
     # --- the sheet ------------------------------------------------------------------
     def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
         with self._read() as con:
-            run = _q(con, "SELECT id, report_json FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC"
-                          " LIMIT 1", c=cid).first()
-            label = None
-            if unblind:
-                row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
-                label = row["label"] if row else None
+            run = self._latest(con, cid)
+            label = self._label(con, cid) if unblind else None
             fin = _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
-            report = json.loads(run["report_json"]) if run else None
-            if report is not None and not unblind:
+            if run is None:
+                report = None
+            elif unblind:
+                report = json.loads(_q(con, "SELECT report_json FROM runs WHERE id = :r", r=run["id"]).scalar_one())
+            else:
                 # bench reasons end up in the sheet's missing list: blind them like any served text
-                report = blind.blind_report(report, self._all_secrets(con))
+                report = self._blind_report(con, run)
         return build_sheet(self.rubric, cid, report, self.reviews(cid), label=label, finalized=fin,
                            run_id=run["id"] if run else None)
 

@@ -13,10 +13,6 @@ from skycity_bench import masking
 from skycity_bench.store import ReviewStore
 from tests.review_reports import make_run
 
-pytestmark = pytest.mark.xfail(strict=True, reason="store/ still masks with store/blind.py (every label, "
-                                                   "substrings, per request): wiring left to the store's owner")
-
-
 @pytest.fixture()
 def store(tmp_path):
     s = ReviewStore(tmp_path / "reviews.sqlite", seed=5)
