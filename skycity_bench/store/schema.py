@@ -23,7 +23,7 @@ from sqlalchemy import (CheckConstraint, Column, Float, ForeignKey, Index, Integ
 # The newest migration this code knows (db.migrate compares it with the store's before
 # importing Alembic, so opening an up-to-date store costs one query).
 # tests/unit/test_store_migrations.py holds it equal to the migrations' head.
-HEAD = "0002"
+HEAD = "0003"
 # PRAGMA user_version of a SQLite store at HEAD: the pre-Alembic code refuses a store whose
 # version is above its own (1), so an older bench never writes into a newer store.
 SQLITE_USER_VERSION = 2
@@ -54,6 +54,9 @@ runs = Table("runs", metadata,
              Column("report_json", Text, nullable=False),  # the report.json as imported (source of truth)
              # 0002: 'disk' (files under run_dir) or 'db' (files in file_chunks)
              Column("storage", Text, nullable=False, server_default="disk"),
+             # 0003: the reviewer-facing report, masked once at import; items the run collected
+             Column("masked_json", Text),
+             Column("items_collected", Integer),
              Index("runs_candidate", "candidate_id"))
 
 run_files = Table("run_files", metadata,
@@ -69,7 +72,10 @@ reviewers = Table("reviewers", metadata,
                   Column("id", Integer, primary_key=True),
                   Column("name", Text, nullable=False, unique=True),
                   Column("seat", Integer, nullable=False, unique=True),   # sign-in order: the queue order
-                  Column("created_at", Text, nullable=False))
+                  Column("created_at", Text, nullable=False),
+                  # 0003: 'reviewer' or 'admin'; a disabled account keeps its reviews, cannot sign in
+                  Column("role", Text, nullable=False, server_default="reviewer"),
+                  Column("disabled_at", Text))
 
 reviews = Table("reviews", metadata,                    # append-only: a revision supersedes, never overwrites
                 Column("id", Integer, primary_key=True),
@@ -131,3 +137,54 @@ queue_runs = Table("queue_runs", metadata,
                    Column("history", Text, nullable=False, server_default="[]"),  # JSON events: start, stall, done...
                    UniqueConstraint("candidate_id", "tag", "repeat_index"),
                    Index("queue_runs_tag_state", "tag", "state"))
+
+# --- 0003: accounts, run choice, import-time artefacts, calibration, timings, audit ---------
+credentials = Table("credentials", metadata,               # invitations, sign-in links, API tokens
+                    Column("id", Integer, primary_key=True),
+                    Column("reviewer_id", Integer, ForeignKey("reviewers.id"), nullable=False),
+                    Column("kind", Text, nullable=False),           # invite | signin | api
+                    Column("token_hash", Text, nullable=False, unique=True),   # never the secret itself
+                    Column("created_at", Text, nullable=False),
+                    Column("created_by", Text),
+                    Column("expires_at", Text),
+                    Column("used_at", Text),
+                    Column("revoked_at", Text))
+
+run_choice = Table("run_choice", metadata,                 # the run an admin picked to show
+                   Column("candidate_id", Text, ForeignKey("candidates.id"), primary_key=True),
+                   Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
+                   Column("by", Text, nullable=False),
+                   Column("at", Text, nullable=False),
+                   Column("reason", Text, nullable=False, server_default=""))
+
+thumbnails = Table("thumbnails", metadata,                 # made at import for the candidate page
+                   Column("file_id", Integer, ForeignKey("run_files.id"), primary_key=True),
+                   Column("width", Integer, nullable=False),
+                   Column("height", Integer, nullable=False),
+                   Column("mime", Text, nullable=False),
+                   Column("data", LargeBinary, nullable=False))
+
+anchors = Table("anchors", metadata,                       # calibration: agreed levels per item
+                Column("candidate_id", Text, ForeignKey("candidates.id"), primary_key=True),
+                Column("item_id", Text, primary_key=True),
+                Column("level", Text, nullable=False),
+                Column("source", Text, nullable=False),        # sheet | hand
+                Column("reason", Text, nullable=False, server_default=""),
+                Column("by", Text, nullable=False),
+                Column("at", Text, nullable=False))
+
+review_timings = Table("review_timings", metadata,         # time per candidate, for the operator
+                       Column("id", Integer, primary_key=True),
+                       Column("reviewer_id", Integer, ForeignKey("reviewers.id"), nullable=False),
+                       Column("candidate_id", Text, ForeignKey("candidates.id"), nullable=False),
+                       Column("opened_at", Text, nullable=False),
+                       Column("saved_at", Text, nullable=False),
+                       Column("seconds", Float, nullable=False))
+
+audit = Table("audit", metadata,                           # admin actions: who did what, when
+              Column("id", Integer, primary_key=True),
+              Column("at", Text, nullable=False),
+              Column("actor", Text, nullable=False),
+              Column("action", Text, nullable=False),
+              Column("candidate_id", Text),
+              Column("detail", Text, nullable=False, server_default=""))
