@@ -139,7 +139,7 @@ def check_profile(cfg: CheckConfig, wanted: list[str], note: Optional[Callable[[
     b = cfg.budgets_s
     own = {"check_tour": lambda: check_steps.tour_step(cfg.tour, b["check_tour"], order=35),
            "density": lambda: check_steps.density_step(b["density"], order=36),
-           "shops": lambda: check_steps.shops_step(b["shops"], order=40)}
+           "shops": lambda: check_steps.shops_step(cfg.tour, b["shops"], order=40)}
     specs = [own[s]() for s in OWN_STEPS if s in steps] + [registry.get(p) for p in sorted(steps - set(own))]
     if note:
         specs = [_announced(s, note) for s in specs]

@@ -162,8 +162,10 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
                      budget=lambda sc: budget_s, description="check: the tour's frame pair as density evidence")
 
 
-def shops_step(budget_s: float, order: int) -> ProbeSpec:
-    """The shops probe's hover phase, as the shops probe's evidence."""
+def shops_step(tour_cfg, budget_s: float, order: int) -> ProbeSpec:
+    """The shops probe's hover phase, as the shops probe's evidence. Without the check's tour
+    (--only shops_hover) the hook's shop list is read on a page of its own at the same demo
+    time as the tour reads it (tour_cfg.hook_at_s)."""
     from .evidence.shops import ShopsEvidence
     from .probes.shops.hover_touch import hover_phase
     from .probes.shops.page import valid_shops
@@ -179,7 +181,7 @@ def shops_step(budget_s: float, order: int) -> ProbeSpec:
         else:                               # --only shops_hover: the list from a page of its own
             dp = await ctx.open_page(fake_clock=True)
             try:
-                await dp.run_for(500)
+                await dp.run_for(tour_cfg.hook_at_s * 1000)
                 r = (await dp.hook.call("getShops")).to_json()
             finally:
                 await dp.close()
