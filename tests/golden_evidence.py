@@ -91,8 +91,9 @@ def golden_of(report: dict, fixture: str) -> dict | None:
             r["data"] = COMPACT[n](r["data"])
     if not set(keep) & typed:
         return None
-    if "network" in keep:                        # the page's requests only: what the scorer reads
-        keep["network"] = {**keep["network"], "data": {"requests": keep["network"]["data"].get("requests", [])}}
+    if "network" in keep:    # the requests (what the scorer reads), the misses and the mode; not the cache's log
+        net = keep["network"]["data"]
+        keep["network"] = {**keep["network"], "data": {k: net[k] for k in ("requests", "misses", "mode") if k in net}}
     items = {}
     for iid, spec in all_scorers().items():
         if iid in report["items"] and spec.probes and all(p in keep for p in spec.probes):

@@ -11,9 +11,8 @@ Every model forbids unknown fields and documents each of its own. Raise `evidenc
 whenever a field is added, removed or changes meaning, and say in the scorers which
 versions they read.
 
-Transitional: the runner's pseudo-probe `network`, which no probe module returns, is
-registered as `TransitionalEvidence` (see below), which keeps its data as the runner wrote
-it. (The other pseudo-probe, `page_events`, has its model.)
+The runner's two pseudo-probes, `network` and `page_events`, which no probe module
+returns, have their models here too (network.py, page_events.py).
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from typing import Any, ClassVar, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["Evidence", "TransitionalEvidence", "EvidenceError", "model_for", "parse", "known_probes",
+__all__ = ["Evidence", "EvidenceError", "model_for", "parse", "known_probes",
            "current_version", "first_error"]
 
 
@@ -54,34 +53,7 @@ class Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TransitionalEvidence(BaseModel):
-    """TRANSITIONAL, for the runner's pseudo-probe `network`: the dict kept as it was
-    written (`raw`), under its version. Its scorer still reads the dict (`ScoreInput.data`);
-    the version check in `rescore` applies all the same. Give it its own `Evidence`
-    subclass and this entry goes."""
-
-    model_config = ConfigDict(extra="forbid")
-    raw: dict[str, Any]
-
-    probe: ClassVar[str] = ""
-    evidence_version: ClassVar[str] = ""
-
-    def to_data(self) -> dict[str, Any]:
-        return dict(self.raw)
-
-
 _REGISTRY: dict[str, dict[str, type]] = {}
-
-
-def _transitional(probe: str, version: str) -> None:
-    cls = type(f"Transitional_{probe}", (TransitionalEvidence,), {"__module__": __name__})
-    cls.probe, cls.evidence_version = probe, version
-    _REGISTRY.setdefault(probe, {})[version] = cls
-
-
-# The version the runner's network log is written at today.
-for _p, _v in (("network", "1"),):
-    _transitional(_p, _v)
 
 
 class EvidenceError(ValueError):
@@ -96,7 +68,7 @@ class EvidenceError(ValueError):
 
 def _load_models() -> None:
     # The models live one per probe in this package; importing them registers them.
-    from . import (density, frame_pacing, framing, packaging, page_events, playback,  # noqa: F401
+    from . import (density, frame_pacing, framing, network, packaging, page_events, playback,  # noqa: F401
                    realtime_capture, recording, shops, timeline)
 
 
@@ -138,7 +110,7 @@ def first_error(err: ValidationError) -> tuple[str, str]:
 def parse(probe: str, data: Any, version: Optional[str] = None):
     """`data` (a dict from a report, or a model a probe returned) as this probe's model at
     `version` (None: current). Raises EvidenceError naming the field."""
-    if isinstance(data, (Evidence, TransitionalEvidence)):
+    if isinstance(data, Evidence):
         return data
     model = model_for(probe, version)
     if model is None:
@@ -146,8 +118,6 @@ def parse(probe: str, data: Any, version: Optional[str] = None):
     if not isinstance(data, dict):
         raise EvidenceError(probe, "", f"expected an object, got {type(data).__name__}")
     try:
-        if issubclass(model, TransitionalEvidence):
-            return model(raw=data)
         return model.model_validate(data)
     except ValidationError as e:
         field, problem = first_error(e)

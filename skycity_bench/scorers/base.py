@@ -32,11 +32,6 @@ class ScoreInput:
     records: dict[str, ProbeRecord]
     out_dir: Optional[Path] = None        # where a scorer's renderer may write plots
 
-    def data(self, probe: str) -> dict:
-        """TRANSITIONAL: the data as a dict, for the runner's network log, which has no
-        evidence model yet. Every probe's scorer uses `evidence`."""
-        return self.records[probe].data
-
     def evidence(self, probe: str):
         """The probe's evidence as its model (skycity_bench/evidence/), at the version it
         was written with."""

@@ -94,10 +94,10 @@ def _outcome_note(r: dict) -> str:
     return "blocked by the closed network"
 
 
-@scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",)})
+@scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",), "network": ("1",)})
 def single_file(inp: ScoreInput) -> ItemScore:
     d: PackagingEvidence = inp.evidence("packaging")
-    requests = inp.data("network").get("requests", [])      # the runner's network log (transitional)
+    requests = [r.model_dump() for r in inp.evidence("network").requests]    # the runner's network log
     min_kb = inp.settings("packaging").embedded_min_kb
     refs = [r.model_dump() for r in d.references]
     embedded = [e.model_dump() for e in d.embedded]

@@ -192,13 +192,13 @@ def test_rescore_exits_2_with_one_line(tmp_path):
 
 def test_every_probe_has_its_own_typed_evidence_at_the_version_it_writes():
     # No probe module writes a plain dict any more: each has an Evidence model, and its
-    # ProbeSpec.version is the model's evidence_version. Only the runner's network log is
-    # still TransitionalEvidence (page_events has its model).
+    # ProbeSpec.version is the model's evidence_version; so do the runner's two pseudo-probes
+    # (the network log and page_events).
     for name in registry.names():
         model = evidence.model_for(name)
         assert model is not None and issubclass(model, evidence.Evidence), name
         assert registry.get(name).evidence is model and registry.get(name).version == model.evidence_version, name
-    assert issubclass(evidence.model_for("network"), evidence.TransitionalEvidence)
+    assert issubclass(evidence.model_for("network"), evidence.Evidence)
     assert issubclass(evidence.model_for("page_events"), evidence.Evidence)
 
 

@@ -56,8 +56,9 @@ def pk(references=(), embedded=(), dynamic=()):
 
 
 def net(*reqs):
-    return {"requests": [{"url": u, "method": "GET", "resource_type": "script", "outcome": o, "detail": d}
-                         for u, o, d in reqs]}
+    return {"requests": [{"url": u, "method": "GET", "resource_type": "script", "t_wall": 1.0e9 + i,
+                          "outcome": o, "detail": d} for i, (u, o, d) in enumerate(reqs)],
+            "misses": [], "mode": "offline"}
 
 
 def test_should_fail_single_file_when_a_cdn_import_was_served_from_the_offline_cache():
