@@ -45,6 +45,12 @@ FLAG_ABOVE_LEVELS = 1.0
 # other places hold the reviewer's ordinary candidates in their usual order.
 SPREAD = 2
 MARK_PREFIX = "calibration"
+# Drift's N is a setting of each store (meta `calibration_drift_last`, set by the admin on
+# /admin/calibration or PUT /api/admin/calibration/settings; store/calibration.py). A store
+# where nobody set it starts at 20: a reviewer's last two or three candidates (skycity-v1 has 8
+# graded items), enough scores to average out one slip, few enough to show a change within a day.
+DRIFT_LAST_DEFAULT = 20
+DRIFT_LAST_MAX = 10000
 
 
 class Scale:
@@ -120,6 +126,12 @@ class ReviewerCalibration:
     drift_overall: Figures
     anchors_scored: int                  # anchored (candidate, item) pairs this reviewer scored
     anchors_total: int
+
+    def item(self, item_id: str) -> Optional[Figures]:
+        return next((f for f in self.items if f.item_id == item_id), None)
+
+    def drift_item(self, item_id: str) -> Optional[Figures]:
+        return next((f for f in self.drift_items if f.item_id == item_id), None)
 
     @property
     def flagged_items(self) -> list[str]:
@@ -310,4 +322,5 @@ def mark_sheet(sheet, marks: dict[tuple[str, str], str]):
 
 
 __all__ = ["Anchor", "CalibrationReport", "Figures", "ReviewerCalibration", "Scale", "Score", "calibrate",
-           "figures", "interleave", "levels_from_sheet", "mark_sheet", "FLAG_ABOVE_LEVELS", "SPREAD"]
+           "figures", "interleave", "levels_from_sheet", "mark_sheet", "DRIFT_LAST_DEFAULT", "FLAG_ABOVE_LEVELS",
+           "SPREAD"]
