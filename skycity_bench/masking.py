@@ -21,8 +21,10 @@ instead of every text against every label), and a blinded report is kept in a bo
 under a key the caller names (a run id with its report's hash), so a report is parsed and
 masked once, not on every page view (at 50 candidates the old way took 9-12 s a page).
 
-This supersedes store/blind.py's all-labels masking; the store (issue 19's rewrite) switches
-to it by masking each run with its own candidate's label via `blinded` (see README review).
+This supersedes store/blind.py's all-labels masking. The store masks each run once, at
+import, with its own candidate's label(s) and hash (store/artefacts.py: runs.masked_json);
+serving reads that and never masks a report again. BlindCache remains for callers that mask
+reports themselves (benchmarks/review_50.py compares the two ways).
 """
 
 from __future__ import annotations

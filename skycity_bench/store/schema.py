@@ -23,7 +23,7 @@ from sqlalchemy import (CheckConstraint, Column, Float, ForeignKey, Index, Integ
 # The newest migration this code knows (db.migrate compares it with the store's before
 # importing Alembic, so opening an up-to-date store costs one query).
 # tests/unit/test_store_migrations.py holds it equal to the migrations' head.
-HEAD = "0003"
+HEAD = "0004"
 # PRAGMA user_version of a SQLite store at HEAD: the pre-Alembic code refuses a store whose
 # version is above its own (1), so an older bench never writes into a newer store.
 SQLITE_USER_VERSION = 2
@@ -188,3 +188,12 @@ audit = Table("audit", metadata,                           # admin actions: who 
               Column("action", Text, nullable=False),
               Column("candidate_id", Text),
               Column("detail", Text, nullable=False, server_default=""))
+
+# --- 0004: each run's small facts, apart from its multi-MB report (see the migration) ------
+run_summaries = Table("run_summaries", metadata,
+                      Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+                      Column("candidate_id", Text, ForeignKey("candidates.id"), nullable=False),
+                      Column("started_at", Text, nullable=False, server_default=""),
+                      Column("items_collected", Integer, nullable=False),   # the run choice
+                      Column("sheet_json", Text, nullable=False),           # masked items + environment
+                      Index("run_summaries_candidate", "candidate_id"))

@@ -21,7 +21,9 @@ import json
 import mimetypes
 import random
 import secrets as _secrets
-from dataclasses import dataclass
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -33,14 +35,19 @@ from ..errors import UserError
 from ..report import Report
 from ..rubric import Rubric, find_rubric, load_rubric
 from ..sheet import CandidateSheet, Review, build_sheet
-from .. import masking
+from .. import calibration, masking
 from . import blind
+from . import calibration as store_calibration
+from .artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
 from .db import Database, is_postgres, migrate, open_database
 from .validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
 
 DEFAULT_DB = Path("recordings") / "reviews.sqlite"
 SKIP_FILES = {"report.json"}
 CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows of this size
+PARSED_REPORTS = 8        # masked reports kept parsed per store (~5 MB of Python objects each)
+PARSED_SHEETS = 4096      # runs' sheet_json kept parsed (tens of kB each)
+MAX_REASON = 2000         # an admin's reason (run choice), in characters
 
 
 def now() -> str:
@@ -101,6 +108,33 @@ class PreparedRun:
     sha256: str
     run_dir: Path
     files: list[tuple[str, str, int, str]]      # relpath, sha256, size, mime
+    # made here, outside the write transaction (artefacts.py): the masked report and the
+    # run's small facts, and the thumbnails of its images by relpath
+    blind: Optional[BlindRun] = None
+    thumbs: dict[str, Thumb] = field(default_factory=dict)
+    doc: Optional[dict] = field(default=None, repr=False)   # the report as parsed (to mask again)
+
+
+class _LRU:
+    """A small thread-safe least-recently-used map (parsed JSON kept by run)."""
+
+    def __init__(self, size: int):
+        self.size, self._d, self._lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                return self._d[key]
+        return None
+
+    def put(self, key, value):
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+        return value
 
 
 class ReviewStore:
@@ -127,6 +161,10 @@ class ReviewStore:
             rubric = load_rubric(p)
         self.rubric = rubric
         self.seed = int(meta["seed"])
+        self._reports = _LRU(PARSED_REPORTS)
+        self._sheet_cache = _LRU(PARSED_SHEETS)
+        self._thumb_failed: set[int] = set()
+        self._backfill()
 
     @property
     def postgres(self) -> bool:
@@ -151,7 +189,8 @@ class ReviewStore:
             raise UserError(f"{path}: no report.json here")
         raw = report_path.read_bytes()
         try:
-            report = Report.model_validate(json.loads(raw))
+            doc = json.loads(raw)
+            report = Report.model_validate(doc)
         except (ValueError, ValidationError) as e:
             raise UserError(f"{report_path}: not a skycity-bench report ({str(e).splitlines()[0]})") from None
         if report.rubric_id != self.rubric.id:
@@ -162,7 +201,11 @@ class ReviewStore:
         except InvalidReview:
             raise UserError(f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id") from None
         run_dir = report_path.parent.resolve()
-        return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, list(self._scan_files(run_dir)))
+        files = list(self._scan_files(run_dir))
+        thumbs = {rel: t for rel, _sha, _size, mime in files if mime in THUMB_SOURCES
+                  for t in [thumbnail_file(run_dir / rel, mime)] if t is not None}
+        return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, files,
+                           blind_run(doc, report.candidate.label, report.candidate.sha256), thumbs, doc)
 
     def import_run(self, path: Path | str) -> ImportResult:
         prep = self.prepare_run(path)
@@ -187,13 +230,26 @@ class ReviewStore:
         old = _q(con, "SELECT id FROM runs WHERE report_sha256 = :s", s=prep.sha256).first()
         if old is not None:
             return ImportResult(cid, old["id"], False, len(prep.files))
+        # masked once, here (prepare_run did the work): with the report's own label and, when
+        # the store knows this file under another name too, that one as well
+        stored = self._label(con, cid)
+        blind_doc = prep.blind
+        if blind_doc is None or (stored and stored != report.candidate.label):
+            blind_doc = blind_run(prep.doc if prep.doc is not None else json.loads(prep.raw), stored,
+                                  report.candidate.sha256)
+        started = report.started_at or ""
         run_id = _q(con, "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
-                         " report_json, storage) VALUES (:c, :s, :r, :d, :st, :t, :j, :storage) RETURNING id",
+                         " report_json, storage, masked_json, items_collected) VALUES (:c, :s, :r, :d, :st, :t, :j,"
+                         " :storage, :m, :n) RETURNING id",
                     c=cid, s=prep.sha256, r=report.rubric_id, d=run_dir or str(prep.run_dir),
-                    st=report.started_at or "", t=now(), j=prep.raw.decode("utf-8"), storage=storage).scalar_one()
+                    st=started, t=now(), j=prep.raw.decode("utf-8"), storage=storage,
+                    m=blind_doc.masked_json, n=blind_doc.items_collected).scalar_one()
+        self._write_summary(con, run_id, cid, started, blind_doc)
         for rel, sha, size, mime in prep.files:
             fid = _q(con, "INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (:r, :p, :s, :n, :m)"
                           " RETURNING id", r=run_id, p=rel, s=sha, n=size, m=mime).scalar_one()
+            if rel in prep.thumbs:
+                self._write_thumb(con, fid, prep.thumbs[rel])
             if storage == "db":
                 with (prep.run_dir / rel).open("rb") as f:
                     for seq, chunk in enumerate(iter(lambda: f.read(CHUNK_BYTES), b"")):
@@ -221,48 +277,218 @@ class ReviewStore:
         with self._read() as con:
             return _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is not None
 
-    def _secrets(self, con, cid: str) -> list[str]:
-        row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
-        return blind.secrets_of(row["label"] if row else None)
-
-    def _all_secrets(self, con) -> list[str]:
-        out: set[str] = set()
-        for r in _q(con, "SELECT label FROM candidate_labels"):
-            out.update(blind.secrets_of(r["label"]))
-        return sorted(out, key=len, reverse=True)
-
-    def _blind_report(self, con, run) -> dict:
-        """A run's report as reviewers see it (masking.py: the candidate's own label(s) and
-        hash, whole words, values only), parsed and masked once per run: kept by store, run
-        id, report hash and label, so a rebuilt store or a new label never gets stale data."""
-        label = self._label(con, run["candidate_id"])
-        return masking.BLIND_REPORTS.get(
-            (str(self.path), run["id"], run["report_sha256"], label),
-            lambda: json.loads(_q(con, "SELECT report_json FROM runs WHERE id = :r", r=run["id"]).scalar_one()),
-            label)
-
     @staticmethod
     def _label(con, cid: str) -> Optional[str]:
         row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
         return row["label"] if row else None
 
-    def _latest(self, con, cid: str):
-        return _q(con, "SELECT id, candidate_id, report_sha256 FROM runs WHERE candidate_id = :c "
-                       "ORDER BY started_at DESC, id DESC LIMIT 1", c=cid).first()
+    def _masker(self, con, cid: str) -> masking.Masker:
+        """The candidate's own label(s) and full hash, for served names and text files."""
+        sha = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
+        return masking.masker(self._label(con, cid), sha["sha256"] if sha else None)
 
-    def latest_run(self, cid: str) -> Optional[dict]:
-        """The candidate's latest run, blind: report without label, masked; files by id."""
+    # --- import-time artefacts: written once, filled in for older runs ---------------------
+    @staticmethod
+    def _write_summary(con, run_id: int, cid: str, started_at: str, b: BlindRun) -> None:
+        _q(con, "INSERT INTO run_summaries (run_id, candidate_id, started_at, items_collected, sheet_json) "
+                "VALUES (:r, :c, :st, :n, :j)", r=run_id, c=cid, st=started_at, n=b.items_collected, j=b.sheet_json)
+
+    def _write_thumb(self, con, file_id: int, t: Thumb) -> None:
+        if self.postgres:
+            blob = sa.bindparam("d", type_=sa.LargeBinary)
+            con.execute(sa.text("INSERT INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)"
+                                " ON CONFLICT (file_id) DO NOTHING").bindparams(blob),
+                        {"f": file_id, "w": t.width, "h": t.height, "m": t.mime, "d": t.data})
+        else:
+            _q(con, "INSERT OR IGNORE INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)",
+               f=file_id, w=t.width, h=t.height, m=t.mime, d=t.data)
+
+    def _missing_summaries(self, con) -> list[int]:
+        # reads runs.id only (before report_json in the row: no walk through its pages)
+        return [r["id"] for r in _q(con, "SELECT r.id FROM runs r LEFT JOIN run_summaries s ON s.run_id = r.id "
+                                         "WHERE s.run_id IS NULL ORDER BY r.id")]
+
+    def _backfill(self, run_ids: Optional[list[int]] = None) -> int:
+        """Runs stored before the import-time artefacts existed (migration 0003/0004) get them
+        now, once: masked report, items collected, sheet summary, written back. Called when
+        the store opens, and by the read paths if a run without them shows up (a store another
+        process filled meanwhile). The masking is done outside the write transaction; each
+        run is written in its own short one, after checking nobody did it meanwhile."""
+        if run_ids is None:
+            with self._read() as con:
+                run_ids = self._missing_summaries(con)
+        done = 0
+        for rid in run_ids:
+            with self._read() as con:
+                r = _q(con, "SELECT r.candidate_id, r.started_at, r.report_json, c.sha256 FROM runs r "
+                            "JOIN candidates c ON c.id = r.candidate_id WHERE r.id = :r", r=rid).first()
+                if r is None:
+                    continue
+                b = blind_run(json.loads(r["report_json"]), self._label(con, r["candidate_id"]), r["sha256"])
+            with self._tx() as con:
+                if _q(con, "SELECT 1 FROM run_summaries WHERE run_id = :r", r=rid).first() is not None:
+                    continue
+                _q(con, "UPDATE runs SET masked_json = :m, items_collected = :n WHERE id = :r",
+                   m=b.masked_json, n=b.items_collected, r=rid)
+                self._write_summary(con, rid, r["candidate_id"], r["started_at"] or "", b)
+                done += 1
+        return done
+
+    # --- which run a candidate shows ------------------------------------------------------
+    def _shown_runs(self, con, cids: Optional[list[str]] = None) -> dict[str, dict]:
+        """candidate id → its shown run's summary row (run_id, started_at, items_collected,
+        chosen): the run an admin picked (run_choice), else the complete one: most items
+        collected, ties to the latest (started_at, then id). So a partial re-run (two probes)
+        never silently replaces a full run. Every candidate's in two narrow queries (runs
+        without a summary are not seen: _catch_up fills them in first)."""
+        where, args = ("", {}) if cids is None else (" WHERE candidate_id IN :cids", {"cids": list(cids)})
+        rows = con.execute(sa.text("SELECT run_id, candidate_id, started_at, items_collected FROM run_summaries" + where)
+                           .bindparams(*([sa.bindparam("cids", expanding=True)] if cids is not None else [])),
+                           args).mappings().all()
+        picks = {r["candidate_id"]: r["run_id"] for r in
+                 con.execute(sa.text('SELECT candidate_id, run_id FROM run_choice' + where)
+                             .bindparams(*([sa.bindparam("cids", expanding=True)] if cids is not None else [])),
+                             args).mappings()}
+        best: dict[str, tuple] = {}
+        for r in rows:
+            c = r["candidate_id"]
+            r = {**r, "chosen": picks.get(c) == r["run_id"]}
+            key = (r["chosen"], r["items_collected"], r["started_at"] or "", r["run_id"])
+            if c not in best or key > best[c][0]:
+                best[c] = (key, r)
+        return {c: r for c, (_key, r) in best.items()}
+
+    def _catch_up(self) -> None:
+        """Before a read: runs stored without their import-time artefacts (none, unless
+        something wrote runs behind this code's back) get them now, once, written back. In its
+        own connections, never inside a caller's (SQLite's snapshot would not see them, and
+        a write inside a write transaction would wait on itself)."""
         with self._read() as con:
-            r = self._latest(con, cid)
+            missing = self._missing_summaries(con)
+        if missing:
+            self._backfill(missing)
+
+    def _shown(self, con, cid: str) -> Optional[dict]:
+        return self._shown_runs(con, [cid]).get(cid)
+
+    def _masked_report(self, con, run_id: int) -> dict:
+        """The shown run's masked report, parsed (kept parsed for the few most recent runs:
+        a report is megabytes; never masked here, it was at import)."""
+        sha = _q(con, "SELECT report_sha256 FROM runs WHERE id = :r", r=run_id).scalar_one()
+        key = (run_id, sha)
+        doc = self._reports.get(key)
+        if doc is None:
+            doc = self._reports.put(key, json.loads(self._masked_json(con, run_id)))
+        return doc
+
+    def _masked_json(self, con, run_id: int) -> str:
+        text = _q(con, "SELECT masked_json FROM runs WHERE id = :r", r=run_id).scalar_one()
+        if text is None:           # not filled in yet (_catch_up does): masked here, not stored
+            r = _q(con, "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
+                        "ON c.id = r.candidate_id WHERE r.id = :r", r=run_id).first()
+            text = blind_run(json.loads(r["report_json"]), self._label(con, r["candidate_id"]), r["sha256"]).masked_json
+        return text
+
+    def _run_files(self, con, cid: str, run_id: int) -> list[dict]:
+        m = self._masker(con, cid)
+        return [{"id": f["id"], "name": m.text(f["relpath"]), "mime": f["mime"], "size": f["size"],
+                 "thumb": f["thumb"]}
+                for f in _q(con, "SELECT f.id, f.relpath, f.mime, f.size, t.file_id IS NOT NULL AS thumb FROM run_files f "
+                                 "LEFT JOIN thumbnails t ON t.file_id = f.id WHERE f.run_id = :r ORDER BY f.relpath",
+                            r=run_id)]
+
+    def shown_run(self, cid: str) -> Optional[dict]:
+        """The candidate's shown run (see _shown_runs), blind: its report masked at import,
+        files by id (name masked, `thumb`: a thumbnail exists)."""
+        self._catch_up()
+        with self._read() as con:
+            r = self._shown(con, cid)
             if r is None:
                 return None
-            report = self._blind_report(con, r)
-            m = masking.masker(self._label(con, cid))
-            files = [{"id": f["id"], "name": m.text(f["relpath"]), "mime": f["mime"], "size": f["size"]}
-                     for f in _q(con, "SELECT id, relpath, mime, size FROM run_files WHERE run_id = :r ORDER BY relpath",
-                                 r=r["id"])]
-            return {"run_id": r["id"], "report": report, "files": files}
+            return {"run_id": r["run_id"], "report": self._masked_report(con, r["run_id"]),
+                    "files": self._run_files(con, cid, r["run_id"])}
 
+    latest_run = shown_run      # the old name (the shown run used to be the latest one)
+
+    def shown_run_json(self, cid: str, file_url: str = "/files/{id}") -> Optional[str]:
+        """The same as shown_run, as JSON text built around the stored masked report without
+        parsing it (the API answer: a report is megabytes); each file with its `url`."""
+        self._catch_up()
+        with self._read() as con:
+            r = self._shown(con, cid)
+            if r is None:
+                return None
+            files = self._run_files(con, cid, r["run_id"])
+            for f in files:
+                f["url"] = file_url.format(id=f["id"])
+            return ('{"run_id": %d, "report": %s, "files": %s}'
+                    % (r["run_id"], self._masked_json(con, r["run_id"]), json.dumps(files, ensure_ascii=False)))
+
+    def runs_of(self, cid: str) -> dict:
+        """For the admin: every run of a candidate (id, when, items collected, reviews given
+        while it was shown), which one is shown and why, and the standing choice if any."""
+        check_candidate_id(cid)
+        self._catch_up()
+        with self._read() as con:
+            if _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is None:
+                raise InvalidReview(f"no such candidate: {cid}", 404)
+            shown = self._shown(con, cid)
+            runs = [dict(r) for r in _q(con, "SELECT s.run_id, s.started_at, r.imported_at, s.items_collected, "
+                                             "(SELECT COUNT(*) FROM reviews v WHERE v.run_id = s.run_id) AS reviews "
+                                             "FROM run_summaries s JOIN runs r ON r.id = s.run_id "
+                                             "WHERE s.candidate_id = :c ORDER BY s.started_at, s.run_id", c=cid)]
+            choice = _q(con, 'SELECT run_id, "by", at, reason FROM run_choice WHERE candidate_id = :c', c=cid).first()
+        for r in runs:
+            r["shown"] = shown is not None and r["run_id"] == shown["run_id"]
+        return {"candidate_id": cid, "runs": runs,
+                "shown_run_id": shown["run_id"] if shown else None,
+                "shown_because": ("picked by an admin" if shown and shown["chosen"] else
+                                  "most items collected (ties: the latest)" if shown else "no run"),
+                "choice": dict(choice) if choice else None}
+
+    def choose_run(self, cid: str, run_id: Optional[int], by: str, reason: str) -> dict:
+        """An admin picks the run a candidate shows (run_id None: back to the automatic rule),
+        with a reason; kept in run_choice and in the audit trail. Refused (409) once the
+        candidate's sheet is finalised: its bench points come from the shown run."""
+        check_candidate_id(cid)
+        reason = " ".join(str(reason or "").split())
+        if len(reason) < 3:
+            raise InvalidReview("say why this run is shown (a reason of at least 3 characters)", 422)
+        if len(reason) > MAX_REASON:
+            raise InvalidReview(f"the reason is longer than {MAX_REASON} characters", 422)
+        with self._tx() as con:
+            if _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is None:
+                raise InvalidReview(f"no such candidate: {cid}", 404)
+            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None:
+                raise InvalidReview(f"the sheet of {cid} is finalised: its run can no longer change", 409)
+            if run_id is not None and _q(con, "SELECT 1 FROM runs WHERE id = :r AND candidate_id = :c",
+                                         r=run_id, c=cid).first() is None:
+                raise InvalidReview(f"run {run_id} is not a run of {cid}", 422)
+            before = self._shown(con, cid)
+            _q(con, "DELETE FROM run_choice WHERE candidate_id = :c", c=cid)
+            if run_id is not None:
+                _q(con, 'INSERT INTO run_choice (candidate_id, run_id, "by", at, reason) VALUES (:c, :r, :b, :t, :why)',
+                   c=cid, r=run_id, b=by, t=now(), why=reason)
+            after = self._shown(con, cid)
+            self.audit(con, by, "run.choose" if run_id is not None else "run.choice_cleared", cid,
+                       {"run_id": run_id, "reason": reason, "shown_before": before["run_id"] if before else None,
+                        "shown_now": after["run_id"] if after else None})
+        return {"candidate_id": cid, "shown_run_id": after["run_id"] if after else None, "chosen": run_id is not None}
+
+    @staticmethod
+    def audit(con, actor: str, action: str, cid: Optional[str], detail: dict | str = "") -> None:
+        """One row of the admin audit trail, inside the caller's write transaction."""
+        _q(con, "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
+           t=now(), a=actor, x=action, c=cid,
+           d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, sort_keys=True))
+
+    def audit_trail(self, cid: Optional[str] = None) -> list[dict]:
+        q = "SELECT id, at, actor, action, candidate_id, detail FROM audit"
+        with self._read() as con:
+            rows = (_q(con, q + " WHERE candidate_id = :c ORDER BY id", c=cid) if cid else _q(con, q + " ORDER BY id")).all()
+        return [dict(r) for r in rows]
+
+    # --- files ------------------------------------------------------------------------------
     def file(self, file_id: int) -> StoredFile:
         """A run file to serve (from its run folder, or from the database); InvalidReview
         404 when unknown or gone."""
@@ -284,12 +510,35 @@ class ReviewStore:
             raise InvalidReview("the run's file is no longer on disk", 404)
         return StoredFile(f["mime"], is_text, path=p, candidate_id=f["candidate_id"])
 
+    def thumbnail(self, file_id: int) -> StoredFile:
+        """An image's thumbnail (made at import); for a run stored before thumbnails existed
+        it is made now, once, and written back; anything without one (not an image OpenCV
+        reads) is served as the file itself."""
+        with self._read() as con:
+            t = _q(con, "SELECT mime, data FROM thumbnails WHERE file_id = :f", f=file_id).first()
+        if t is not None:
+            return StoredFile(t["mime"], False, data=bytes(t["data"]))
+        f = self.file(file_id)
+        if f.mime in THUMB_SOURCES and file_id not in self._thumb_failed:
+            made = thumbnail(f.read_bytes())
+            if made is None:
+                self._thumb_failed.add(file_id)
+            else:
+                with self._tx() as con:
+                    self._write_thumb(con, file_id, made)
+                return StoredFile(made.mime, False, data=made.data)
+        return f
+
     def mask_for_serving(self, text: str, cid: Optional[str] = None) -> str:
-        """A served text file, masked with its own candidate's label (StoredFile.candidate_id)."""
+        """A served text file, masked with its own candidate's label(s) and file hash
+        (StoredFile.candidate_id)."""
         with self._read() as con:
             if cid is not None:
-                return masking.masker(self._label(con, cid)).text(text)
-            return blind.mask_text(text, self._all_secrets(con))
+                return self._masker(con, cid).text(text)
+            secrets: set[str] = set()
+            for r in _q(con, "SELECT label FROM candidate_labels"):
+                secrets.update(blind.secrets_of(r["label"]))
+            return blind.mask_text(text, sorted(secrets, key=len, reverse=True))
 
     # --- reviewers ------------------------------------------------------------------
     def sign_in(self, name: str) -> dict:
@@ -315,18 +564,24 @@ class ReviewStore:
         reviewer of each pair gets the reverse of the first one's order."""
         ids = self.candidates()
         random.Random(f"{self.seed}:{seat // 2}").shuffle(ids)
-        return ids[::-1] if seat % 2 else ids
+        ids = ids[::-1] if seat % 2 else ids
+        with self._read() as con:      # calibration: anchors early, interleaved, unmarked
+            return calibration.interleave(ids, store_calibration.anchor_candidates(con), f"{self.seed}:{seat}")
 
     def queue(self, name: str) -> list[dict]:
         me = self.reviewer(name)
         graded = [i.id for i in self.rubric.items if i.graded]
+        sheets = {s.candidate_id: s for s in self.sheets()}     # every candidate's at once
+        mine_by = self.graded_items(name)
+        with self._read() as con:      # finalised anchors this reviewer still scores blind look open
+            still_open = store_calibration.open_for(con, me["id"], graded)
         out = []
         for cid in self.order_for(me["seat"]):
-            sheet = self.sheet(cid)
-            mine = {r.item_id for r in self.reviews(cid) if r.reviewer == name and r.kind == "grade"}
+            sheet = sheets[cid]
+            mine = mine_by.get(cid, set())
             wants = [i.item_id for i in sheet.items if "needs third reviewer" in i.flags and i.item_id not in mine]
             out.append({"candidate_id": cid, "scored": len(mine & set(graded)), "to_score": len(graded),
-                        "third_reviewer_wanted": wants, "finalized": sheet.finalized})
+                        "third_reviewer_wanted": wants, "finalized": sheet.finalized and cid not in still_open})
         return out
 
     # --- reviews --------------------------------------------------------------------
@@ -341,12 +596,12 @@ class ReviewStore:
         rows = validate_submission(self.rubric, rubric_id, grades or [], overrides or [])
         stored, unchanged = [], 0
         with self._tx() as con:
-            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first():
+            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() and cid not in \
+                    store_calibration.open_for(con, me["id"], [i.id for i in self.rubric.items if i.graded]):
                 raise InvalidReview(f"the sheet of {cid} is finalised: scores can no longer change", 409)
-            run = _q(con, "SELECT id FROM runs WHERE candidate_id = :c ORDER BY started_at DESC, id DESC LIMIT 1",
-                     c=cid).first()
+            run = self._shown(con, cid)          # the run the reviewer was shown
             for r in rows:
-                new_id = self._append(con, cid, run["id"] if run else None, me["id"], r, source, now())
+                new_id = self._append(con, cid, run["run_id"] if run else None, me["id"], r, source, now())
                 if new_id is None:
                     unchanged += 1
                 else:
@@ -380,8 +635,7 @@ class ReviewStore:
             args["n"] = reviewer
         with self._read() as con:
             rows = _q(con, q + " ORDER BY v.id", **args).all()
-        return [Review(r["name"], r["item_id"], r["kind"], r["points"], r["share"], r["comment"], r["reason"],
-                       r["created_at"], r["id"]) for r in rows]
+        return [self._review(r) for r in rows]
 
     def finalize(self, cid: str, by: str) -> None:
         check_candidate_id(cid)
@@ -396,23 +650,74 @@ class ReviewStore:
             return _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
 
     # --- the sheet ------------------------------------------------------------------
-    def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
+    # Every candidate's sheet in a few queries (issue 20 part 4: one query per candidate, and
+    # a multi-MB report parsed and masked for each, took 9-12 s a page at 50 candidates): the
+    # shown runs from run_summaries, their sheet_json (tens of kB, kept parsed), all standing
+    # reviews at once, the finalised set. The bench reasons on the sheet come from the masked
+    # report, unblinded or not (an unblinded sheet names the candidate beside them anyway).
+    @staticmethod
+    def _expanding(sql: str, name: str):
+        return sa.text(sql).bindparams(sa.bindparam(name, expanding=True))
+
+    def _sheet_docs(self, con, run_ids: list[int]) -> dict[int, dict]:
+        out = {rid: doc for rid in run_ids for doc in [self._sheet_cache.get(rid)] if doc is not None}
+        need = [rid for rid in run_ids if rid not in out]
+        if need:
+            for r in con.execute(self._expanding("SELECT run_id, sheet_json FROM run_summaries WHERE run_id IN :ids",
+                                                 "ids"), {"ids": need}).mappings():
+                out[r["run_id"]] = self._sheet_cache.put(r["run_id"], json.loads(r["sheet_json"]))
+        return out
+
+    @staticmethod
+    def _review(r) -> Review:
+        return Review(r["name"], r["item_id"], r["kind"], r["points"], r["share"], r["comment"], r["reason"],
+                      r["created_at"], r["id"])
+
+    def _standing_reviews(self, con, cids: Optional[list[str]]) -> dict[str, list[Review]]:
+        q = ("SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+             "WHERE v.superseded_by IS NULL")
+        rows = (con.execute(self._expanding(q + " AND v.candidate_id IN :cids ORDER BY v.id", "cids"), {"cids": cids})
+                if cids is not None else con.execute(sa.text(q + " ORDER BY v.id"))).mappings()
+        out: dict[str, list[Review]] = {}
+        for r in rows:
+            out.setdefault(r["candidate_id"], []).append(self._review(r))
+        return out
+
+    def _sheets(self, cids: Optional[list[str]], unblind: bool) -> list[CandidateSheet]:
+        self._catch_up()
         with self._read() as con:
-            run = self._latest(con, cid)
-            label = self._label(con, cid) if unblind else None
-            fin = _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
-            if run is None:
-                report = None
-            elif unblind:
-                report = json.loads(_q(con, "SELECT report_json FROM runs WHERE id = :r", r=run["id"]).scalar_one())
-            else:
-                # bench reasons end up in the sheet's missing list: blind them like any served text
-                report = self._blind_report(con, run)
-        return build_sheet(self.rubric, cid, report, self.reviews(cid), label=label, finalized=fin,
-                           run_id=run["id"] if run else None)
+            ids = cids if cids is not None else [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
+            shown = self._shown_runs(con, cids)
+            docs = self._sheet_docs(con, [r["run_id"] for r in shown.values()])
+            reviews = self._standing_reviews(con, cids)
+            fin = {r["candidate_id"]: r["at"] for r in _q(con, "SELECT candidate_id, at FROM finalized")}
+            labels = ({r["candidate_id"]: r["label"] for r in _q(con, "SELECT candidate_id, label FROM candidate_labels")}
+                      if unblind else {})
+        out = []
+        for c in ids:
+            run = shown.get(c)
+            # a finalised sheet is the reviews standing when it was finalised (a finalised anchor's
+            # later calibration scores are compared with the anchor, store/calibration.py, not counted)
+            revs = [r for r in reviews.get(c, []) if c not in fin or r.created_at <= fin[c]]
+            out.append(build_sheet(self.rubric, c, docs.get(run["run_id"]) if run else None, revs,
+                                   label=labels.get(c), finalized=c in fin, run_id=run["run_id"] if run else None))
+        return out
+
+    def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
+        return self._sheets([cid], unblind)[0]
 
     def sheets(self, *, unblind: bool = False) -> list[CandidateSheet]:
-        return [self.sheet(c, unblind=unblind) for c in self.candidates()]
+        return self._sheets(None, unblind)
+
+    def graded_items(self, name: str) -> dict[str, set[str]]:
+        """candidate id → the items this reviewer has standing grades on (one query for all;
+        the blind sheet hides others' scores until a reviewer has graded every item)."""
+        out: dict[str, set[str]] = {}
+        with self._read() as con:
+            for r in _q(con, "SELECT v.candidate_id, v.item_id FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+                             "WHERE w.name = :n AND v.kind = 'grade' AND v.superseded_by IS NULL", n=name):
+                out.setdefault(r["candidate_id"], set()).add(r["item_id"])
+        return out
 
     # --- export / rebuild -------------------------------------------------------------
     def export_reviews(self) -> list[dict]:

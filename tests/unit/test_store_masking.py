@@ -1,8 +1,6 @@
 """The store serves reports masked by skycity_bench/masking.py's rules (issue 20 part 2): the
-candidate's own label only, whole words, no full file hash, each report blinded once.
-
-Strict xfail until the store (store/, issue 19's helper) switches from store/blind.py to
-masking.py; when it does these pass and the marker must go (strict: an unexpected pass fails).
+candidate's own label only, whole words, no full file hash, each report blinded once (at
+import: tests/unit/test_store_runs.py holds that serving never masks again).
 """
 
 import json
@@ -50,4 +48,4 @@ def test_should_serve_no_full_hash(store):
 def test_should_blind_each_run_once(store):
     s, ids = store
     a = s.latest_run(ids["omega.html"])["report"]
-    assert s.latest_run(ids["omega.html"])["report"] is a                     # from the cache, not parsed again
+    assert s.latest_run(ids["omega.html"])["report"] is a                     # kept parsed, not parsed again
