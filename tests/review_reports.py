@@ -9,6 +9,7 @@ it is also written into the run folder's name and into one evidence string on pu
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -69,3 +70,79 @@ def expected_auto_points(untested=(), partial=()) -> float:
     rubric = load_rubric()
     return sum(it.points * (rubric.objective_partial_share if it.id in partial else 1)
                for it in rubric.items if not it.graded and it.id not in untested)
+
+
+# --- signed-in clients (issue 20: accounts; skycity_bench/review/auth.py) ------------------------
+@dataclass
+class SignedIn:
+    """An account with a live session cookie (and its CSRF token) and a personal API token."""
+
+    name: str
+    role: str
+    cookie: str
+    csrf: str
+    token: str
+
+    @property
+    def cookies(self) -> dict:
+        from skycity_bench.review.auth import SESSION_COOKIE
+        return {SESSION_COOKIE: self.cookie}
+
+    @property
+    def bearer(self) -> dict:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def form(self, **fields) -> dict:
+        """Form fields with this session's CSRF token (what the page's form sends)."""
+        return {"csrf": self.csrf, **fields}
+
+
+def sign_in(store, name: str, role: str = "reviewer") -> SignedIn:
+    """Create the account if new (as an admin invitation would) and give it a session and an
+    API token, made by the app's own code with the store's secret (no HTTP round trip)."""
+    from skycity_bench.review.auth import API_TOKEN_TTL_S, Auth
+    from skycity_bench.store import accounts
+
+    acc = accounts.create_account(store, name, role, by="test")
+    cookie, csrf = Auth(store).new_session(acc["id"])
+    token = accounts.issue(store, acc["id"], "api", by="test", ttl_s=API_TOKEN_TTL_S)
+    return SignedIn(acc["name"], acc["role"], cookie, csrf, token)
+
+
+def client(app, store, name: Optional[str] = None, role: str = "reviewer", *, api: bool = False,
+           base_url: str = "http://127.0.0.1"):
+    """A TestClient signed in as `name` (session cookie; with api=True also the bearer token,
+    which then decides who it is). name=None: anonymous. `.signed` is the SignedIn (or None)."""
+    from fastapi.testclient import TestClient
+
+    c = TestClient(app, base_url=base_url, follow_redirects=False)
+    c.signed = sign_in(store, name, role) if name else None
+    if c.signed:
+        c.cookies.update(c.signed.cookies)
+        if api:
+            c.headers.update(c.signed.bearer)
+    return c
+
+
+def http_client(base: str, store, name: Optional[str] = None, role: str = "reviewer", *, api: bool = False,
+                **kw):
+    """The same over real HTTP (httpx, a served app)."""
+    import httpx
+
+    signed = sign_in(store, name, role) if name else None
+    c = httpx.Client(base_url=base, cookies=signed.cookies if signed else None,
+                     headers=signed.bearer if signed and api else None, **kw)
+    c.signed = signed
+    return c
+
+
+def signed_in_page(browser, base: str, store, name: str, role: str = "reviewer", **context_kw):
+    """A Playwright (context, page) with the account's session cookie (for tests whose subject
+    is not the sign-in itself; tests/e2e/test_review_signin.py signs in by invitation)."""
+    from skycity_bench.review.auth import SESSION_COOKIE
+
+    signed = sign_in(store, name, role)
+    ctx = browser.new_context(**context_kw)
+    ctx.add_cookies([{"name": SESSION_COOKIE, "value": signed.cookie, "url": base, "httpOnly": True,
+                      "sameSite": "Lax"}])
+    return ctx, ctx.new_page()

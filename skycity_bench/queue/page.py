@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import html
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import HTMLResponse
 
 from ..store import ReviewStore
@@ -17,7 +17,10 @@ REFRESH_S = 10
 
 
 def install(app: FastAPI, store: ReviewStore) -> None:
-    @app.get("/progress", response_class=HTMLResponse, include_in_schema=False)
+    # the operator's view: admins only (review/auth.py; every route of the app declares its rule)
+    admin = [Depends(app.state.auth.admin)]
+
+    @app.get("/progress", response_class=HTMLResponse, include_in_schema=False, dependencies=admin)
     def progress_page():
         st = status(store)
         return HTMLResponse(
@@ -27,7 +30,7 @@ def install(app: FastAPI, store: ReviewStore) -> None:
             f'<h1>Queue progress</h1><p>as of {html.escape(st["at"])} (refreshes every {REFRESH_S} s)</p>'
             f'<pre class="queue-status">{html.escape(render(st))}</pre></main></body></html>')
 
-    @app.get("/api/queue/status", tags=["queue"],
+    @app.get("/api/queue/status", tags=["queue"], dependencies=admin,
              summary="Queued / running (worker, probe, since) / done / failed per tag, throughput, ETA")
     def api_queue_status():
         return status(store)

@@ -2,7 +2,10 @@
 
 Blind by construction: pages and API answers are built only from the store's blind views
 (anonymous ids, masked reports, files by number); the id ↔ label table is never read here,
-so nothing this app serves can unblind a candidate. A reviewer sees only their own scores.
+so nothing this app serves can unblind a candidate but the admin's audited unblinded sheet.
+Who may see and do what is decided per route by review/auth.py (accounts, sessions, API
+tokens, CSRF; every route declares its rule): a reviewer sees only their own scores until a
+sheet is finalised; an admin invites, finalises and un-finalises, unblinds.
 Every write goes through ReviewStore.submit, which validates the whole submission before storing
 any of it, in one transaction.
 """
@@ -10,30 +13,30 @@ any of it, in one transaction.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Literal, Optional
 from urllib.parse import quote, unquote
 
-from fastapi import Body, FastAPI, Form, Request
+from fastapi import Body, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..agreement import agreement
 from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
 from ..store import InvalidReview, ReviewStore
+from ..store import accounts
+from ..store.calibration import Calibration, still_open
 from . import guard
+from . import routes_admin
+from .auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
 from .views import candidate_view, video_time
 
 HERE = Path(__file__).resolve().parent
-COOKIE = "skycity_reviewer"
-
-
-class SignIn(BaseModel):
-    name: str = Field(description="the reviewer's name (any; the sign-in order decides the queue order)")
 
 
 class Grade(BaseModel):
@@ -51,96 +54,151 @@ class Override(BaseModel):
 
 
 class Submission(BaseModel):
-    reviewer: str
+    # the reviewer is the signed-in account (bearer token or session), never the body: a
+    # body that still names one (`reviewer`, `by`) is refused (422), not silently re-attributed
+    model_config = ConfigDict(extra="forbid")
     rubric_id: str = Field(description="the rubric the scores were given under; must be the store's")
     grades: list[Grade] = Field(default_factory=list)
     overrides: list[Override] = Field(default_factory=list)
 
 
 class Finalize(BaseModel):
-    by: str = Field(description="who finalises the sheet")
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field("", description="why (kept in the audit trail); required with force")
+    force: bool = Field(False, description="finalise although items are still missing (needs a reason)")
+
+
+class Unfinalize(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(description="why the sheet is opened again (required; kept in the audit trail)")
+
+
+class Invitation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(description="the new reviewer's name (shown on the sheet; decides nothing else)")
+    role: Literal["reviewer", "admin"] = "reviewer"
 
 
 def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
                max_body: int = guard.MAX_BODY_BYTES) -> FastAPI:
     """`hosts`: the Host names answered (default: loopback only, see guard.allowed_hosts);
-    `max_body`: the request body cap in bytes."""
+    `max_body`: the request body cap in bytes. Every route declares its role rule through
+    the auth dependency it uses (review/auth.py); `app.state.auth` is the app's Auth."""
+    auth = Auth(store)
     # FastAPI's own /docs pulls Swagger UI from a CDN; this machine is offline, so /docs is
-    # rendered here from the same OpenAPI document (also served raw at /openapi.json).
+    # rendered here from the same OpenAPI document (served raw at /openapi.json, to
+    # signed-in accounts like every other route but the sign-in pages). The app-wide gate
+    # refuses any route that declares no role rule (fail closed).
     app = FastAPI(title="skycity-bench review", version=__version__, docs_url=None, redoc_url=None,
+                  openapi_url=None, dependencies=[Depends(auth.gate)],
                   description="Blind review of Sky City candidates: queue, scores, overrides, the sheet. "
-                              "Candidates appear only under anonymous ids.")
-    templates = Jinja2Templates(directory=str(HERE / "templates"))
+                              "Candidates appear only under anonymous ids. Authenticate with "
+                              "`Authorization: Bearer <token>` (a personal API token, made on /me).")
+    app.state.auth = auth
+    app.state.store = store
+    templates = Jinja2Templates(directory=str(HERE / "templates"), context_processors=[auth.template_context])
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    auth.declare("/static", "public")         # the style sheet and scripts of the sign-in page too
     guard.install(app, hosts if hosts is not None else guard.allowed_hosts(), max_body)
     rubric = store.rubric
 
+    def _is_api(request: Request) -> bool:
+        return request.url.path.startswith("/api/") or request.url.path == "/openapi.json"
+
     @app.exception_handler(InvalidReview)
     async def _invalid(request: Request, exc: InvalidReview):
-        if request.url.path.startswith("/api/"):
+        if _is_api(request):
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
         return templates.TemplateResponse(request, "error.html", {"message": str(exc), "rubric": rubric},
                                           status_code=exc.status)
+
+    @app.exception_handler(NotSignedIn)
+    async def _not_signed_in(request: Request, exc: NotSignedIn):
+        if _is_api(request):
+            return JSONResponse({"error": exc.detail}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+        return RedirectResponse("/", status_code=303)
+
+    async def _forbidden(request: Request, exc: Forbidden):
+        if _is_api(request):
+            return JSONResponse({"error": exc.detail}, status_code=403)
+        return templates.TemplateResponse(request, "error.html", {"message": exc.detail, "rubric": rubric},
+                                          status_code=403)
+
+    app.add_exception_handler(Forbidden, _forbidden)
+    app.add_exception_handler(NoRule, _forbidden)
 
     @app.exception_handler(RequestValidationError)
     async def _bad_request(request: Request, exc: RequestValidationError):
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
-        return JSONResponse({"error": f"{where}: {first.get('msg', 'invalid request')}"}, status_code=422)
+        msg = first.get("msg", "invalid request")
+        if first.get("type") == "extra_forbidden" and where in ("body.reviewer", "body.by"):
+            msg = "not accepted: the reviewer is the signed-in account (API token or session), never the body"
+        return JSONResponse({"error": f"{where}: {msg}"}, status_code=422)
 
-    def who(request: Request) -> Optional[str]:
-        raw = request.cookies.get(COOKIE)
-        return unquote(raw) if raw else None
+    app.state.templates = templates
 
-    graded = {i.id for i in rubric.items if i.graded}
+    def visible_sheets(me: Principal, *, unblind: bool = False):
+        """The sheets as this account may see them: an admin, everything; a reviewer, every
+        other reviewer's values only once the candidate's sheet is finalised (before that a
+        reviewer who read the others' scores could revise their own)."""
+        sheets = store.sheets(unblind=unblind and me.is_admin)
+        if me.is_admin:           # a calibration-flagged reviewer's scores marked (they still count)
+            return Calibration(store).mark(sheets)
+        # a finalised anchor this reviewer still has to score looks like any open candidate
+        still = still_open(store, me.id)
+        return [s if s.finalized and s.candidate_id not in still else
+                hide_reviews(replace(s, finalized=False), "hidden until the sheet is finalised (your own scores are "
+                                                          "on the candidate page)") for s in sheets]
 
-    def visible_sheets(request: Request):
-        """All sheets; for a signed-in reviewer, the candidates they have not fully scored
-        (and that are not finalised) show no reviewer-given values."""
-        sheets = store.sheets()
-        name = who(request)
-        if not name:
-            return sheets
-        out = []
-        for s in sheets:
-            mine = {r.item_id for r in store.reviews(s.candidate_id, name) if r.kind == "grade"}
-            out.append(s if s.finalized or graded <= mine else
-                       hide_reviews(s, "hidden until you have scored this candidate"))
-        return out
-
-    # --- pages ----------------------------------------------------------------------
+    # --- sign in / out (the only pages anonymous visitors see) ---------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def home(request: Request):
-        name = who(request)
-        if name:
+    def home(request: Request, me: Optional[Principal] = Depends(auth.principal_or_none)):
+        if me is not None:
             return RedirectResponse("/queue", status_code=303)
         return templates.TemplateResponse(request, "signin.html", {"rubric": rubric, "reviewer": None})
 
-    @app.post("/signin", include_in_schema=False)
-    def signin(name: str = Form("")):
-        me = store.sign_in(name)
+    def _link_page(request: Request, token: str, status: int = 200):
+        acc = accounts.peek(store, token)
+        if acc is None:
+            return templates.TemplateResponse(request, "signin.html", {
+                "rubric": rubric, "reviewer": None,
+                "error": "This link is not valid: unknown, expired, already used or revoked. Ask your admin for "
+                         "a new one."}, status_code=410)
+        return templates.TemplateResponse(request, "signin.html", {"rubric": rubric, "reviewer": None,
+                                                                  "link_for": acc["name"], "token": token},
+                                          status_code=status)
+
+    @app.get("/signin/{token}", response_class=HTMLResponse, include_in_schema=False,
+             dependencies=[Depends(auth.public)])
+    def signin_link(request: Request, token: str):
+        """The link's page: a button signs in. A GET never uses the one-time link up (mail
+        scanners and link previews fetch links)."""
+        return _link_page(request, token)
+
+    @app.post("/signin/{token}", include_in_schema=False, dependencies=[Depends(auth.public)])
+    def signin(request: Request, token: str):
+        acc = accounts.redeem(store, token)
+        if acc is None:
+            return _link_page(request, token)
         resp = RedirectResponse("/queue", status_code=303)
-        resp.set_cookie(COOKIE, quote(me["name"]), httponly=True, samesite="strict")
+        auth.set_session(resp, request, acc["id"])
         return resp
 
     @app.post("/signout", include_in_schema=False)
-    def signout():
+    def signout(me: Principal = Depends(auth.reviewer)):
         resp = RedirectResponse("/", status_code=303)
-        resp.delete_cookie(COOKIE)
+        auth.clear_session(resp)
         return resp
 
+    # --- pages ----------------------------------------------------------------------
     @app.get("/queue", response_class=HTMLResponse, include_in_schema=False)
-    def queue(request: Request):
-        name = who(request)
-        if not name:
-            return RedirectResponse("/", status_code=303)
-        store.sign_in(name)   # a cookie from an older store signs in again
-        return templates.TemplateResponse(request, "queue.html", {"rubric": rubric, "reviewer": name,
-                                                                 "queue": store.queue(name)})
+    def queue(request: Request, me: Principal = Depends(auth.reviewer)):
+        return templates.TemplateResponse(request, "queue.html", {"rubric": rubric, "reviewer": me.name,
+                                                                 "queue": store.queue(me.name)})
 
     def _page(request: Request, cid: str, name: str, error: str = "", saved: str = "", status: int = 200,
               start: Optional[float] = None):
-        store.sign_in(name)   # a cookie from an older store signs in again
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
         sheet = store.sheet(cid)
@@ -150,7 +208,8 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         view = candidate_view(rubric, cid, store.latest_run(cid), mine, wanted)
         return templates.TemplateResponse(request, "candidate.html", {
             "rubric": rubric, "reviewer": name, "v": view, "error": error, "saved": saved,
-            "finalized": sheet.finalized, "start": start}, status_code=status)
+            "finalized": sheet.finalized and cid not in still_open(store, store.reviewer(name)["id"]),
+            "start": start}, status_code=status)
 
     def _next_candidate(name: str, cid: str) -> Optional[str]:
         """The candidate after `cid` in this reviewer's queue order (None after the last)."""
@@ -159,20 +218,15 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return order[i + 1] if i + 1 < len(order) else None
 
     @app.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
-    def candidate_page(request: Request, cid: str):
-        name = who(request)
-        if not name:
-            return RedirectResponse("/", status_code=303)
+    def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
         from ..store.validate import check_candidate_id
         check_candidate_id(cid)
-        return _page(request, cid, name, saved=request.query_params.get("saved", ""),
+        return _page(request, cid, me.name, saved=request.query_params.get("saved", ""),
                      start=video_time(request.query_params.get("t")))
 
     @app.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
-    async def candidate_submit(request: Request, cid: str):
-        name = who(request)
-        if not name:
-            return RedirectResponse("/", status_code=303)
+    async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
+        name = me.name
         form = await request.form()
         if form.get("candidate") != cid:
             raise InvalidReview("the form's candidate id does not match the page: nothing stored", 422)
@@ -204,17 +258,17 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return RedirectResponse(f"/c/{cid}?saved={res['stored']}", status_code=303)
 
     @app.get("/sheet", response_class=HTMLResponse, include_in_schema=False)
-    def sheet_page(request: Request):
-        sheets = visible_sheets(request)
-        return templates.TemplateResponse(request, "sheet.html", {"rubric": rubric, "reviewer": who(request),
+    def sheet_page(request: Request, me: Principal = Depends(auth.reviewer)):
+        sheets = visible_sheets(me)
+        return templates.TemplateResponse(request, "sheet.html", {"rubric": rubric, "reviewer": me.name,
                                                                  "sheets": sheets, "ranking": rank(sheets),
                                                                  "agreement": agreement(sheets)})
 
     @app.get("/sheet.{fmt}", include_in_schema=False)
-    def sheet_export(request: Request, fmt: Literal["md", "csv", "json"]):
-        return _sheet_response(fmt, visible_sheets(request))
+    def sheet_export(fmt: Literal["md", "csv", "json"], me: Principal = Depends(auth.reviewer)):
+        return _sheet_response(fmt, visible_sheets(me))
 
-    @app.get("/files/{file_id}", include_in_schema=False)
+    @app.get("/files/{file_id}", include_in_schema=False, dependencies=[Depends(auth.reviewer)])
     def run_file(file_id: str):
         f = store.file(guard.file_number(file_id))
         if f.is_text:
@@ -226,13 +280,94 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return FileResponse(f.path, media_type=f.mime, content_disposition_type="inline", filename=None)
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
-    def api_docs(request: Request):
+    def api_docs(request: Request, me: Principal = Depends(auth.reviewer)):
         spec = app.openapi()
         ops = [{"method": m.upper(), "path": path, **op} for path, item in spec["paths"].items()
                for m, op in item.items()]
         return templates.TemplateResponse(request, "api_docs.html", {
-            "rubric": rubric, "reviewer": who(request), "ops": ops, "schemas": spec.get("components", {}).get("schemas", {}),
+            "rubric": rubric, "reviewer": me.name, "ops": ops, "schemas": spec.get("components", {}).get("schemas", {}),
             "json": __import__("json")})
+
+    @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(auth.reviewer)])
+    def openapi_json():
+        return JSONResponse(app.openapi())
+
+    # --- the account's own page: API tokens ------------------------------------------------
+    @app.get("/me", response_class=HTMLResponse, include_in_schema=False)
+    def me_page(request: Request, me: Principal = Depends(auth.reviewer)):
+        return templates.TemplateResponse(request, "me.html", {"rubric": rubric, "reviewer": me.name,
+                                                              "tokens": accounts.tokens(store, me.id), "new": None})
+
+    @app.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False)
+    def me_new_token(request: Request, me: Principal = Depends(auth.reviewer)):
+        token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
+        return templates.TemplateResponse(request, "me.html", {"rubric": rubric, "reviewer": me.name,
+                                                              "tokens": accounts.tokens(store, me.id), "new": token})
+
+    @app.post("/me/tokens/{tid}/revoke", include_in_schema=False)
+    def me_revoke_token(tid: int, me: Principal = Depends(auth.reviewer)):
+        accounts.revoke(store, tid, me.id)
+        return RedirectResponse("/me", status_code=303)
+
+    # --- the admin's team page: accounts, invitations, finalising, the audit trail ----------------
+    def _team(request: Request, me: Principal, new_link: Optional[dict] = None, error: str = "", status: int = 200):
+        return templates.TemplateResponse(request, "team.html", {
+            "rubric": rubric, "reviewer": me.name, "accounts": accounts.accounts(store),
+            "links": accounts.invitations(store)[:50], "audit": accounts.audit_rows(store, 100),
+            "sheets": [(c, store.is_finalized(c)) for c in store.candidates()], "new_link": new_link,
+            "error": error}, status_code=status)
+
+    def _invite(request: Request, me: Principal, name: str, role: str) -> dict:
+        acc = accounts.create_account(store, name, role, by=me.name)
+        token = accounts.issue(store, acc["id"], "invite", by=me.name, ttl_s=INVITE_TTL_S)
+        accounts.audit(store, me.name, "invite", None, {"name": acc["name"], "role": acc["role"]})
+        return {"name": acc["name"], "role": acc["role"], "link": str(request.base_url).rstrip("/") + f"/signin/{token}",
+                "expires_in_s": INVITE_TTL_S}
+
+    @app.get("/team", response_class=HTMLResponse, include_in_schema=False)
+    def team_page(request: Request, me: Principal = Depends(auth.admin)):
+        return _team(request, me)
+
+    @app.post("/team/invite", response_class=HTMLResponse, include_in_schema=False)
+    async def team_invite(request: Request, me: Principal = Depends(auth.admin)):
+        form = await request.form()
+        try:
+            link = _invite(request, me, str(form.get("name", "")), "admin" if form.get("role") == "admin" else "reviewer")
+        except InvalidReview as e:
+            return _team(request, me, error=str(e), status=e.status)
+        return _team(request, me, new_link=link)
+
+    @app.post("/team/{name}/disable", include_in_schema=False)
+    def team_disable(name: str, me: Principal = Depends(auth.admin)):
+        if name == me.name:
+            raise InvalidReview("you cannot disable your own account", 409)
+        accounts.disable(store, name, by=me.name)
+        return RedirectResponse("/team", status_code=303)
+
+    @app.post("/team/finalize/{cid}", include_in_schema=False)
+    async def team_finalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
+        form = await request.form()
+        _finalize(cid, me, Finalize(reason=str(form.get("reason", "")), force=form.get("force") == "1"))
+        return RedirectResponse("/team", status_code=303)
+
+    @app.post("/team/unfinalize/{cid}", include_in_schema=False)
+    async def team_unfinalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
+        form = await request.form()
+        accounts.unfinalize(store, cid, by=me.name, reason=str(form.get("reason", "")))
+        return RedirectResponse("/team", status_code=303)
+
+    def _finalize(cid: str, me: Principal, body: Finalize) -> bool:
+        from ..store.validate import check_candidate_id
+        check_candidate_id(cid)
+        if not store.has_candidate(cid):
+            raise InvalidReview(f"no such candidate: {cid}", 404)
+        sheet = store.sheet(cid)
+        if sheet.total is None and not body.force:
+            raise InvalidReview(f"{cid}: {len(sheet.missing)} item(s) still missing; finalise anyway with force "
+                                "and a reason", 409)
+        if body.force and not body.reason.strip():
+            raise InvalidReview("finalising with items missing needs a reason", 422)
+        return accounts.finalize(store, cid, by=me.name, reason=body.reason.strip())
 
     # --- JSON API ---------------------------------------------------------------------
     def _sheet_response(fmt: str, sheets) -> Response:
@@ -242,24 +377,34 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             return PlainTextResponse(to_csv(sheets), media_type="text/csv; charset=utf-8")
         return Response(to_json(sheets, rank(sheets)), media_type="application/json")
 
-    @app.get("/api/rubric", tags=["rubric"], summary="The rubric in force: items, values, levels, wording")
+    @app.get("/api/rubric", tags=["rubric"], summary="The rubric in force: items, values, levels, wording",
+             dependencies=[Depends(auth.reviewer)])
     def api_rubric():
         return {**rubric.model_dump(mode="json"), "sha256": rubric.sha256}
 
-    @app.post("/api/reviewers", tags=["reviewers"], summary="Sign in (creates the reviewer on first use)")
-    def api_signin(body: SignIn):
-        return store.sign_in(body.name)
+    @app.get("/api/me", tags=["reviewers"], summary="Who the token or session belongs to")
+    def api_me(me: Principal = Depends(auth.reviewer)):
+        return {"name": me.name, "role": me.role}
+
+    @app.post("/api/me/tokens", tags=["reviewers"], status_code=201,
+              summary="A new personal API token (shown once; stored only hashed)")
+    def api_new_token(me: Principal = Depends(auth.reviewer)):
+        token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
+        return {"token": token, "expires_in_s": API_TOKEN_TTL_S}
 
     @app.get("/api/reviewers/{name}/queue", tags=["reviewers"],
-             summary="The reviewer's queue: anonymous candidates in this reviewer's order")
-    def api_queue(name: str):
+             summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)")
+    def api_queue(name: str, me: Principal = Depends(auth.reviewer)):
+        if name != me.name and not me.is_admin:
+            raise Forbidden("a reviewer sees their own queue only")
         return store.queue(name)
 
-    @app.get("/api/candidates", tags=["candidates"], summary="Anonymous candidate ids")
+    @app.get("/api/candidates", tags=["candidates"], summary="Anonymous candidate ids",
+             dependencies=[Depends(auth.reviewer)])
     def api_candidates():
         return store.candidates()
 
-    @app.get("/api/candidates/{cid}", tags=["candidates"],
+    @app.get("/api/candidates/{cid}", tags=["candidates"], dependencies=[Depends(auth.reviewer)],
              summary="A candidate's latest run, blind: items, evidence, files by id")
     def api_candidate(cid: str):
         from ..store.validate import check_candidate_id
@@ -278,24 +423,51 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return Response(json.dumps(doc, ensure_ascii=False, default=str), media_type="application/json")
 
     @app.get("/api/candidates/{cid}/reviews", tags=["reviews"],
-             summary="One reviewer's own standing scores of a candidate (never other reviewers')")
-    def api_my_reviews(cid: str, reviewer: str):
-        store.reviewer(reviewer)
-        return [r.__dict__ for r in store.reviews(cid, reviewer)]
+             summary="Your own standing scores of a candidate (an admin may name another reviewer)")
+    def api_my_reviews(cid: str, reviewer: Optional[str] = None, me: Principal = Depends(auth.reviewer)):
+        if reviewer is not None and reviewer != me.name and not me.is_admin:
+            raise Forbidden("a reviewer sees their own scores only")
+        return [r.__dict__ for r in store.reviews(cid, reviewer if me.is_admin and reviewer else me.name)]
 
     @app.post("/api/candidates/{cid}/reviews", tags=["reviews"], status_code=201,
-              summary="Submit scores: levels for manual/assisted items, overrides (with reason) for automated ones")
-    def api_submit(cid: str, body: Submission = Body(...)):
-        return store.submit(cid, body.reviewer, body.rubric_id, [g.model_dump() for g in body.grades],
+              summary="Submit your scores: levels for manual/assisted items, overrides (with reason) for automated ones")
+    def api_submit(cid: str, body: Submission = Body(...), me: Principal = Depends(auth.reviewer)):
+        return store.submit(cid, me.name, body.rubric_id, [g.model_dump() for g in body.grades],
                             [o.model_dump() for o in body.overrides], source="api")
 
-    @app.post("/api/candidates/{cid}/finalize", tags=["reviews"], summary="Finalise a candidate's sheet")
-    def api_finalize(cid: str, body: Finalize):
-        store.finalize(cid, body.by)
-        return {"finalized": cid}
+    @app.post("/api/candidates/{cid}/finalize", tags=["admin"],
+              summary="Finalise a candidate's sheet (admin; refused while items are missing unless forced)")
+    def api_finalize(cid: str, body: Optional[Finalize] = None, me: Principal = Depends(auth.admin)):
+        return {"finalized": cid, "changed": _finalize(cid, me, body or Finalize())}
 
-    @app.get("/api/sheet", tags=["sheet"], summary="The 100-point sheet of every candidate (blind)")
-    def api_sheet(request: Request, format: Literal["json", "md", "csv"] = "json"):  # noqa: A002
-        return _sheet_response(format, visible_sheets(request))
+    @app.post("/api/candidates/{cid}/unfinalize", tags=["admin"],
+              summary="Open a finalised sheet again (admin; reason required, audited)")
+    def api_unfinalize(cid: str, body: Unfinalize, me: Principal = Depends(auth.admin)):
+        return {"unfinalized": cid, "changed": accounts.unfinalize(store, cid, by=me.name, reason=body.reason)}
 
+    @app.get("/api/sheet", tags=["sheet"],
+             summary="The 100-point sheet of every candidate (blind; a reviewer sees others' values once final)")
+    def api_sheet(format: Literal["json", "md", "csv"] = "json", me: Principal = Depends(auth.reviewer)):  # noqa: A002
+        return _sheet_response(format, visible_sheets(me))
+
+    @app.get("/api/admin/unblinded-sheet", tags=["admin"],
+             summary="The sheet with the candidates' labels (admin; audited)")
+    def api_unblind(format: Literal["json", "md", "csv"] = "json", me: Principal = Depends(auth.admin)):  # noqa: A002
+        accounts.audit(store, me.name, "unblind", None, {"format": format})
+        return _sheet_response(format, visible_sheets(me, unblind=True))
+
+    @app.post("/api/admin/invitations", tags=["admin"], status_code=201,
+              summary="Invite a reviewer: a personal one-time sign-in link (shown once; stored only hashed)")
+    def api_invite(request: Request, body: Invitation, me: Principal = Depends(auth.admin)):
+        return _invite(request, me, body.name, body.role)
+
+    @app.get("/api/admin/accounts", tags=["admin"], summary="Every account and its role (admin)")
+    def api_accounts(me: Principal = Depends(auth.admin)):
+        return [{k: a[k] for k in ("name", "role", "seat", "created_at", "disabled_at")} for a in accounts.accounts(store)]
+
+    @app.get("/api/admin/audit", tags=["admin"], summary="The audit trail of admin actions, newest first (admin)")
+    def api_audit(me: Principal = Depends(auth.admin)):
+        return accounts.audit_rows(store)
+
+    app.include_router(routes_admin.build(store, auth, templates))     # /admin/calibration, /admin/agreement
     return app

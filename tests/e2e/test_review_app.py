@@ -26,7 +26,7 @@ from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import ReviewStore
-from tests.review_reports import make_run
+from tests.review_reports import http_client, make_run, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -106,13 +106,13 @@ def _recorder(seen):
     return on_response
 
 
-def _reviewer(browser, served, name):
-    ctx = browser.new_context(viewport={"width": 1366, "height": 800})
-    page = ctx.new_page()
+def _reviewer(browser, served, name, role="reviewer"):
+    """A signed-in browser page (the session cookie an invitation link gives; the sign-in by
+    invitation itself is tests/e2e/test_review_signin.py)."""
+    ctx, page = signed_in_page(browser, served["base"], served["store"], name, role,
+                               viewport={"width": 1366, "height": 800})
     page.on("response", _recorder(served["seen"]))
     page.goto(served["base"] + "/")
-    page.fill("input[name=name]", name)
-    page.click("#signin")
     page.wait_for_url("**/queue")
     return ctx, page
 
@@ -173,9 +173,13 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     levels_bob = {i: 75 for i in GRADED} | {DISPUTED: 50}
     _score(bob, a, levels_bob)
 
-    md = _export(ann, base, "md")
+    # the admin sees every reviewer's values; ann, a reviewer, sees only her own until finalised
+    boss_ctx, boss = _reviewer(browser, served, "boss", "admin")
+    md = _export(boss, base, "md")
     assert "waiting for a third reviewer" in md and "**total: —**" in md
-    sheet = _export(ann, base, "json")["candidates"]
+    mine_only = next(c for c in _export(ann, base, "json")["candidates"] if c["candidate_id"] == a)
+    assert mine_only["total"] is None and any("hidden until the sheet is finalised" in m for m in mine_only["missing"])
+    sheet = _export(boss, base, "json")["candidates"]
     cand = next(c for c in sheet if c["candidate_id"] == a)
     assert cand["total"] is None and any(m.startswith(DISPUTED) for m in cand["missing"])
 
@@ -184,11 +188,11 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     cat.goto(f"{base}/c/{a}")
     assert "wanted" in cat.get_attribute(sel(DISPUTED), "class")
     _score(cat, a, {DISPUTED: 75})
-    # cat has scored one item only: the sheet hides the other reviewers' values from cat
+    # the sheet is not final: it hides the other reviewers' values from cat
     hidden = next(c for c in _export(cat, base, "json")["candidates"] if c["candidate_id"] == a)
-    assert hidden["total"] is None and any("hidden until you have scored" in m for m in hidden["missing"])
+    assert hidden["total"] is None and any("hidden until the sheet is finalised" in m for m in hidden["missing"])
 
-    sheet = _export(ann, base, "json")["candidates"]
+    sheet = _export(boss, base, "json")["candidates"]
     cand = next(c for c in sheet if c["candidate_id"] == a)
     lines = {i["item_id"]: i for r in cand["rows"] for i in r["items"]}
     assert lines[DISPUTED]["method"] == "median"
@@ -200,11 +204,11 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     assert lines[OVERRIDDEN]["method"] == "override" and lines[OVERRIDDEN]["points"] == touch
     expected = sum(lines[i]["points"] if i in GRADED or i == OVERRIDDEN else R.item(i).points for i in R.ids)
     assert cand["missing"] == [] and cand["total"] == round(expected, 1)
-    md = _export(ann, base, "md")
+    md = _export(boss, base, "md")
     assert f"**total: {round(expected, 1):.1f}**" in md and "touch works on every shop" in md
     other = next(c for c in sheet if c["candidate_id"] == served["b"])
     assert other["total"] is None                 # nobody reviewed it yet
-    for ctx in (ann_ctx, bob_ctx, cat_ctx):
+    for ctx in (ann_ctx, bob_ctx, cat_ctx, boss_ctx):
         ctx.close()
 
 
@@ -212,12 +216,11 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
 def test_should_keep_every_concurrent_submission_over_http(served):
     base, b = served["base"], served["b"]
     names = [f"http-rev-{k}" for k in range(6)]
-    for n in names:
-        assert httpx.post(base + "/api/reviewers", json={"name": n}).status_code == 200
+    clients = {n: http_client(base, served["store"], n, api=True, timeout=60) for n in names}
 
     def submit(n):
-        body = {"reviewer": n, "rubric_id": R.id, "grades": [{"item": i, "level": 75} for i in GRADED]}
-        return httpx.post(f"{base}/api/candidates/{b}/reviews", json=body, timeout=60).status_code
+        body = {"rubric_id": R.id, "grades": [{"item": i, "level": 75} for i in GRADED]}
+        return clients[n].post(f"/api/candidates/{b}/reviews", json=body).status_code
 
     with ThreadPoolExecutor(len(names)) as ex:
         assert list(ex.map(submit, names)) == [201] * len(names)
@@ -235,12 +238,12 @@ def test_should_keep_every_concurrent_submission_over_http(served):
 ])
 def test_should_answer_bad_api_input_with_a_clear_error_and_store_nothing(served, body, status, msg):
     base, a = served["base"], served["a"]
-    httpx.post(base + "/api/reviewers", json={"name": "api-bad"})
+    api = http_client(base, served["store"], "api-bad", api=True)
     before = len(served["store"].export_reviews())
-    payload = {"reviewer": "api-bad", "rubric_id": R.id} | body
-    r = httpx.post(f"{base}/api/candidates/{a}/reviews", json=payload)
+    payload = {"rubric_id": R.id} | body
+    r = api.post(f"/api/candidates/{a}/reviews", json=payload)
     assert r.status_code == status and msg in r.json()["error"]
-    r = httpx.post(f"{base}/api/candidates/c-ffffffffffff/reviews", json=payload | {"rubric_id": R.id})
+    r = api.post("/api/candidates/c-ffffffffffff/reviews", json=payload | {"rubric_id": R.id})
     assert r.status_code == 404 and "no such candidate" in r.json()["error"]
     assert len(served["store"].export_reviews()) == before
 
@@ -248,15 +251,18 @@ def test_should_answer_bad_api_input_with_a_clear_error_and_store_nothing(served
 @BOTH
 def test_should_never_serve_a_model_name_before_unblinding(served):
     base, a = served["base"], served["a"]
-    client = httpx.Client(base_url=base)
-    client.post("/signin", data={"name": "scanner"})
-    urls = ["/", "/queue", f"/c/{a}", f"/c/{served['b']}", "/sheet", "/sheet.md", "/sheet.csv", "/sheet.json",
+    client = http_client(base, served["store"], "scanner")
+    urls = ["/", "/queue", "/me", f"/c/{a}", f"/c/{served['b']}", "/sheet", "/sheet.md", "/sheet.csv", "/sheet.json",
             "/docs", "/openapi.json", "/api/rubric", "/api/candidates", f"/api/candidates/{a}",
             f"/api/candidates/{served['b']}", "/api/reviewers/scanner/queue", "/api/sheet?format=md",
-            f"/api/candidates/{a}/reviews?reviewer=scanner", "/static/style.css"]
+            f"/api/candidates/{a}/reviews", "/api/me", "/static/style.css"]
     run = client.get(f"/api/candidates/{a}").json()
     urls += [f["url"] for f in run["files"]]
     answers = [(base + u, client.get(u)) for u in urls]
+    # the admin's pages too (all but the unblinded sheet, which is there to name them)
+    admin = http_client(base, served["store"], "scan-admin", "admin")
+    answers += [(base + "/team#admin", admin.get("/team")), (base + "/api/admin/accounts", admin.get("/api/admin/accounts")),
+                (base + "/sheet.json#admin", admin.get("/sheet.json"))]
     assert all(r.status_code in (200, 303) for _, r in answers), [(u, r.status_code) for u, r in answers
                                                                   if r.status_code not in (200, 303)]
     video = next(f for f in run["files"] if f["mime"] == "video/webm")

@@ -16,7 +16,7 @@ from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import ReviewStore
-from tests.review_reports import make_run
+from tests.review_reports import make_run, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -59,11 +59,7 @@ def test_should_score_with_the_keyboard(served):
     base, cid = served["base"], served["cid"]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 800})
-        page.goto(base + "/")
-        page.fill("input[name=name]", "kbd")
-        page.click("#signin")
-        page.wait_for_url("**/queue")
+        _, page = signed_in_page(browser, base, served["store"], "kbd", viewport={"width": 1366, "height": 800})
         page.goto(f"{base}/c/{cid}")
         page.wait_for_load_state("load")
         page.keyboard.press("j")
@@ -95,11 +91,8 @@ def test_should_save_and_open_the_next_candidate_at_the_same_video_time(served):
     base, store = served["base"], served["store"]
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
-        page = browser.new_page(viewport={"width": 1366, "height": 800})
-        page.goto(base + "/")
-        page.fill("input[name=name]", "nexter")
-        page.click("#signin")
-        page.wait_for_url("**/queue")
+        _, page = signed_in_page(browser, base, store, "nexter", viewport={"width": 1366, "height": 800})
+        page.goto(f"{base}/queue")
         order = store.order_for(store.reviewer("nexter")["seat"])
         assert len(order) == 2
         page.goto(f"{base}/c/{order[0]}")

@@ -17,6 +17,7 @@ import uvicorn
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.store import ReviewStore
+from tests.review_reports import signed_in_page
 from tests.shared_runs import JANK_CAPTURE_S, jank_capture_run
 
 pytestmark = pytest.mark.browser
@@ -55,7 +56,7 @@ def served(run_dir, tmp_path_factory):
             break
         except httpx.HTTPError:
             time.sleep(0.05)
-    yield base, cid
+    yield base, cid, store
     server.should_exit = True
     t.join(timeout=10)
 
@@ -108,13 +109,8 @@ def _check_widget(page) -> None:
 
 
 def test_should_play_the_realtime_video_beside_the_smoothness_item_in_the_review_app(served, browser):
-    base, cid = served
-    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
-    page = ctx.new_page()
-    page.goto(base + "/")
-    page.fill("input[name=name]", "rt-reviewer")
-    page.click("#signin")
-    page.wait_for_url("**/queue")
+    base, cid, store = served
+    ctx, page = signed_in_page(browser, base, store, "rt-reviewer", viewport={"width": 1366, "height": 900})
     page.goto(f"{base}/c/{cid}")
     _check_widget(page)
     # The real-time video is beside its item, not a second time among the recordings.

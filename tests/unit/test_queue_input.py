@@ -136,6 +136,8 @@ def test_should_say_when_the_machines_behind_a_tag_are_not_comparable(pg_url):
 def test_should_show_the_queue_progress_in_the_review_app(pg_url):
     from fastapi.testclient import TestClient
 
+    from tests.review_reports import client as signed_client
+
     from skycity_bench.queue.page import install
     from skycity_bench.review import create_app
 
@@ -144,7 +146,8 @@ def test_should_show_the_queue_progress_in_the_review_app(pg_url):
     st = ReviewStore(pg_url)
     web = create_app(st)
     install(web, st)
-    client = TestClient(web, base_url="http://127.0.0.1")
+    assert TestClient(web, base_url="http://127.0.0.1").get("/api/queue/status").status_code == 401   # admins only
+    client = signed_client(web, st, "operator", "admin")
     page = client.get("/progress")
     assert page.status_code == 200 and "tag ref-b: 2 queued · 0 running · 0 done · 0 failed" in page.text
     assert "tiny1" not in page.text                      # blind: anonymous ids only

@@ -1,0 +1,233 @@
+"""Who is asking, and what each route lets them do (issue 20 parts 1–2).
+
+How to use it in a route (every route MUST declare one rule; tests/e2e/test_review_roles.py
+walks every route and fails on one without, and the app refuses such a route at run time):
+
+    auth: Auth = app.state.auth              # made by create_app (one per store)
+
+    @router.get("/api/thing")
+    def thing(me: Principal = Depends(auth.reviewer)): ...    # any signed-in account
+    @router.post("/api/admin/thing")
+    def admin_thing(me: Principal = Depends(auth.admin)): ... # admins only (403 for a reviewer)
+    @router.get("/about", dependencies=[Depends(auth.public)])
+    def about(): ...                                          # anonymous too (sign-in pages only)
+
+    `auth.principal_or_none` (anonymous → None) also marks a route public; use it only on
+    pages that anonymous visitors may see. A router built by a function can take `auth`:
+    `def build(store, auth) -> APIRouter`, registered with one line in app.py.
+
+The rule of a route is the auth dependency it uses (`Auth.rule_of`): no separate table to
+keep in step. Paths served outside FastAPI's routing (the static files mount, the OpenAPI
+document) are declared with `auth.declare(path, rule)`.
+
+What each rule does:
+- anonymous on a `reviewer` or `admin` route: 401 (JSON, with WWW-Authenticate: Bearer) on
+  /api/…, a redirect to the sign-in page elsewhere;
+- a reviewer on an `admin` route: 403;
+- with a session cookie, any unsafe method (POST, PUT, PATCH, DELETE) must carry the
+  session's CSRF token (form field `csrf`, or header X-CSRF-Token): 403 otherwise. A bearer
+  token needs none (a browser never sends it by itself).
+
+Identity comes from, in this order: `Authorization: Bearer <API token>` (a personal token,
+made on /me, stored hashed; store/accounts.py), else the session cookie `skycity_session`,
+signed and time-stamped by itsdangerous with the store's secret, valid SESSION_MAX_AGE_S,
+httponly, SameSite=Lax, Secure when the request came over https (behind a TLS reverse proxy
+that sets X-Forwarded-Proto; uvicorn trusts it from the proxy's address). A cookie holds the
+account's id and a random CSRF nonce; the account is read again on every request, so a
+disabled account or a changed role takes effect at once. An unknown, forged or expired
+cookie is anonymous: it creates nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from fastapi import Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from itsdangerous import BadSignature, URLSafeTimedSerializer
+from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Mount
+
+from ..store import ReviewStore
+from ..store import accounts
+
+SESSION_COOKIE = "skycity_session"
+SESSION_MAX_AGE_S = 7 * 24 * 3600      # a week of reviewing without a new link
+INVITE_TTL_S = 7 * 24 * 3600           # an invitation waits a week for its reviewer
+SIGNIN_TTL_S = 24 * 3600               # an admin's sign-in link (CLI), a day
+API_TOKEN_TTL_S = 90 * 24 * 3600       # a personal API token, 90 days
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+RULES = ("public", "reviewer", "admin")
+CSRF_FIELD = "csrf"
+CSRF_HEADER = "x-csrf-token"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """A signed-in account. `via`: 'session' (cookie) or 'token' (bearer)."""
+
+    name: str
+    role: str                       # 'reviewer' | 'admin'
+    id: int = 0
+    via: str = "session"
+    csrf: str = ""                  # the session's CSRF token (empty for a bearer token)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+
+class NotSignedIn(HTTPException):
+    def __init__(self, detail: str = "sign in first (an invitation link from your admin, or an API token)"):
+        super().__init__(401, detail)
+
+
+class Forbidden(HTTPException):
+    def __init__(self, detail: str):
+        super().__init__(403, detail)
+
+
+class NoRule(HTTPException):
+    def __init__(self, path: str):
+        super().__init__(403, f"{path}: this route declares no role rule (review/auth.py): refused")
+
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+class Auth:
+    """The app's authentication: made once per app (create_app) over its store."""
+
+    def __init__(self, store: ReviewStore, *, session_max_age_s: int = SESSION_MAX_AGE_S):
+        self.store = store
+        self.max_age = session_max_age_s
+        self.sessions = URLSafeTimedSerializer(accounts.secret_key(store), salt="skycity-review-session")
+        self.declared: dict[str, str] = {}     # path prefix → rule, for routes outside FastAPI's routing
+        self._rule_calls: dict[Callable, str] = {self.public: "public", self.principal_or_none: "public",
+                                                 self.reviewer: "reviewer", self.admin: "admin"}
+
+    # --- sessions ----------------------------------------------------------------------------
+    def new_session(self, account_id: int) -> tuple[str, str]:
+        """A signed cookie value for the account and its CSRF token (a fresh random nonce)."""
+        csrf = secrets.token_urlsafe(24)
+        return self.sessions.dumps({"i": int(account_id), "c": csrf}), csrf
+
+    def set_session(self, response, request: Request, account_id: int) -> None:
+        response.set_cookie(SESSION_COOKIE, self.new_session(account_id)[0], max_age=self.max_age, httponly=True,
+                            samesite="lax", secure=request.url.scheme == "https", path="/")
+
+    @staticmethod
+    def clear_session(response) -> None:
+        response.delete_cookie(SESSION_COOKIE, path="/")
+
+    def _from_cookie(self, raw: str) -> Optional[Principal]:
+        try:
+            data = self.sessions.loads(raw, max_age=self.max_age)
+            rid, csrf = int(data["i"]), str(data["c"])
+        except (BadSignature, KeyError, TypeError, ValueError):
+            return None
+        acc = accounts.account_by_id(self.store, rid)
+        if acc is None or acc["disabled_at"]:
+            return None
+        return Principal(acc["name"], acc["role"], acc["id"], "session", csrf)
+
+    def _from_token(self, token: str) -> Optional[Principal]:
+        acc = accounts.api_account(self.store, token)
+        if acc is None or acc["disabled_at"]:
+            return None
+        return Principal(acc["name"], acc["role"], acc["id"], "token", "")
+
+    # --- the dependencies (each one is also a rule: see rule_of) ----------------------------------
+    async def principal_or_none(self, request: Request) -> Optional[Principal]:
+        """The caller, or None (anonymous). A bearer token that is not valid is a 401 (a
+        client that sends one expects it to count); a bad cookie is just anonymous."""
+        if "principal" in request.state._state:
+            return request.state.principal
+        me = None
+        creds: Optional[HTTPAuthorizationCredentials] = await _bearer(request)
+        if creds is not None:
+            me = self._from_token(creds.credentials)
+            if me is None:
+                raise NotSignedIn("the bearer token is unknown, expired or revoked")
+        else:
+            raw = request.cookies.get(SESSION_COOKIE)
+            me = self._from_cookie(raw) if raw else None
+        request.state.principal = me
+        return me
+
+    async def public(self, request: Request) -> None:
+        """Anonymous allowed (the sign-in pages)."""
+        await self.principal_or_none(request)
+
+    async def reviewer(self, request: Request) -> Principal:
+        """Any signed-in account (reviewer or admin); CSRF checked on unsafe methods."""
+        me = await self.principal_or_none(request)
+        if me is None:
+            raise NotSignedIn()
+        if request.method not in SAFE_METHODS and me.via == "session":
+            await self._check_csrf(request, me)
+        return me
+
+    async def admin(self, request: Request) -> Principal:
+        me = await self.reviewer(request)
+        if not me.is_admin:
+            raise Forbidden("admins only")
+        return me
+
+    require_reviewer = reviewer
+    require_admin = admin
+
+    async def _check_csrf(self, request: Request, me: Principal) -> None:
+        sent = request.headers.get(CSRF_HEADER)
+        if sent is None and request.headers.get("content-type", "").split(";")[0].strip() in (
+                "application/x-www-form-urlencoded", "multipart/form-data"):
+            sent = (await request.form()).get(CSRF_FIELD)      # starlette keeps the parsed form for the route
+        if not sent or not secrets.compare_digest(str(sent), me.csrf):
+            raise Forbidden("the form's CSRF token is missing or not this session's: reload the page and try again")
+
+    # --- rules ----------------------------------------------------------------------------------
+    def declare(self, path: str, rule: str) -> None:
+        """The rule of a path served outside FastAPI's routing (a mount, the OpenAPI JSON)."""
+        if rule not in RULES:
+            raise ValueError(rule)
+        self.declared[path] = rule
+
+    def rule_of(self, route: BaseRoute) -> Optional[str]:
+        """The role rule a route declares: the strictest auth dependency it uses, or the
+        declared rule of its path; None when it has none."""
+        dependant = getattr(route, "dependant", None)
+        found: set[str] = set()
+        if dependant is not None:
+            stack = [dependant]
+            while stack:
+                d = stack.pop()
+                for sub in d.dependencies:
+                    if sub.call in self._rule_calls:
+                        found.add(self._rule_calls[sub.call])
+                    stack.append(sub)
+        for r in ("admin", "reviewer", "public"):
+            if r in found:
+                return r
+        path = getattr(route, "path", None)
+        if path in self.declared:
+            return self.declared[path]
+        if isinstance(route, Mount) and route.path in self.declared:
+            return self.declared[route.path]
+        return None
+
+    async def gate(self, request: Request) -> None:
+        """An app-wide dependency: a route without a rule answers 403 (fail closed)."""
+        route = request.scope.get("route")
+        if route is not None and self.rule_of(route) is None:
+            raise NoRule(getattr(route, "path", request.url.path))
+
+    def template_context(self, request: Request) -> dict:
+        """For every page: `me` (the Principal or None) and `csrf` (the form token)."""
+        me = getattr(request.state, "principal", None)
+        return {"me": me, "csrf": me.csrf if me else ""}
+
+
+__all__ = ["Auth", "Principal", "NotSignedIn", "Forbidden", "SESSION_COOKIE", "SESSION_MAX_AGE_S", "INVITE_TTL_S",
+           "SIGNIN_TTL_S", "API_TOKEN_TTL_S", "CSRF_FIELD", "CSRF_HEADER"]
