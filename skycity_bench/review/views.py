@@ -10,6 +10,8 @@ from typing import Any, Optional
 from ..html_report import is_keyframe
 from ..rubric import Rubric
 from ..sheet import Review
+from .chapters import chapters as chapter_marks
+from .chapters import item_moments
 from .realtime import ITEM as REALTIME_ITEM
 from .realtime import realtime_view
 
@@ -71,6 +73,15 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     # times, ~25 MB a page): keyframes in their strip, a plot beside the first item that cites
     # it; a later item citing it links back to that place instead of loading it again
     shown: dict[str, str] = {f["name"]: "keyframes" for f in keyframes}
+    # chapter marks on the recording and each item's moments in it (chapters.py): a reviewer
+    # jumps to the phases, the dense window, the shop cards, the city name (issue 20 part 7)
+    chap = chapter_marks(report)
+    videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
+    # the recording the marks belong to: the recording probe's file, else the first video;
+    # with no video there is nothing to jump in (the marks are left out, not shown dead)
+    recording = next((f for f in videos if f["name"] == chap["recording"]), videos[0] if videos else None)
+    videos = ([recording] if recording else []) + [f for f in videos if f is not recording]
+    moments = item_moments(report, chap["marks"]) if recording else {}
     rows = []
     for row in rubric.row_groups():
         lines = []
@@ -99,10 +110,11 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
                 "mine": g, "my_level": rubric.level_for_points(it, g.points).key if g else None,
                 "override": o, "third_wanted": iid in wanted,
                 "realtime": rt if iid == REALTIME_ITEM else None,   # the real-time video beside its item
+                "moments": moments.get(iid, []),
             })
         rows.append({"row": row, "lines": lines})
-    videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
     others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
     return {"cid": cid, "rows": rows, "videos": videos, "keyframes": keyframes, "other_files": others,
+            "chapters": chap if recording else {**chap, "marks": []},
             "run_id": (run or {}).get("run_id"), "environment": report.get("environment") or {},
             "warnings": report.get("warnings") or []}
