@@ -263,6 +263,8 @@ def _raw_text(line: ItemLine) -> str:
         s = f"{r['reviewer']} {r['points']:g}"
         if r.get("reason"):
             s += f" (reason: {r['reason']})"
+        if r.get("calibration"):        # the admin's sheet only (calibration.mark_sheet)
+            s += f" [marked: {r['calibration']}]"
         parts.append(s)
     return ", ".join(parts)
 
