@@ -56,52 +56,82 @@ def test_golden_evidence_matches_its_model_and_version(path):
         assert m.to_data() == rec["data"], f"{name}: the model does not write back what the probe wrote"
 
 
+# Rescoring here passes no run folder (out_dir None): the scorers judge exactly as in a live
+# run, but no renderer draws its evidence figure (matplotlib: most of a file's rescoring
+# time, and no item's status or points depends on it). That drawing changes nothing a
+# scorer decides is checked once per renderer below, with the figures drawn.
 @pytest.mark.parametrize("path", FILES, ids=IDS)
-def test_rescoring_golden_evidence_reproduces_the_live_items(path, tmp_path):
+def test_rescoring_golden_evidence_reproduces_the_live_items(path):
     g = load(path)
     rubric = load_rubric(find_rubric(g["rubric_id"]))
     assert rubric.file_sha256 == g["rubric_sha256"], "the rubric changed since the golden run: regenerate"
-    report = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, tmp_path)
+    report = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, None)
     got = {iid: {"status": report.items[iid].status, "points": report.items[iid].points} for iid in g["items"]}
     assert got == g["items"]
 
 
-def _rescore(name: str, tmp_path, scorers: dict | None = None):
+# One golden file per scorer that draws (frame pacing's plot, the camera timeline, density's
+# behaviour figure): rescored into a run folder, each figure is written and named in its
+# item's evidence, and the items are those of the rescoring that draws nothing.
+DRAWN = {"frame_pacing/jank_tier6": {"smoothness.frame_pacing"},
+         "timeline/clean": {"camera.phases", "camera.motion", "camera.ending"},
+         "density/liar": {"density.behavior"}}
+
+
+@pytest.mark.parametrize("name", sorted(DRAWN))
+def test_rescoring_into_a_run_folder_draws_each_figure_and_judges_alike(name, tmp_path):
+    g = load(GOLDEN_DIR / f"{name}.json")
+    rubric = load_rubric(find_rubric(g["rubric_id"]))
+    drawn = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, tmp_path)
+    plain = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, None)
+    for iid in DRAWN[name]:
+        ev = drawn.items[iid].evidence
+        assert "render_error" not in ev, ev["render_error"]
+        pngs = [f for f in ev.get("files", []) if f.endswith(".png")]
+        assert pngs, f"{iid}: no figure named in its evidence"
+        for f in pngs:
+            assert (tmp_path / f).stat().st_size > 5_000, f"{iid}: {f} is missing or empty"
+    assert {i: (r.status, r.points) for i, r in drawn.items.items()} == \
+        {i: (r.status, r.points) for i, r in plain.items.items()}
+
+
+def _rescore(name: str, scorers: dict | None = None):
+    """Rescore a golden file under changed scorer settings (no run folder: nothing drawn)."""
     g = load(GOLDEN_DIR / f"{name}.json")
     sc = dict(g["scenario"])
     for section, over in (scorers or {}).items():
         sc["scorers"] = {**sc["scorers"], section: {**sc["scorers"][section], **over}}
-    return score_report(as_report(g), Scenario.model_validate(sc), load_rubric(find_rubric(g["rubric_id"])), tmp_path)
+    return score_report(as_report(g), Scenario.model_validate(sc), load_rubric(find_rubric(g["rubric_id"])), None)
 
 
-def test_rescore_rejudges_stored_evidence_under_new_thresholds(tmp_path):
+def test_rescore_rejudges_stored_evidence_under_new_thresholds():
     # The stretched fixture draws a 4:3 buffer into a 16:9 box: stretched at the scenario's
     # 2 % aspect tolerance, fitting once the scorer's tolerance is wide enough (no browser).
-    live = _rescore("packaging/stretched", tmp_path).items["packaging.framing"]
+    live = _rescore("packaging/stretched").items["packaging.framing"]
     assert live.status != "pass" and "stretched" in live.evidence["problems"]
-    loose = _rescore("packaging/stretched", tmp_path, {"framing": {"max_aspect_error": 0.9}}).items["packaging.framing"]
+    loose = _rescore("packaging/stretched", {"framing": {"max_aspect_error": 0.9}}).items["packaging.framing"]
     assert "stretched" not in loose.evidence["problems"]
 
 
-def test_rescore_rejudges_density_and_shops_evidence_under_new_thresholds(tmp_path):
+def test_rescore_rejudges_density_and_shops_evidence_under_new_thresholds():
     # The liar claims 80 visible objects of which about 20 move: called out at the scenario's
     # 20 % disagreement, not when the scorer allows any disagreement.
-    live = _rescore("density/liar", tmp_path).items["density.count"].evidence["notes"]
+    live = _rescore("density/liar").items["density.count"].evidence["notes"]
     assert any("the hook claimed 80" in n for n in live), live
-    loose = _rescore("density/liar", tmp_path, {"density": {"claim_disagreement": 10}})
+    loose = _rescore("density/liar", {"density": {"claim_disagreement": 10}})
     assert not any("the hook claimed" in n for n in loose.items["density.count"].evidence["notes"])
     # A hookless particle field goes to reviewers; a scorer that tolerated any doubt would
     # give points from its plain count (what the doubt limits are there to prevent).
-    assert _rescore("density/points_wave", tmp_path).items["density.count"].status == "review"
-    lax = _rescore("density/points_wave", tmp_path, {"density": {"hookless_doubt_min": 10 ** 6}})
+    assert _rescore("density/points_wave").items["density.count"].status == "review"
+    lax = _rescore("density/points_wave", {"density": {"hookless_doubt_min": 10 ** 6}})
     assert lax.items["density.count"].status != "review" and lax.items["density.count"].points is not None
     # The never-closing card fails every hover at 500 ms; a close limit longer than the whole
     # watch still fails it (closed_after_ms is null: never seen to close), the correct fixture's
     # cards fail once the limit is under their recorded close times.
-    assert _rescore("shops/never_closes", tmp_path).items["shops.hover"].points == 0
-    assert _rescore("shops/never_closes", tmp_path, {"shops": {"close_within_ms": 1e6}}).items["shops.hover"].points == 0
-    assert _rescore("shops/correct", tmp_path).items["shops.hover"].points == 6
-    assert _rescore("shops/correct", tmp_path, {"shops": {"close_within_ms": 0.001}}).items["shops.hover"].points < 6
+    assert _rescore("shops/never_closes").items["shops.hover"].points == 0
+    assert _rescore("shops/never_closes", {"shops": {"close_within_ms": 1e6}}).items["shops.hover"].points == 0
+    assert _rescore("shops/correct").items["shops.hover"].points == 6
+    assert _rescore("shops/correct", {"shops": {"close_within_ms": 0.001}}).items["shops.hover"].points < 6
 
 
 # Each packaging fixture is built to show one fault (tests/fixtures/packaging/make_fixtures.py):
@@ -130,9 +160,9 @@ def _codes(ev: dict) -> set:
 
 
 @pytest.mark.parametrize("name", sorted(CODES))
-def test_the_scorers_name_each_fixtures_fault_by_its_code(name, tmp_path):
+def test_the_scorers_name_each_fixtures_fault_by_its_code(name):
     assert (GOLDEN_DIR / "packaging" / f"{name}.json").is_file(), f"no golden packaging/{name}: run scripts/golden.sh"
-    rep = _rescore(f"packaging/{name}", tmp_path)
+    rep = _rescore(f"packaging/{name}")
     for iid, code in CODES[name].items():
         assert code in _codes(rep.items[iid].evidence), (iid, rep.items[iid].evidence.get("reason"))
 
