@@ -1,4 +1,10 @@
-"""`skycity-bench review`: serve the reviewers' web app (and its JSON API, /docs)."""
+"""`skycity-bench review`: serve the reviewers' web app (and its JSON API, /docs);
+`skycity-bench review admin create NAME`: the store's admin and a one-time sign-in link.
+
+Accounts (issue 20): the operator creates the admin here; the admin invites reviewers from
+the app's Team page (/team) or POST /api/admin/invitations. Serving beyond loopback with no
+admin in the store is refused: nobody could sign in and run the team, and the operator has
+most likely forgotten a step."""
 
 from __future__ import annotations
 
@@ -8,32 +14,54 @@ import typer
 from rich.console import Console
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PORT = 8765
+DB_HELP = "review store: a file (default recordings/reviews.sqlite) or a postgresql:// URL"
+
+
+def _url(host: str, port: int) -> str:
+    h = host if host not in ("0.0.0.0", "::", "") else "127.0.0.1"
+    return f"http://{'[' + h + ']' if ':' in h else h}:{port}"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("review")
+    review_app = typer.Typer(help="Serve the blind review app; manage its admin accounts.")
+    app.add_typer(review_app, name="review")
+
+    @review_app.callback(invoke_without_command=True)
     def review(
-        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
-                                                           "or a postgresql:// URL"),
-        port: int = typer.Option(8765, "--port", min=0, max=65535, help="TCP port (0: any free one)"),
-        host: str = typer.Option("127.0.0.1", "--host", help="bind address (loopback unless told otherwise)"),
+        ctx: typer.Context,
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        port: int = typer.Option(DEFAULT_PORT, "--port", min=0, max=65535, help="TCP port (0: any free one)"),
+        host: str = typer.Option("127.0.0.1", "--host", help="bind address (loopback unless told otherwise; "
+                                                             "beyond it the store must have an admin)"),
         seed: Optional[int] = typer.Option(None, "--seed", help="queue-order seed of a NEW store (default random)"),
         allow_host: list[str] = typer.Option([], "--allow-host",
                                              help="a Host name the app answers to besides loopback and --host "
                                                   "(repeatable; e.g. the server's name on the team's network)"),
+        forwarded_allow_ips: str = typer.Option("127.0.0.1", "--forwarded-allow-ips",
+                                                help="addresses of the TLS reverse proxy whose X-Forwarded-Proto "
+                                                     "is trusted (session cookies get the Secure flag over https)"),
     ) -> None:
-        """Serve the blind review app: sign in, score candidates, override with reasons."""
+        """Serve the blind review app: sign in by invitation, score candidates, override with reasons."""
+        if ctx.invoked_subcommand is not None:
+            return
         import uvicorn
 
+        from ..errors import UserError
         from ..review import create_app
         from ..review.guard import allowed_hosts
-        from ..store import DEFAULT_DB, ReviewStore
+        from ..store import DEFAULT_DB, ReviewStore, accounts
 
         store = ReviewStore(db or DEFAULT_DB, seed=seed)
         c = Console()
-        if host not in LOOPBACK:
-            c.print(f"[yellow]warning:[/] serving on {host}: anyone who can reach it can submit scores")
-        c.print(f"review app on http://{host}:{port}/ (API at /docs) · store {store.path} · "
+        if not accounts.has_admin(store):
+            create = f"skycity-bench review admin create --db {db or DEFAULT_DB} NAME"
+            if host not in LOOPBACK:
+                raise UserError(f"refusing to serve on {host}: the store {store.path} has no admin yet, so nobody "
+                                f"could sign in or invite reviewers; create one first: {create}")
+            c.print(f"[yellow]note:[/] the store has no admin yet: nobody can sign in until you run {create}",
+                    highlight=False, soft_wrap=True)
+        c.print(f"review app on {_url(host, port)}/ (API at /docs) · store {store.path} · "
                 f"{len(store.candidates())} candidates · rubric {store.rubric.id}", highlight=False)
         hosts = allowed_hosts(host, allow_host)
         c.print(f"answering Host: {', '.join(hosts)} (others get 400)", highlight=False)
@@ -42,5 +70,36 @@ def register(app: typer.Typer) -> None:
             from ..queue.page import install
 
             install(web, store)
-            c.print(f"queue progress on http://{host}:{port}/progress", highlight=False)
-        uvicorn.run(web, host=host, port=port, log_level="warning")
+            c.print(f"queue progress on {_url(host, port)}/progress (admins)", highlight=False)
+        uvicorn.run(web, host=host, port=port, log_level="warning", proxy_headers=True,
+                    forwarded_allow_ips=forwarded_allow_ips)
+
+    admin_app = typer.Typer(no_args_is_help=True, help="The store's admin accounts (the operator's side).")
+    review_app.add_typer(admin_app, name="admin")
+
+    @admin_app.command("create")
+    def admin_create(
+        name: str = typer.Argument(..., help="the admin's name (shown in the audit trail)"),
+        db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
+        url: str = typer.Option(_url("127.0.0.1", DEFAULT_PORT), "--url",
+                                help="the address reviewers open (https://… behind a TLS proxy); the link starts with it"),
+    ) -> None:
+        """Create the store's admin (or, for an existing admin, make a new link) and print a
+        one-time sign-in link, valid 24 h. The link is shown once; the store keeps only its hash."""
+        from ..errors import UserError
+        from ..review.auth import SIGNIN_TTL_S
+        from ..store import DEFAULT_DB, InvalidReview, ReviewStore, accounts
+
+        store = ReviewStore(db or DEFAULT_DB)
+        existing = accounts.account(store, name.strip())
+        try:
+            acc = accounts.create_account(store, name, "admin", by="operator (CLI)")
+        except InvalidReview as e:
+            raise UserError(f"admin create {name!r}: {e}") from None
+        token = accounts.issue(store, acc["id"], "signin", by="operator (CLI)", ttl_s=SIGNIN_TTL_S)
+        accounts.audit(store, "operator (CLI)", "admin sign-in link", None, {"name": acc["name"]})
+        c = Console()
+        c.print(f"{'admin ' + acc['name'] + ' exists: a new' if existing else 'admin ' + acc['name'] + ' created; a'} "
+                f"one-time sign-in link (valid {SIGNIN_TTL_S // 3600} h; earlier unused links revoked):",
+                highlight=False, soft_wrap=True)
+        print(f"{url.rstrip('/')}/signin/{token}")

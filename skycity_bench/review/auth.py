@@ -217,6 +217,25 @@ class Auth:
             return self.declared[route.path]
         return None
 
+    @staticmethod
+    def iter_routes(app) -> list[tuple[str, BaseRoute]]:
+        """(full path, route) for every route the app serves, routers included (newer
+        FastAPI keeps an included router as one entry of app.routes; older ones copy its
+        routes in): what the role test walks."""
+        out: list[tuple[str, BaseRoute]] = []
+
+        def walk(routes, prefix: str) -> None:
+            for r in routes:
+                inner = getattr(r, "original_router", None)
+                if inner is not None:
+                    ctx = getattr(r, "include_context", None)
+                    walk(inner.routes, prefix + (getattr(ctx, "prefix", "") or ""))
+                else:
+                    out.append((prefix + getattr(r, "path", ""), r))
+
+        walk(app.routes, "")
+        return out
+
     async def gate(self, request: Request) -> None:
         """An app-wide dependency: a route without a rule answers 403 (fail closed)."""
         route = request.scope.get("route")
