@@ -45,4 +45,11 @@ def register(app: typer.Typer) -> None:
         elif fmt == "csv":
             typer.echo(to_csv(sheets), nl=False)
         else:
-            typer.echo(to_json(sheets, ranking, store.export_reviews()))
+            import json
+
+            from ..store import timings
+
+            doc = json.loads(to_json(sheets, ranking, store.export_reviews()))
+            # the operator's export: time per candidate per reviewer (review app saves; store/timings.py)
+            doc["review_timings"] = timings.summary(store)
+            typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))

@@ -31,8 +31,11 @@ from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
 from ..store import InvalidReview, ReviewStore
 from ..store import accounts
 from ..store.calibration import Calibration, still_open
+from ..store import timings
 from . import guard
 from . import routes_admin
+from . import timing
+from . import routes_timings
 from .auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
 from .views import candidate_view, video_time
 
@@ -96,6 +99,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
                               "`Authorization: Bearer <token>` (a personal API token, made on /me).")
     app.state.auth = auth
     app.state.store = store
+    stamp = timing.OpenedStamp(accounts.secret_key(store))    # a page's opening time, signed (time per candidate)
     templates = Jinja2Templates(directory=str(HERE / "templates"), context_processors=[auth.template_context])
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
     auth.declare("/static", "public")         # the style sheet and scripts of the sign-in page too
@@ -198,7 +202,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
                                                                  "queue": store.queue(me.name)})
 
     def _page(request: Request, cid: str, name: str, error: str = "", saved: str = "", status: int = 200,
-              start: Optional[float] = None):
+              start: Optional[float] = None, opened: Optional[str] = None):
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
         sheet = store.sheet(cid)
@@ -209,7 +213,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return templates.TemplateResponse(request, "candidate.html", {
             "rubric": rubric, "reviewer": name, "v": view, "error": error, "saved": saved,
             "finalized": sheet.finalized and cid not in still_open(store, store.reviewer(name)["id"]),
-            "start": start}, status_code=status)
+            "start": start, "opened": opened or stamp.issue(name, cid)}, status_code=status)
 
     def _next_candidate(name: str, cid: str) -> Optional[str]:
         """The candidate after `cid` in this reviewer's queue order (None after the last)."""
@@ -247,7 +251,12 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         except InvalidReview as e:
             if e.status == 404:
                 raise
-            return _page(request, cid, name, error=f"{e} — nothing was stored", status=e.status)
+            kept = form.get(timing.FIELD) if stamp.opened_at(form.get(timing.FIELD), name, cid) else None
+            return _page(request, cid, name, error=f"{e} — nothing was stored", status=e.status, opened=kept)
+        if "review_ids" in res:     # saved from the page: time since the server opened it (store/timings.py)
+            opened_at = stamp.opened_at(form.get(timing.FIELD), name, cid)
+            if opened_at:
+                timings.record(store, name, cid, opened_at, timing.now())
         if then_next:       # "save & next": the next in this reviewer's queue, same video time
             nxt = _next_candidate(name, cid)
             if nxt is None:
@@ -470,4 +479,5 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return accounts.audit_rows(store)
 
     app.include_router(routes_admin.build(store, auth, templates))     # /admin/calibration, /admin/agreement
+    app.include_router(routes_timings.build(store, auth, templates))   # /admin/timings: time per candidate
     return app

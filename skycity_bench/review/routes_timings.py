@@ -1,0 +1,31 @@
+"""Time per candidate for the operator (issue 20 part 7): the admin's page /admin/timings and
+its JSON twin /api/admin/timings — per reviewer, the median time a candidate took them (from
+the page's server-side opening to the save, store/timings.py), the total, and each candidate's
+time. Admins only: how fast a colleague scores is not the other reviewers' business."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import HTMLResponse
+
+from ..store import ReviewStore, timings
+from .auth import Auth, Principal
+
+
+def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/admin/timings", response_class=HTMLResponse, include_in_schema=False)
+    def timings_page(request: Request, me: Principal = Depends(auth.admin)):
+        return templates.TemplateResponse(request, "timings.html", {
+            "rubric": store.rubric, "reviewer": me.name, "summary": timings.summary(store)})
+
+    @router.get("/api/admin/timings", tags=["admin"],
+                summary="Time per candidate per reviewer: the median, the total, each candidate's seconds")
+    def api_timings(me: Principal = Depends(auth.admin)):
+        return {"reviewers": timings.summary(store)}
+
+    return router
+
+
+__all__ = ["build"]
