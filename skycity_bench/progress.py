@@ -17,6 +17,10 @@ class Task:
 
 
 class Progress:
+    # A display a person watches (a terminal, a log): the runner wraps it in RunProgress, one
+    # view of the whole run. A batch worker's JSON lines stay per task (batch_progress.py).
+    run_view = False
+
     def task(self, description: str, total: float, unit: str = "s") -> Task:
         return Task()
 
@@ -26,6 +30,8 @@ class Progress:
 
 class RichProgress(Progress):
     """Rich progress bars with elapsed time and time remaining."""
+
+    run_view = True
 
     def __init__(self, console=None):
         from rich.console import Console
@@ -57,6 +63,143 @@ class RichProgress(Progress):
 
     def stop(self) -> None:
         self._rp.stop()
+
+
+class LineProgress(Progress):
+    """Plain lines for a log or a pipe (no terminal to redraw): a line when a task starts and
+    when it ends, and between those at most one every `every_s` per task."""
+
+    run_view = True
+
+    def __init__(self, stream=None, every_s: float = 15.0):
+        self.stream = stream or sys.stderr
+        self.every_s = every_s
+        self._lock = threading.Lock()
+        self.started = time.monotonic()
+
+    def _say(self, text: str) -> None:
+        m, sec = divmod(int(time.monotonic() - self.started), 60)
+        with self._lock:
+            try:
+                self.stream.write(f"[{m:02d}:{sec:02d}] {text}\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    def task(self, description: str, total: float, unit: str = "s") -> Task:
+        outer = self
+        outer._say(f"{description}: started")
+
+        class _T(Task):
+            last = time.monotonic()
+            desc = description
+
+            def update(self, completed: float, note: str = "") -> None:
+                now = time.monotonic()
+                if now - self.last >= outer.every_s:
+                    self.last = now
+                    share = f"{completed / total:.0%}" if total else f"{completed:g}"
+                    outer._say(f"{self.desc}: {share}" + (f" · {note}" if note else ""))
+
+            def close(self) -> None:
+                outer._say(f"{self.desc}: done")
+
+        return _T()
+
+    def log(self, message: str) -> None:
+        from rich.text import Text
+
+        self._say(Text.from_markup(message).plain)
+
+
+def for_terminal(quiet: bool = False, console=None) -> "Progress | None":
+    """The run's display: rich bars on a terminal, plain lines otherwise, none with --quiet."""
+    if quiet:
+        return None
+    stream = sys.stderr
+    if hasattr(stream, "isatty") and stream.isatty():
+        return RichProgress(console)
+    return LineProgress(stream)
+
+
+def _clock(s: float) -> str:
+    m, sec = divmod(int(round(max(0.0, s))), 60)
+    return f"{m} min {sec:02d} s" if m else f"{sec} s"
+
+
+class RunProgress(Progress):
+    """One display for the whole run (issue 18 part 4): a line for the run (probes done of
+    all, which are running, elapsed and estimated remaining) and one line per running probe
+    (its phase, that is the task it has open, and that task's own progress).
+
+    The run's share done weighs each probe by its budget (ProbeSpec.budget: sized from the
+    demo time it plays), and counts a running probe by its open task's share; the estimate
+    of what is left is the elapsed time scaled by that share, so it is rough at the start
+    and tightens as the run goes."""
+
+    def __init__(self, inner: Progress, weights: dict[str, float]):
+        self.inner = inner
+        self.weights = {k: max(1e-6, float(v)) for k, v in weights.items()}
+        self.share = {k: 0.0 for k in self.weights}
+        self.running: set[str] = set()
+        self.started = time.monotonic()
+        self.row = inner.task("run", 1000.0, unit="")
+        self._lock = threading.Lock()
+        self._update()
+
+    def _update(self) -> None:
+        total = sum(self.weights.values())
+        done = sum(self.weights[k] * self.share[k] for k in self.weights) / total
+        elapsed = time.monotonic() - self.started
+        n_done = sum(1 for v in self.share.values() if v >= 1.0)
+        note = f"{n_done}/{len(self.weights)} probes"
+        if self.running:
+            note += " · running " + ", ".join(sorted(self.running))
+        if done > 0.02:
+            note += f" · about {_clock(elapsed * (1 - done) / done)} left"
+        self.row.update(done * 1000.0, note=note)
+
+    def probe(self, name: str) -> "Progress":
+        """The Progress a probe is given: its tasks become its line's phase and progress."""
+        outer = self
+        with self._lock:
+            self.running.add(name)
+        row = self.inner.task(name, 1.0, unit="")
+
+        class _Probe(Progress):
+            def task(self, description: str, total: float, unit: str = "s") -> Task:
+                row.update(0.0, note=description)
+
+                class _T(Task):
+                    def update(self, completed: float, note: str = "") -> None:
+                        f = min(1.0, completed / total) if total else 0.0
+                        row.update(f, note=f"{description} · {note}" if note else description)
+                        with outer._lock:
+                            outer.share[name] = min(0.99, f)
+                            outer._update()
+
+                    def close(self) -> None:
+                        row.update(1.0, note=f"{description} · done")
+
+                return _T()
+
+            def log(self, message: str) -> None:
+                outer.inner.log(message)
+
+            def finish(self) -> None:
+                row.close()
+                with outer._lock:
+                    outer.running.discard(name)
+                    outer.share[name] = 1.0
+                    outer._update()
+
+        return _Probe()
+
+    def log(self, message: str) -> None:
+        self.inner.log(message)
+
+    def close(self) -> None:
+        self.row.close()
 
 
 class JsonLinesProgress(Progress):

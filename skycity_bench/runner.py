@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import os
 import time
 import traceback
 from dataclasses import dataclass, replace
@@ -35,7 +36,7 @@ from .errors import BenchError, DemoCrash, DemoHang, ProbeError
 from .evidence.page_events import PageEventsEvidence
 from .probes import ProbeContext, ProbeSpec, registry
 from .probes.base import Wanted
-from .progress import Progress
+from .progress import Progress, RunProgress
 from .report import Candidate, ProbeRecord, Report, save
 from .rubric import Rubric, load_rubric
 from .scenario import Scenario
@@ -45,6 +46,29 @@ from .watchdog import MemoryWatchdog, kill_reason
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MEMORY_MB = 3072
+# What one more browser running a fake-clock probe side by side needs (`run --jobs`): a
+# Chromium with a 1920x1080 WebGL page (renderer, GPU process, SwiftShader's buffers) and the
+# probe's frames on this side; about 1.5 GB measured on the reference demo at 1080p.
+JOB_MEMORY_MB = 1536
+
+
+def default_jobs() -> int:
+    """`run --jobs` when not given: one browser per core this process may run on
+    (sched_getaffinity), no more than the available memory holds at JOB_MEMORY_MB each."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    avail_mb = None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    avail_mb = int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    by_memory = int(avail_mb // JOB_MEMORY_MB) if avail_mb is not None else cpus
+    return max(1, min(cpus, by_memory))
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,9 @@ class Profile:
     # collects less (check: the hover phase only, one density pair) scores only these, so
     # its report never judges an item from evidence that was not collected for it.
     items: Optional[tuple[str, ...]] = None
+    # Browsers running the fake-clock probes side by side after the real-time ones, which
+    # always run alone (`run --jobs`; _run_side_by_side). 1: one after the other.
+    jobs: int = 1
 
     def specs(self) -> list[ProbeSpec]:
         """What runs, in run order (ProbeSpec.order). A probe whose pass also yields other
@@ -260,15 +287,43 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 report.environment = environment.build(handle.version, path, webgl, scenario, cal)
                 report.environment["browser_source"] = source
                 report.environment["network"] = network
+                report.environment["jobs"] = profile.jobs
                 if profile.calibrate and not cal["within_tolerance"]:
                     report.warnings.append(
                         f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
                         f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
-                for spec in specs:
-                    rec = await _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog,
-                                           wanted=review_material_wanted(spec, scenario, report, profile))
+                # one display for the whole run where a person watches (progress.RunProgress)
+                view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
+
+                async def one(spec: ProbeSpec, h) -> None:
+                    p = view.probe(spec.name) if view is not None else progress
+                    try:
+                        rec = await _run_probe(spec, demo, scenario, out_dir, h, report, p, dog,
+                                               wanted=review_material_wanted(spec, scenario, report, profile),
+                                               readers=readers_of(spec, specs))
+                    finally:
+                        if view is not None:
+                            p.finish()
                     for r in _records_of_pass(spec, rec):
                         report.probes[r.name] = r
+
+                # Real time first and alone (a browser beside it would disturb what it
+                # measures), in run order; then the fake-clock probes, side by side on
+                # `jobs` browsers, each after the probes whose evidence it reads.
+                for spec in (s for s in specs if s.realtime):
+                    await one(spec, handle)
+                rest = [s for s in specs if not s.realtime]
+                extra = await _more_browsers(pw, handle, min(profile.jobs, len(rest)) - 1)
+                try:
+                    await _run_side_by_side(rest, [handle, *extra], one)
+                finally:
+                    if view is not None:
+                        view.close()
+                    for h in extra:
+                        await h.kill()
+                    # the report lists the probes in run order, however they finished
+                    order = [n for s in specs for n in (s.name, *s.produces)]
+                    report.probes = {**{n: report.probes[n] for n in order if n in report.probes}, **report.probes}
             finally:
                 # The network log is evidence like any probe's: scorers (packaging.single_file)
                 # read it as the pseudo-probe "network", and rescore finds it in the report.
@@ -282,6 +337,64 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 _page_events(report, handle)
                 _render_cost(report, handle, progress)
                 await handle.kill()
+
+
+async def _more_browsers(pw, handle, n: int) -> list:
+    """n more browsers for probes side by side: the same network policy and library cache,
+    and the run's one record of requests, page events and render budget (the report's
+    network log, page events and render cost cover every browser of the run)."""
+    if n <= 0:
+        return []
+    out = []
+    for _ in range(n):
+        h = BrowserHandle(pw, offline=handle.offline, resolvers=handle.resolvers)
+        h.requests, h.misses, h.page_events = handle.requests, handle.misses, handle.page_events
+        h.budget = handle.budget
+        out.append(h)
+    await asyncio.gather(*(h.start() for h in out))
+    return out
+
+
+async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one) -> None:
+    """Run `specs` on these browsers, one probe per browser at a time, the next ready one in
+    run order whenever a browser is free; a probe is ready when none of the probes whose
+    evidence it reads (ProbeSpec.after, or a pass that produces it) is still waiting or
+    running. With one browser this is the plain run order."""
+    pending = list(specs)
+    busy: set[str] = set()
+    changed = asyncio.Condition()
+
+    def names(s: ProbeSpec) -> set[str]:
+        return {s.name, *s.produces}
+
+    async def worker(h) -> None:
+        while True:
+            async with changed:
+                while True:
+                    if not pending:
+                        return
+                    blocked = busy | {n for s in pending for n in names(s)}
+                    ready = next((s for s in pending if not set(s.after) & (blocked - names(s))), None)
+                    if ready is not None:
+                        break
+                    await changed.wait()
+                pending.remove(ready)
+                busy.update(names(ready))
+            try:
+                await one(ready, h)
+            finally:
+                async with changed:
+                    busy.difference_update(names(ready))
+                    changed.notify_all()
+
+    tasks = [asyncio.ensure_future(worker(h)) for h in handles]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:              # one browser's failure ends the others' work too
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _not_calibrated(scenario: Scenario) -> dict:
@@ -435,12 +548,19 @@ def review_material_wanted(spec: ProbeSpec, scenario: Scenario, report: Report, 
                          "in every run)")
 
 
+def readers_of(spec: ProbeSpec, specs: Sequence[ProbeSpec]) -> tuple[str, ...]:
+    """The probes of this run that read `spec`'s evidence (or that of a probe its pass
+    produces): they name it in ProbeSpec.after (ProbeContext.readers)."""
+    mine = {spec.name, *spec.produces}
+    return tuple(s.name for s in specs if s is not spec and set(s.after) & mine)
+
+
 async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog, *,
-                     wanted: Optional[Wanted] = None) -> ProbeRecord:
+                     wanted: Optional[Wanted] = None, readers: tuple[str, ...] = ()) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
                        settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress,
-                       produces=spec.produces, wanted=wanted)
+                       produces=spec.produces, wanted=wanted, readers=readers)
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:

@@ -16,7 +16,7 @@ from rich.console import Console
 from ..demo_file import candidate_id, load_demo
 from ..errors import UserError
 from ..probes import registry
-from ..progress import RichProgress
+from ..progress import RichProgress, for_terminal
 from ..runner import DEFAULT_MAX_MEMORY_MB
 from ..scenario import load_scenario
 from ._render import print_report
@@ -62,12 +62,16 @@ def register(app: typer.Typer) -> None:
         realtime_capture: bool = typer.Option(
             False, "--realtime-capture", help="always keep a real-time video of the frame-pacing pass for 录屏复核 "
                                               "(default: only when smoothness.frame_pacing ends in review)"),
+        jobs: Optional[int] = typer.Option(
+            None, "--jobs", "-j", help="browsers running the fake-clock probes side by side after the real-time ones, "
+                                       "which always run alone (default: the cores this process may use, as memory "
+                                       "allows; 1: one probe after the other)"),
         no_fetch: bool = typer.Option(
             False, "--no-fetch", help="keep the offline library cache frozen: never fetch a CDN release a demo names "
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
     ) -> None:
         """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
-        from ..runner import Profile, execute, exit_code
+        from ..runner import Profile, default_jobs, execute, exit_code
 
         if network not in ("offline", "allow"):
             raise UserError(f"--network: expected offline or allow, got {network!r}")
@@ -75,6 +79,8 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"--repeat: expected a whole number >= 1, got {repeat}")
         if candidate_timeout is not None and candidate_timeout <= 0:
             raise UserError(f"--candidate-timeout: expected seconds > 0, got {candidate_timeout:g}")
+        if jobs is not None and jobs < 1:
+            raise UserError(f"--jobs: expected a whole number >= 1, got {jobs}")
         if max_memory_mb < 256:
             raise UserError(f"--max-memory-mb: expected at least 256, got {max_memory_mb:g}")
         # --realtime-capture is the scenario's probes.realtime_capture.when = always, for this
@@ -98,12 +104,13 @@ def register(app: typer.Typer) -> None:
         load_demo(demo)                 # bad input fails before a browser starts
         out_dir = out or default_out(demo)
         console = Console()
-        progress = None if quiet else RichProgress()
-        profile = Profile(probes=tuple(probe) if probe else None, network=network, max_memory_mb=max_memory_mb)
+        progress = for_terminal(quiet)
+        profile = Profile(probes=tuple(probe) if probe else None, network=network, max_memory_mb=max_memory_mb,
+                          jobs=jobs or default_jobs())
         try:
             report = asyncio.run(execute(demo, sc, profile, out_dir, progress=progress))
         finally:
-            if progress:
+            if isinstance(progress, RichProgress):
                 progress.stop()
         print_report(report, console, out_dir)
         raise typer.Exit(exit_code(report))

@@ -71,4 +71,10 @@ class DensityEvidence(Evidence):
     lowest_evidence: Optional[str] = Field(description="annotated frame of the lowest sample, when not a rubric point")
     samples: list[DensitySample] = Field(description="every sample, in time order")
     page_errors: list[Any] = Field(description="errors the page threw (first 20)")
+    # Issue 18 (capture once), optional so that version 4 evidence written before it stays
+    # valid as it is; no scorer reads it (where the frames came from changes no figure).
+    frames_from: Optional[dict[str, Optional[str]]] = Field(
+        None, description="where each pass's frames came from: {main, densified}: 'tour' (the recording's pass "
+                          "captured them, probes/_tour.py DensityFrames) or 'replay' (this probe played the window "
+                          "on a fresh page); densified null when no sample was densified")
     note: str = Field(description="what the fake clock cannot show")

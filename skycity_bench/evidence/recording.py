@@ -39,7 +39,8 @@ class RecordingEvidenceV3(Evidence):
     late_frames: int
 
 
-class RecordingEvidence(RecordingEvidenceV3):
+class RecordingEvidenceV4(RecordingEvidenceV3):
+    """Version 4 (issue 18, before density read the tour's frames), kept for stored runs."""
     probe = "recording"
     # 4 (issue 18): VP9 (VP8 where PyAV lacks it) through PyAV in a worker thread fed by a
     # bounded queue (video_encode.py); adds video_keyframe_every_s, decode_ms_mean,
@@ -54,3 +55,15 @@ class RecordingEvidence(RecordingEvidenceV3):
     truncated: Optional[dict[str, Any]] = Field(
         description="null, or {at_s, of_s, reason, wall_budget_s}: the tour's wall-clock budget stopped the pass; "
                     "the video holds 0–at_s only")
+
+
+class RecordingEvidence(RecordingEvidenceV4):
+    probe = "recording"
+    # 5 (issue 18 part 1, capture once): adds density_frames, the density probe's frames
+    # captured in the same pass when density runs after it.
+    evidence_version = "5"
+
+    density_frames: Optional[dict[str, Any]] = Field(
+        description="null (density did not run after this pass), or {index, frames, claims, bytes, capture_s}: the "
+                    "density probe's frames of the dense window taken in this pass (probes/_tour.py DensityFrames); "
+                    "index is recordings/density_frames/index.json; the PNGs are removed once density has read them")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -242,13 +243,13 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
 
 
 def density_frame_times(sample_times: list[float], offsets_frames: list[int], densify_points: int) -> dict:
-    """What the density analysis would take from the tour instead of replaying 20–35 s
-    (issue 18 part 1; not wired yet: probes/density.py still replays): {"claims_at": every
-    time a sample may be taken at (the samples, and the `densify_points` points between each
-    two neighbouring samples where a densified sample can fall), "frames_at": every 60 Hz
-    frame a sample at any of those times needs (t + k / 60 s for k in offsets_frames, which
-    holds 0, the pair's Δ and the other pairs' frames)}. All on the 60 Hz animation grid,
-    sorted, so tour_times can merge them with the video's and the timeline's steps."""
+    """What the density analysis takes from the tour instead of replaying 20–35 s (issue 18
+    part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time a
+    sample may be taken at (the samples, and the `densify_points` points between each two
+    neighbouring samples where a densified sample can fall), "frames_at": every 60 Hz frame
+    a sample at any of those times needs (t + k / 60 s for k in offsets_frames, which holds
+    0, the pair's Δ and the other pairs' frames)}. All on the 60 Hz animation grid, sorted,
+    so tour_times can merge them with the video's and the timeline's steps."""
     ts = sorted({round(float(t), 6) for t in sample_times})
     claims = set(ts)
     for a, b in zip(ts, ts[1:]):
@@ -259,21 +260,91 @@ def density_frame_times(sample_times: list[float], offsets_frames: list[int], de
     return {"claims_at": claims_at, "frames_at": frames_at}
 
 
-def tour_times(video: list[tuple[float, str]], timeline: list[float]) -> list[tuple[float, str | None, bool]]:
+class DensityFrames:
+    """The density probe's part of the tour pass (issue 18 part 1: capture once): every frame
+    a density sample in the dense window could need (density_frame_times: the samples, every
+    point a densified sample can fall on, and the other pairs' frames), as the lossless PNG
+    the density probe's own replay takes (DemoPage.screenshot_png), with the page's clock at
+    each; and the hook's getDynamicObjects at every possible sample time, asked right after
+    that frame, as the density probe asks it. Written under `recordings/density_frames/`
+    with `index.json`, which the recording's evidence names (density_frames); the density
+    probe reads them there (probes/density.py: TourFrames) instead of re-playing the window.
+
+    The frames are the density probe's only: they are removed once it has read them
+    (probes/density.py), so a run folder does not keep ~200 full-size PNGs."""
+
+    DIR = "recordings/density_frames"
+
+    def __init__(self, ctx, sample_times: list[float], delta_frames: int, other_frames: list[int],
+                 densify_points: int):
+        self.ctx = ctx
+        self.sample_times, self.delta_frames = sample_times, delta_frames
+        self.other_frames, self.densify_points = list(other_frames), densify_points
+        self.desc = None
+        self.claims_keys: set[int] = set()
+        self.frames: dict[str, dict] = {}
+        self.claims: dict[str, dict] = {}
+        self.bytes = 0
+        self.capture_s = 0.0
+        self.index_rel: str | None = None
+
+    async def prepare(self, dp) -> list[float]:
+        """Ask describe() (a sample reads claims only when it answers) and return the frame
+        times to step to: the other pairs' frames only with a hook, as the probe takes them."""
+        self.desc = await dp.hook.describe()
+        offsets = [0, self.delta_frames] + (self.other_frames if self.desc.ok else [])
+        got = density_frame_times(self.sample_times, offsets, self.densify_points)
+        self.claims_keys = {int(round(t * 60)) for t in got["claims_at"]} if self.desc.ok else set()
+        return got["frames_at"]
+
+    async def take(self, dp, t: float) -> None:
+        key = int(round(t * 60))
+        c0 = time.perf_counter()
+        png = await dp.screenshot_png()
+        now = await dp.now_s()
+        self.capture_s += time.perf_counter() - c0
+        path, _ = self.ctx.file(f"{self.DIR}/f{key:06d}.png")
+        path.write_bytes(png)
+        self.bytes += len(png)
+        self.frames[str(key)] = {"file": path.name, "now_s": now}
+        if key in self.claims_keys:
+            hc = await dp.hook.call("getDynamicObjects")
+            self.claims[str(key)] = {"ok": hc.ok, "value": hc.value if hc.ok else None, "error": hc.error}
+
+    def finish(self, dp) -> dict:
+        """Writes index.json; the figures for the recording's evidence (density_frames)."""
+        d = self.desc
+        index = {"version": 1, "delta_frames": self.delta_frames, "other_frames": self.other_frames,
+                 "hook": {"ok": bool(d and d.ok), "value": d.value if d and d.ok else None,
+                          "error": None if d is None else d.error},
+                 "frames": self.frames, "claims": self.claims, "page_errors": dp.events.page_errors[:20]}
+        path, self.index_rel = self.ctx.file(f"{self.DIR}/index.json")
+        path.write_text(json.dumps(index))
+        return {"index": self.index_rel, "frames": len(self.frames), "claims": len(self.claims),
+                "bytes": self.bytes, "capture_s": round(self.capture_s, 2)}
+
+
+def tour_times(video: list[tuple[float, str]], timeline: list[float],
+               density: list[float] = ()) -> list[tuple[float, str | None, bool, bool]]:
     """The pass's steps in time order: (t, the video's kind of frame at t or None, whether
-    the timeline samples at t). Both lists sit on the 60 Hz animation grid (frame_times), so
-    a time both want is the same number and is stepped once."""
+    the timeline samples at t, whether density takes a frame at t). All lists sit on the
+    60 Hz animation grid (frame_times, density_frame_times), so a time two want is the same
+    number and is stepped once."""
     at: dict[float, list] = {}
     for t, kind in video:
-        at.setdefault(round(t, 6), [t, None, False])[1] = kind
+        at.setdefault(round(t, 6), [t, None, False, False])[1] = kind
     for t in timeline:
-        at.setdefault(round(t, 6), [t, None, False])[2] = True
-    return [(v[0], v[1], v[2]) for _, v in sorted(at.items())]
+        at.setdefault(round(t, 6), [t, None, False, False])[2] = True
+    for t in density:
+        at.setdefault(round(t, 6), [t, None, False, False])[3] = True
+    return [(v[0], v[1], v[2], v[3]) for _, v in sorted(at.items())]
 
 
-async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str, wall_budget_s: float | None = None) -> dict:
+async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | None = None, stepped_by: str,
+                    wall_budget_s: float | None = None) -> dict:
     """One fake-clock walk; returns {"recording": the video's figures or None, "timeline":
-    the timeline's evidence data or None, "stopped": None or {at_s, reason, message}}.
+    the timeline's evidence data or None, "density_frames": DensityFrames.finish()'s
+    figures or None, "stopped": None or {at_s, reason, message}}.
     `video` is the recording's frame taker (probes/recording.py: times(), take(), partial(),
     finish(stopped), close()); `timeline` the timeline's Settings. A ProbeError raised here
     carries its partial data keyed the same way ({"recording": ..., "timeline": ...}, only
@@ -292,15 +363,17 @@ async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str, wall_bud
             sampler = TimelineSampler(ctx, dp, st, timeline, pool)
             await sampler.prepare()
         steps = tour_times(video.times() if video is not None else [],
-                           frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [])
-        what = " + ".join(n for n, on in (("recording", video is not None), ("timeline", sampler is not None)) if on)
+                           frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [],
+                           await density.prepare(dp) if density is not None else [])
+        what = " + ".join(n for n, on in (("recording", video is not None), ("timeline", sampler is not None),
+                                          ("density frames", density is not None)) if on)
         task = ctx.progress.task(f"{what}: {steps[-1][0]:g} s" if steps else what, len(steps), unit="frames")
         started = time.monotonic()
         budget = PassBudget(wall_budget_s, getattr(dp, "budget", None))
         stopped = None
         step_s = 0.0
         try:
-            for i, (t, kind, sample) in enumerate(steps):
+            for i, (t, kind, sample, dens) in enumerate(steps):
                 if budget.spent():
                     stopped = _stopped(st, t, steps[-1][0], budget.why(), budget, i)
                     break
@@ -314,6 +387,8 @@ async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str, wall_bud
                 shot = await video.take(kind, t, st) if kind is not None else None
                 if sample:
                     await sampler.sample(st.frame_s, shot)   # = t, except for t = 0, which load already passed
+                if dens:
+                    await density.take(dp, t)
                 if i % 10 == 0 or i == len(steps) - 1:
                     task.update(i + 1, note=eta_note(i + 1, len(steps), time.monotonic() - started))
             if video is not None:
@@ -330,7 +405,8 @@ async def tour_pass(ctx, *, video=None, timeline=None, stepped_by: str, wall_bud
             raise
         finally:
             task.close()
-        out: dict = {"recording": None, "timeline": None, "stopped": stopped}
+        out: dict = {"recording": None, "timeline": None, "stopped": stopped,
+                     "density_frames": density.finish(dp) if density is not None else None}
         if video is not None:
             out["recording"] = await video.finish(stopped)
         if sampler is not None:

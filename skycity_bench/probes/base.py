@@ -57,6 +57,9 @@ class ProbeSpec:
     # The evidence model the probe returns; its evidence_version becomes the probe's version.
     evidence: Any = None
     order: int = 100                       # run order; real-time probes first (least disturbed)
+    # Plays the demo in real time (frame pacing, its real-time capture, playback's autoplay
+    # look): runs alone, before the fake-clock probes, which `run --jobs N` runs side by side.
+    realtime: bool = False
     settings: type[BaseModel] = NoSettings
     after: tuple[str, ...] = ()            # probes whose evidence this one reads: it runs after
                                            # them whatever `order` says (runner.Profile.specs)
@@ -100,6 +103,10 @@ class ProbeContext:
     # For a probe that makes review material (ProbeSpec.review_material_for): whether this
     # run wants it and why (the runner's decision); None for every other probe.
     wanted: Optional["Wanted"] = None
+    # The probes of this run that read this probe's evidence (they name it in ProbeSpec.after
+    # and run after it): the recording's tour pass captures the density probe's frames only
+    # when density is one of them (issue 18, capture once).
+    readers: tuple[str, ...] = ()
 
     async def open_page(self, **kw):
         """A fresh context and page on the demo (see BrowserHandle.open_page)."""

@@ -16,11 +16,13 @@ are not moved between A and B and are not seen as moving (said in the evidence).
 from __future__ import annotations
 
 import asyncio
-import inspect
+import json
 import time
 from dataclasses import fields
+from pathlib import Path
 from typing import Annotated
 
+import cv2
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ProbeError
@@ -32,6 +34,7 @@ from ..vision.objects import ObjectParams
 from ..vision.segment import SegmentParams
 from ..vision.verify import VerifyParams
 from . import probe
+from ._stepper import RAF_60HZ_JS, Stepper
 
 _FRAME_MS = 1000.0 / 60.0
 
@@ -127,61 +130,222 @@ def count_of(s: dict) -> int | None:
     return s.get("verified_count") if s.get("verified_count") is not None else s.get("visual_count")
 
 
-class _Capture:
-    def __init__(self, ctx, delta_ms: float):
+def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], hook: bool) -> list[dict]:
+    """Which frames each sample of one pass uses, as 60 Hz frame numbers: {t, key (frame A),
+    before (offsets < 0), after (offsets > Δ; used only when the hook answers at t)}.
+
+    The rule is the one the replay has always followed, so that the analysis sees the same
+    frames whichever source gives them (the tour's frames or a replay): a pass walks one
+    page forward, so an earlier frame (k < 0) is used when the walk has not passed it yet or
+    it was one of the last 12 frames taken (a densified sample a quarter second after the
+    one before takes that sample's frame A); else it is left out."""
+    others = sorted({k for k in other_frames if k not in (0, delta_frames)})
+    before = [k for k in others if k < 0] if hook else []
+    after = [k for k in others if k > delta_frames] if hook else []
+    now = None
+    recent: dict[int, bool] = {}
+
+    def take(key: int) -> None:
+        recent[key] = True
+        while len(recent) > 12:
+            recent.pop(next(iter(recent)))
+
+    out = []
+    for t in times:
+        n = int(round(t * 60))
+        first = n + min([0] + before)
+        now = first if now is None else max(now, first)
+        used = []
+        for k in before:
+            if n + k >= now:
+                now = n + k
+                take(n + k)
+                used.append(k)
+            elif n + k in recent:
+                used.append(k)
+        take(n)
+        take(n + delta_frames)
+        now = max(now, n + delta_frames)
+        for k in after:
+            now = max(now, n + k)
+            take(n + k)
+        out.append({"t": t, "key": n, "before": used, "after": list(after)})
+    return out
+
+
+def _keys(plan: list[dict], delta_frames: int) -> list[int]:
+    return sorted({p["key"] + k for p in plan for k in (0, delta_frames, *p["before"], *p["after"])})
+
+
+class _Call:
+    """A hook call's answer as stored (ok, value, error), from the page or the tour's index."""
+
+    def __init__(self, ok: bool, value, error):
+        self.ok, self.value, self.error = ok, value, error
+
+
+class Replay:
+    """Frames by playing the window on a fresh page (the probe run without the recording's
+    tour, or beyond what the tour captured): forward on the 60 Hz animation grid as the
+    tour steps (probes/_stepper.py), so a frame is the same picture from either source."""
+
+    name = "replay"
+
+    def __init__(self, ctx):
         self.ctx = ctx
-        self.delta_ms = delta_ms
+        self.dp = None
+        self.st = None
+
+    async def open(self) -> None:
+        self.dp = await self.ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS])
+        self.st = await Stepper(self.dp).start()
+
+    async def describe(self) -> _Call:
+        d = await self.dp.hook.describe()
+        return _Call(d.ok, d.value, d.error)
+
+    async def frame(self, key: int):
+        """(frame, page clock s, ms stepping, ms capturing) at 60 Hz frame `key`. The way to
+        the first frame needs only the picture at its end (a slow page may get there in
+        coarse steps: browser/session.py); from one frame before it every frame is run."""
+        c0 = time.perf_counter()
+        t = key / 60.0
+        if self.st.now_s < t - 1.5 / 60.0:
+            await self.st.to(t - 1.0 / 60.0, picture_only=True)
+        await self.st.to(t)
+        c1 = time.perf_counter()
+        img = await self.dp.frame()
+        now = await self.dp.now_s()
+        return img, now, (c1 - c0) * 1000, (time.perf_counter() - c1) * 1000
+
+    async def claims(self, key: int) -> _Call:
+        hc = await self.dp.hook.call("getDynamicObjects")
+        return _Call(hc.ok, hc.value, hc.error)
+
+    def page_errors(self) -> list:
+        return self.dp.events.page_errors[:20] if self.dp is not None else []
+
+    async def close(self) -> None:
+        if self.dp is not None:
+            await self.dp.close()
+
+
+class TourFrames:
+    """Frames the recording's tour pass captured for this probe (probes/_tour.py
+    DensityFrames; named in the recording's evidence as density_frames): the same PNGs, the
+    page's clock at each and the hook's answers, read from recordings/density_frames/."""
+
+    name = "tour"
+
+    def __init__(self, folder: Path, index: dict):
+        self.folder, self.index = folder, index
+
+    @classmethod
+    def of_run(cls, ctx) -> "TourFrames | None":
+        rec = ctx.artifacts.get("recording")
+        df = (rec.data or {}).get("density_frames") if rec is not None and rec.status == "ok" else None
+        if not df:
+            return None
+        path = ctx.out_dir / df["index"]
+        try:
+            index = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        return cls(path.parent, index)
+
+    def has(self, keys: list[int]) -> bool:
+        return all(str(k) in self.index["frames"] for k in keys)
+
+    async def open(self) -> None:
+        pass
+
+    async def describe(self) -> _Call:
+        h = self.index["hook"]
+        return _Call(h["ok"], h["value"], h["error"])
+
+    async def frame(self, key: int):
+        c0 = time.perf_counter()
+        f = self.index["frames"][str(key)]
+        img = await asyncio.to_thread(cv2.imread, str(self.folder / f["file"]), cv2.IMREAD_COLOR)
+        if img is None:
+            raise ProbeError(f"the tour's density frame {f['file']} could not be read")
+        return img, f["now_s"], 0.0, (time.perf_counter() - c0) * 1000
+
+    async def claims(self, key: int) -> _Call:
+        c = self.index["claims"].get(str(key))
+        if c is None:
+            return _Call(False, None, f"the tour asked no claims at frame {key}")
+        return _Call(c["ok"], c["value"], c["error"])
+
+    def page_errors(self) -> list:
+        return list(self.index.get("page_errors") or [])[:20]
+
+    async def close(self) -> None:
+        pass
+
+    def remove(self) -> None:
+        """The PNGs are this probe's only; the index stays (the recording's evidence names it)."""
+        for f in self.index["frames"].values():
+            (self.folder / f["file"]).unlink(missing_ok=True)
+
+
+class _Capture:
+    """The one analysis of a pass's samples, whichever source gives the frames."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
         self.delta_frames = ctx.settings.delta_frames
         self.other_frames = sorted({k for k in ctx.settings.other_pair_frames if k not in (0, self.delta_frames)})
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
         self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
-        self.recent: dict = {}      # (page, 60 Hz frame) -> frame, the last few taken
 
-    async def sample(self, dp, t: float, hook: bool, densified: bool = False) -> dict:
-        c0 = time.perf_counter()
-        others: list[tuple[int, object]] = []
-        # the way to the first frame needs only the picture at its end (a slow page may get
-        # there in coarse steps: browser/session.py), the frames of the pairs every frame
-        first = t + min([0] + [k for k in self.other_frames if k < 0] if hook else [0]) * _FRAME_MS / 1000.0
-        await _seek_picture(dp, first)
-        if hook:
-            # frames before t for the other pairs (vision/verify.py: recheck_claims); one the
-            # clock has already passed (densified samples close together) is left out
-            now = await dp.now_s()
-            for k in sorted(k for k in self.other_frames if k < 0):
-                tk = t + k * _FRAME_MS / 1000.0
-                if tk >= now - 1e-6:
-                    await dp.seek(tk)
-                    others.append((k, await self._frame(dp, tk)))
-                elif (id(dp), self._key(tk)) in self.recent:
-                    # densified samples close together: the frame was taken for the one before
-                    others.append((k, self.recent[(id(dp), self._key(tk))]))
-        await dp.seek(t)
-        t_a = await dp.now_s()
-        c1 = time.perf_counter()
-        a = await self._frame(dp, t)
+    async def run_pass(self, source, times: list[float], hook: bool, densified: bool, out: list[dict],
+                       progress=None) -> None:
+        """Every sample of one pass, appended to `out` in time order as it is analysed. The
+        source is walked forward once; a frame is dropped when no later sample uses it."""
+        plan = plan_pass(times, self.delta_frames, self.other_frames, hook)
+        keys = _keys(plan, self.delta_frames)
+        last_use: dict[int, int] = {}
+        for i, p in enumerate(plan):
+            for k in (0, self.delta_frames, *p["before"], *p["after"]):
+                last_use[p["key"] + k] = i
+        a_keys = {p["key"] for p in plan}
+        frames: dict[int, tuple] = {}
+        claims: dict[int, _Call] = {}
+        i = 0
+        for key in keys:
+            frames[key] = await source.frame(key)
+            if hook and key in a_keys:
+                claims[key] = await source.claims(key)
+            while i < len(plan) and max(plan[i]["key"] + k for k in (self.delta_frames, *plan[i]["after"])) <= key:
+                out.append(await self._analyse(plan[i], frames, claims.get(plan[i]["key"]), hook, densified))
+                if progress is not None:
+                    progress(plan[i]["t"])
+                for k in [k for k in frames if last_use.get(k, -1) <= i]:
+                    del frames[k]
+                i += 1
+
+    async def _analyse(self, p: dict, frames: dict, call: _Call | None, hook: bool, densified: bool) -> dict:
+        n, t = p["key"], p["t"]
+        a, t_a, seek_a, cap_a = frames[n]
+        b, t_b, seek_b, cap_b = frames[n + self.delta_frames]
         claims, hook_error = None, None
-        if hook:
-            hc = await dp.hook.call("getDynamicObjects")
-            if hc.ok and isinstance(hc.value, list):
-                claims = [c for c in hc.value if not (isinstance(c, dict) and c.get("visible") is False)]
+        if hook and call is not None:
+            if call.ok and isinstance(call.value, list):
+                claims = [c for c in call.value if not (isinstance(c, dict) and c.get("visible") is False)]
             else:
-                hook_error = hc.error or f"getDynamicObjects returned {type(hc.value).__name__}, not a list"
-        await dp.run_for(self.delta_ms)
-        t_b = await dp.now_s()
-        b = await self._frame(dp, t + self.delta_frames * _FRAME_MS / 1000.0)
+                hook_error = call.error or f"getDynamicObjects returned {type(call.value).__name__}, not a list"
+        others = [(k, frames[n + k][0]) for k in p["before"]]
         if claims is not None:
-            for k in sorted(k for k in self.other_frames if k > self.delta_frames):
-                await dp.seek(t + k * _FRAME_MS / 1000.0)
-                others.append((k, await self._frame(dp, t + k * _FRAME_MS / 1000.0)))
-        c2 = time.perf_counter()
+            others += [(k, frames[n + k][0]) for k in p["after"]]
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
         res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
                                       others if claims is not None else None, self.delta_frames)
         data = {"t": round(t_a, 3), "t_b": round(t_b, 3), "densified": densified, **res.data}
-        data["timing_ms"].update(seek=round((c1 - c0) * 1000), capture=round((c2 - c1) * 1000))
+        own = [frames[n + k] for k in (0, self.delta_frames, *p["before"], *(p["after"] if claims is not None else []))]
+        data["timing_ms"].update(seek=round(sum(f[2] for f in own)), capture=round(sum(f[3] for f in own)))
         if hook_error:
             data["hook_error"] = hook_error[:200]
         if round(t, 3) in self.main:
@@ -190,19 +354,6 @@ class _Capture:
         if c is not None and (self.lowest is None or c < self.lowest[0]):
             self.lowest = (c, t_a, a, data, res.seg.regions)
         return data
-
-    @staticmethod
-    def _key(t: float) -> int:
-        return int(round(t * 60))             # the 60 Hz frame the clock stands on
-
-    async def _frame(self, dp, t: float):
-        """A frame, kept a while: a densified sample whose earlier frames the clock has
-        passed takes them from here (the same page, the same frame time: the same picture)."""
-        img = await dp.frame()
-        self.recent[(id(dp), self._key(t))] = img
-        while len(self.recent) > 12:
-            self.recent.pop(next(iter(self.recent)))
-        return img
 
     def _draw(self, a, data: dict, regions: list) -> str:
         path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
@@ -213,40 +364,57 @@ class _Capture:
         return rel
 
 
-@probe("density", order=50, settings=Settings, evidence=DensityEvidence,
-       description="fake clock; frame pairs t, t+Δ across 20–35 s; camera-compensated motion; hook claims checked",
+@probe("density", order=50, settings=Settings, evidence=DensityEvidence, after=("recording",),
+       description="fake clock; frame pairs t, t+Δ across 20–35 s (the recording's tour frames when it runs); "
+                   "camera-compensated motion; hook claims checked",
        budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
 async def collect(ctx) -> DensityEvidence:
+    """Frames from the recording's tour pass when it ran before this probe and captured the
+    whole window (capture once, issue 18: it declares that it reads the recording's
+    evidence, ProbeSpec.after); else from a replay of the window on a fresh page. One
+    analysis either way (_Capture.run_pass); the evidence says which source (frames_from)."""
     s: Settings = ctx.settings
     a_s, b_s = ctx.scenario.dense_window_s
     times = sample_times(ctx.scenario.density_sample_times_s, a_s, b_s, s.step_s)
-    cap = _Capture(ctx, s.delta_frames * _FRAME_MS)
+    cap = _Capture(ctx)
+    tour = TourFrames.of_run(ctx)
+    hook_tour = tour is not None and (await tour.describe()).ok
+    if tour is not None and not tour.has(_keys(plan_pass(times, cap.delta_frames, cap.other_frames, hook_tour),
+                                               cap.delta_frames)):
+        tour = None                  # the tour stopped before the window's end: play it here
     samples: list[dict] = []
-    task = ctx.progress.task("density: frame pairs 20–35 s", len(times))
-    dp = await ctx.open_page(fake_clock=True)
+    frames_from = {"main": "tour" if tour is not None else "replay", "densified": None}
+    task = ctx.progress.task("density: frame pairs 20–35 s" + (" (the tour's frames)" if tour else ""), len(times))
+    source = tour or Replay(ctx)
     try:
-        desc = await dp.hook.describe()
+        await source.open()
+        desc = await source.describe()
         hook = desc.ok
-        for i, t in enumerate(times):
-            samples.append(await cap.sample(dp, t, hook))
-            task.update(i + 1, note=f"t = {t:g} s")
+        await cap.run_pass(source, times, hook, False, samples,
+                           progress=lambda t: task.update(len(samples), note=f"t = {t:g} s"))
     except ProbeError as e:
         e.data = {"samples": samples, **(e.data or {})}
         raise
     finally:
         task.close()
-        await dp.close()
+        await source.close()
+    page_errors = source.page_errors()
     densify_error = None
     extra = _densify_times(samples, s)
     if extra:
-        dp = await ctx.open_page(fake_clock=True)
+        plan_keys = _keys(plan_pass(extra, cap.delta_frames, cap.other_frames, hook), cap.delta_frames)
+        more = tour if tour is not None and tour.has(plan_keys) else Replay(ctx)
+        frames_from["densified"] = more.name
         try:
-            for t in extra:
-                samples.append(await cap.sample(dp, t, hook, densified=True))
+            await more.open()
+            await cap.run_pass(more, extra, hook, True, samples)
         except ProbeError as e:
             densify_error = str(e)
         finally:
-            await dp.close()
+            await more.close()
+        page_errors = more.page_errors()
+    if tour is not None:
+        tour.remove()
     samples.sort(key=lambda d: d["t"])
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
@@ -263,18 +431,10 @@ async def collect(ctx) -> DensityEvidence:
         "densify_error": densify_error,
         "lowest_evidence": lowest_file,
         "samples": samples,
-        "page_errors": dp.events.page_errors[:20],
+        "page_errors": page_errors,
+        "frames_from": frames_from,
         "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
     })
-
-
-async def _seek_picture(dp, t: float) -> None:
-    """Seek to t needing only the picture there; where the session can step a slow page
-    coarsely on such a way (issue 16, browser/session.py), let it."""
-    if "picture_only" in inspect.signature(dp.seek).parameters:
-        await dp.seek(t, picture_only=True)
-    else:
-        await dp.seek(t)
 
 
 def _densify_times(samples: list[dict], s: Settings) -> list[float]:

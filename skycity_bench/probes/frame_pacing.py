@@ -49,7 +49,7 @@ def _budget(sc) -> float:
     return one * (1 + s.noise_reruns)
 
 
-@probe("frame_pacing", order=10, settings=Settings, evidence=FramePacingEvidence,
+@probe("frame_pacing", realtime=True, order=10, settings=Settings, evidence=FramePacingEvidence,
        description="real-time playback; rAF timestamps, performance.now() on entry, scene draw signal, "
                    "Chromium's frame reporting, machine noise",
        budget=_budget)

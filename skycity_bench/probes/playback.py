@@ -58,7 +58,7 @@ def _budget(sc) -> float:
     return 90 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s
 
 
-@probe("playback", order=30, settings=Settings, evidence=PlaybackEvidence,
+@probe("playback", realtime=True, order=30, settings=Settings, evidence=PlaybackEvidence,
        description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
        budget=_budget)
 async def collect(ctx) -> PlaybackEvidence:

@@ -54,7 +54,7 @@ def _budget(sc) -> float:
     return sc.duration_s + sc.timeouts.load_s + sc.timeouts.probe_grace_s + _settings(sc).encode_timeout_s
 
 
-@probe("realtime_capture", order=11, settings=Settings, evidence=RealtimeCaptureEvidence, after=("frame_pacing",),
+@probe("realtime_capture", realtime=True, order=11, settings=Settings, evidence=RealtimeCaptureEvidence, after=("frame_pacing",),
        companion_of=("frame_pacing",), review_material_for=ITEM, budget=_budget,
        description="real-time video of what a viewer saw (CDP screencast, Chromium's frame timestamps) "
                    "for 录屏复核, when frame pacing ends in review or on request")

@@ -46,7 +46,7 @@ from ..evidence.timeline import TimelineEvidence
 from ..video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, pick
 from . import probe
 from ._stepper import decode, frame_times
-from ._tour import tour_pass
+from ._tour import DensityFrames, tour_pass
 
 
 class Settings(BaseModel):
@@ -212,6 +212,18 @@ class _Video:
         self.enc.abort()
 
 
+def _density_frames(ctx) -> DensityFrames | None:
+    """The density probe's frames, captured in this pass when density runs after it in this
+    run (it declares that it reads this probe's evidence: ProbeSpec.after; ctx.readers);
+    else None (density then plays its window itself)."""
+    if "density" not in ctx.readers:
+        return None
+    from .density import sample_times          # the density probe's own plan of its samples
+    s, sc = ctx.scenario.probe_settings("density"), ctx.scenario
+    return DensityFrames(ctx, sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
+                         s.delta_frames, list(s.other_pair_frames), s.densify_points)
+
+
 # No run order against the timeline: its pass yields the timeline's evidence (produces). Like
 # every fake-clock probe it runs after the real-time ones (the default order).
 @probe("recording", settings=Settings, evidence=RecordingEvidence, budget=_budget, produces=("timeline",),
@@ -225,13 +237,13 @@ async def collect(ctx):
     with_timeline = "timeline" in ctx.produces
     ts = ctx.scenario.probe_settings("timeline") if with_timeline else None
     try:
-        got = await tour_pass(ctx, video=_Video(ctx, ctx.settings), timeline=ts, stepped_by="recording",
-                              wall_budget_s=ctx.settings.wall_budget_s)
+        got = await tour_pass(ctx, video=_Video(ctx, ctx.settings), timeline=ts, density=_density_frames(ctx),
+                              stepped_by="recording", wall_budget_s=ctx.settings.wall_budget_s)
     except ProbeError as e:
         if not with_timeline:
             e.data = (e.data or {}).get("recording") or {}
         raise
-    rec = RecordingEvidence.model_validate(got["recording"])
+    rec = RecordingEvidence.model_validate({**got["recording"], "density_frames": got["density_frames"]})
     if rec.truncated:
         ctx.progress.log(f"[yellow]recording: shortened to {rec.truncated['at_s']:g} s of {rec.end_s:g} s: "
                          f"{rec.truncated['reason']}[/]")

@@ -44,7 +44,8 @@ def _rec_data():
             "height": 240, "frames": 60, "duration_s": 2.0, "end_s": 2.0, "first_frame_s": 0.0,
             "keyframe_interval_s": 5, "video_keyframe_every_s": 1, "keyframes": [], "contact_sheet": None,
             "size_bytes": 1, "wall_s": 1.0, "frames_per_wall_s": 60.0, "capture_ms_mean": 1.0, "decode_ms_mean": 1.0,
-            "encode_ms_mean": 1.0, "encode_wait_s": 0.0, "late_frames": 0, "truncated": None}
+            "encode_ms_mean": 1.0, "encode_wait_s": 0.0, "late_frames": 0, "truncated": None,
+            "density_frames": None}
 
 
 def _tl_data():
@@ -61,7 +62,7 @@ def test_should_store_one_record_per_artifact_with_its_own_evidence_version():
                 "timeline": TimelineEvidence.model_validate(_tl_data())}
     got = {r.name: r for r in _records_of_pass(spec, rec)}
     assert set(got) == {"recording", "timeline"}
-    assert got["recording"].evidence_version == RecordingEvidence.evidence_version == "4"
+    assert got["recording"].evidence_version == RecordingEvidence.evidence_version == "5"
     assert got["timeline"].evidence_version == TimelineEvidence.evidence_version
     assert got["timeline"].data["stepped_by"] == "recording" and "timeline_pass" not in got["recording"].data
     assert got["recording"].evidence().fps == 30 and got["timeline"].evidence().sample_fps == 10
@@ -88,13 +89,13 @@ def test_should_step_a_time_both_want_once_and_keep_time_order():
     video = [(t, "key" if i % 6 == 0 else "frame") for i, t in enumerate(frame_times(1, 30))] + [(1.0, "end")]
     tl = frame_times(1, 4, include_end=True)                       # 0, .25, .5, .75, 1
     steps = tour_times(video, tl)
-    ts = [t for t, _, _ in steps]
+    ts = [t for t, _, _, _ in steps]
     assert ts == sorted(ts) and len(ts) == len(set(ts))
     assert len(steps) == 30 + 1 + 2                               # .25 and .75 are not video frames
-    both = [t for t, kind, sample in steps if kind is not None and sample]
+    both = [t for t, kind, sample, _ in steps if kind is not None and sample]
     assert both == [0.0, 0.5, 1.0]
-    assert [t for t, kind, sample in steps if kind is None] == [0.25, 0.75]
-    assert sum(sample for _, _, sample in steps) == len(tl)
+    assert [t for t, kind, sample, _ in steps if kind is None] == [0.25, 0.75]
+    assert sum(sample for _, _, sample, _ in steps) == len(tl)
 
 
 

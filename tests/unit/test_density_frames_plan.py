@@ -1,0 +1,50 @@
+"""Density's frames from one of two sources (issue 18 part 1, capture once): the plan of
+which frames each sample uses (probes/density.py plan_pass) is the replay's old rule
+whichever source gives them, the tour lists every frame the plan can ask for, and the runner
+tells the recording that density reads its evidence (ProbeSpec.after, ctx.readers). No
+browser here: tests/probes/test_density_tour_frames.py runs both sources."""
+
+from skycity_bench.probes import registry
+from skycity_bench.probes._tour import density_frame_times
+from skycity_bench.probes.density import _keys, plan_pass, sample_times
+from skycity_bench.runner import Profile, readers_of
+
+
+def test_should_give_every_main_sample_all_its_frames():
+    plan = plan_pass([20 + k for k in range(16)], 6, [-6, 15, -15], hook=True)
+    assert all(p["before"] == [-15, -6] and p["after"] == [15] for p in plan)
+    assert plan[0]["key"] == 1200 and plan[-1]["key"] == 2100
+
+
+def test_should_keep_the_replays_rule_for_densified_samples_a_quarter_second_apart():
+    # one walk forward: the second densified sample's frame 6 before it was passed and not
+    # taken (left out, as the replay always did); 15 before it is the sample before's frame A
+    plan = plan_pass([20.25, 20.5, 20.75], 6, [-6, 15, -15], hook=True)
+    assert [p["before"] for p in plan] == [[-15, -6], [-15], [-15]]
+
+
+def test_should_use_no_other_pairs_without_a_hook():
+    plan = plan_pass([20, 21], 6, [-6, 15, -15], hook=False)
+    assert all(p["before"] == [] and p["after"] == [] for p in plan)
+    assert _keys(plan, 6) == [1200, 1206, 1260, 1266]
+
+
+def test_should_find_every_frame_a_plan_can_ask_for_among_the_tours():
+    times = sample_times([20, 25, 30, 35], 20, 35, 1.0)
+    tour = {round(t * 60) for t in density_frame_times(times, [0, 6, -6, 15, -15], 3)["frames_at"]}
+    assert set(_keys(plan_pass(times, 6, [-6, 15, -15], True), 6)) <= tour
+    # any densified interval (three points between two neighbouring samples)
+    for a in times[:-1]:
+        extra = [round(a + 0.25 * k, 3) for k in (1, 2, 3)]
+        assert set(_keys(plan_pass(extra, 6, [-6, 15, -15], True), 6)) <= tour
+
+
+def test_should_run_density_after_the_recording_and_tell_the_recording():
+    specs = Profile(probes=("density", "recording", "timeline")).specs()
+    names = [s.name for s in specs]
+    assert names.index("density") > names.index("recording")
+    rec = next(s for s in specs if s.name == "recording")
+    assert readers_of(rec, specs) == ("density",)
+    assert registry.get("density").after == ("recording",)
+    alone = Profile(probes=("recording",)).specs()
+    assert readers_of(alone[0], alone) == ()

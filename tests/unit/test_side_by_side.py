@@ -1,0 +1,55 @@
+"""`run --jobs N` (issue 18 part 3): the fake-clock probes side by side, each after the
+probes whose evidence it reads; the scheduler alone, with stand-in probes (no browser:
+tests/e2e/test_run_jobs.py compares a real run's items at --jobs 1 and 2)."""
+
+import asyncio
+
+from skycity_bench.probes import ProbeSpec
+from skycity_bench.runner import _run_side_by_side, default_jobs
+
+
+async def _noop(ctx):
+    return None
+
+
+def _spec(name, after=(), produces=()):
+    return ProbeSpec(name=name, collect=_noop, after=tuple(after), produces=tuple(produces))
+
+
+def _run(specs, n):
+    log, live, most = [], set(), [0]
+
+    async def one(spec, h):
+        live.add(spec.name)
+        most[0] = max(most[0], len(live))
+        log.append(("start", spec.name, h))
+        await asyncio.sleep(0.05 if spec.name != "long" else 0.2)
+        live.discard(spec.name)
+        log.append(("end", spec.name, h))
+
+    asyncio.run(_run_side_by_side(specs, [f"browser{i}" for i in range(n)], one))
+    return log, most[0]
+
+
+def _at(log, ev, name):
+    return log.index(next(e for e in log if e[0] == ev and e[1] == name))
+
+
+def test_should_run_probes_side_by_side_and_a_reader_after_what_it_reads():
+    specs = [_spec("reader", after=["timeline"]), _spec("a"), _spec("long", produces=["timeline"]), _spec("b")]
+    log, most = _run(specs, 2)
+    assert most == 2
+    assert _at(log, "start", "reader") > _at(log, "end", "long")     # reads what long's pass produces
+    assert {e[1] for e in log} == {"reader", "a", "long", "b"}
+    assert len({e[2] for e in log}) == 2
+
+
+def test_should_be_the_plain_run_order_with_one_browser():
+    specs = [_spec("x"), _spec("reader", after=["y"]), _spec("y"), _spec("z")]
+    log, most = _run(specs, 1)
+    assert most == 1
+    assert [e[1] for e in log if e[0] == "start"] == ["x", "y", "reader", "z"]
+
+
+def test_should_allow_at_least_one_browser():
+    assert default_jobs() >= 1
