@@ -150,12 +150,16 @@ def main() -> int:
     cid = cids[len(cids) // 2 - 1]
     calls = [("GET", "/queue"), ("GET", f"/c/{cid}"), ("GET", "/sheet"), ("GET", "/sheet.md"), ("GET", "/sheet.csv"),
              ("GET", "/sheet.json"), ("GET", "/api/candidates"), ("GET", f"/api/candidates/{cid}"),
-             ("GET", "/api/reviewers/ann/queue"), ("GET", f"/api/candidates/{cid}/reviews?reviewer=ann"),
+             ("GET", "/api/reviewers/ann/queue"), ("GET", f"/api/candidates/{cid}/reviews"),
              ("GET", "/api/sheet?format=json"), ("POST", f"/api/candidates/{cid}/reviews")]
-    body = {"reviewer": "ann", "rubric_id": rubric.id, "grades": [{"item": graded[0], "level": 25}]}
+    body = {"rubric_id": rubric.id, "grades": [{"item": graded[0], "level": 25}]}
     bad = 0
     print(f"\n{'call':48s} {'first':>9s} {'best':>9s}   target")
-    with httpx.Client(base_url=base, cookies={"skycity_reviewer": "ann"}, timeout=600) as client:
+    # ann's session, as her invitation link gives it (review/auth.py); writes carry its CSRF token
+    from skycity_bench.review.auth import SESSION_COOKIE, Auth
+    cookie, csrf = Auth(store).new_session(store.reviewer("ann")["id"])
+    with httpx.Client(base_url=base, cookies={SESSION_COOKIE: cookie}, headers={"x-csrf-token": csrf},
+                      timeout=600) as client:
         for method, url in calls:
             ms, codes = [], set()
             for k in range(1 + a.repeat):
