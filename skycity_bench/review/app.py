@@ -12,7 +12,6 @@ any of it, in one transaction.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Literal, Optional
@@ -34,6 +33,7 @@ from ..store.calibration import Calibration, still_open
 from ..store import timings
 from . import guard
 from . import routes_admin
+from . import routes_runs
 from . import timing
 from . import routes_timings
 from .auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
@@ -414,22 +414,16 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return store.candidates()
 
     @app.get("/api/candidates/{cid}", tags=["candidates"], dependencies=[Depends(auth.reviewer)],
-             summary="A candidate's latest run, blind: items, evidence, files by id")
+             summary="A candidate's shown run (the admin's pick, else the most complete), blind: items, evidence, files by id")
     def api_candidate(cid: str):
         from ..store.validate import check_candidate_id
         check_candidate_id(cid)
-        run = store.latest_run(cid)
-        if run is None:
+        # the report as masked at import (its candidate block is the anonymous id only: no full
+        # file hash), sent as stored around the file list: a report is megabytes, never parsed here
+        text = store.shown_run_json(cid)
+        if text is None:
             raise InvalidReview(f"no such candidate: {cid}", 404)
-        for f in run["files"]:
-            f["url"] = f"/files/{f['id']}"
-        # the candidate block shows its anonymous id only: a full file hash (or size) would let
-        # anyone holding the demo files tell which one this is (a copy: the report may be shared)
-        cand = run["report"].get("candidate") or {}
-        doc = {**run, "report": {**run["report"], "candidate": {"id": cand.get("id", cid)}}}
-        # serialised directly: FastAPI's jsonable_encoder walks every value of a ~5 MB report
-        # again (over a second at 50 candidates); the report is plain JSON already
-        return Response(json.dumps(doc, ensure_ascii=False, default=str), media_type="application/json")
+        return Response(text, media_type="application/json")
 
     @app.get("/api/candidates/{cid}/reviews", tags=["reviews"],
              summary="Your own standing scores of a candidate (an admin may name another reviewer)")
@@ -479,5 +473,6 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return accounts.audit_rows(store)
 
     app.include_router(routes_admin.build(store, auth, templates))     # /admin/calibration, /admin/agreement
+    app.include_router(routes_runs.build(store, auth, templates))      # /thumbs/{id}, /admin/runs: run choice
     app.include_router(routes_timings.build(store, auth, templates))   # /admin/timings: time per candidate
     return app

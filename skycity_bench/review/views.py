@@ -10,6 +10,7 @@ from typing import Any, Optional
 from ..html_report import is_keyframe
 from ..rubric import Rubric
 from ..sheet import Review
+from ..store.artefacts import THUMB_WIDTH
 from .chapters import chapters as chapter_marks
 from .chapters import item_moments
 from .realtime import ITEM as REALTIME_ITEM
@@ -21,6 +22,9 @@ MEASUREMENTS_FOR = {"camera": "timeline", "density": "density", "shops": "shops"
                     "packaging": "playback"}
 MAX_EVIDENCE_CHARS = 2500
 IMAGE = ("image/",)
+# the original is wider than a full-width thumbnail (its exact width is not kept): any figure
+# above THUMB_WIDTH makes the browser take it for a slot the thumbnail cannot fill
+FULL_W = 4 * THUMB_WIDTH
 
 
 def _strings(value: Any):
@@ -46,6 +50,18 @@ def _summary(ev: dict) -> str:
     return ""
 
 
+def image_urls(f: dict) -> dict:
+    """An image's `src` and `srcset` (issue 20 part 4): its thumbnail, made at import, where
+    there is one, and the full file offered for a slot wider than the thumbnail (a plot at the
+    column's width stays readable); the link around the image opens the full file."""
+    full = f"/files/{f['id']}"
+    tw = f.get("thumb_width")
+    if not tw:
+        return {"src": full, "srcset": ""}
+    small = f"/thumbs/{f['id']}"
+    return {"src": small, "srcset": f"{small} {tw}w, {full} {FULL_W}w" if tw >= THUMB_WIDTH else ""}
+
+
 def video_time(raw: Any) -> Optional[float]:
     """A video position in seconds from a query or form value ("12.5"), rounded to 0.01 s;
     None for anything else (not a number, negative, beyond a day)."""
@@ -60,7 +76,7 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     """The template's data. `mine`: this reviewer's standing reviews; `wanted`: items on which
     a third reviewer is asked (told only to reviewers who have not scored them)."""
     report = (run or {}).get("report") or {}
-    files = (run or {}).get("files") or []
+    files = [{**f, **image_urls(f)} if f["mime"].startswith(IMAGE) else f for f in (run or {}).get("files") or []]
     by_name = {f["name"]: f for f in files}
     items_ev = report.get("items") or {}
     measurements = report.get("measurements") or {}

@@ -1,0 +1,94 @@
+"""Which run a candidate shows, and the thumbnails of its images (issue 20 parts 3 and 4).
+
+- `/thumbs/{file_id}` (any signed-in account): an image's thumbnail, made at import (480 px
+  WebP, store/artefacts.py); the candidate page shows these, lazily loaded, and opens the full
+  image (`/files/{file_id}`) on click. A file without a thumbnail (not an image OpenCV reads)
+  is served as itself; a text file is sent to /files (masked there).
+- `/admin/runs` and its JSON twins (admins only): every candidate's runs (when, items
+  collected, reviews given on each), which one is shown and why; the admin picks the run to
+  show, with a reason (store.choose_run: run_choice and an audit row), or goes back to the
+  automatic rule (the most complete run, ties to the latest), so a partial re-run never
+  silently replaces a full run. Refused once the candidate's sheet is finalised.
+
+Registered with one line in app.py: `app.include_router(routes_runs.build(store, auth, templates))`.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..store import InvalidReview, ReviewStore
+from . import guard
+from .auth import Auth, Principal
+
+# a thumbnail of a file id never changes (runs are immutable): the browser keeps it (privately)
+THUMB_CACHE = "private, max-age=86400"
+
+
+class RunChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    run_id: Optional[int] = Field(description="the run to show; null: back to the automatic rule "
+                                              "(most items collected, ties to the latest)")
+    reason: str = Field(description="why (required; kept with the choice and in the audit trail)")
+
+
+def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/thumbs/{file_id}", include_in_schema=False, dependencies=[Depends(auth.reviewer)])
+    def thumb(file_id: str):
+        fid = guard.file_number(file_id)
+        f = store.thumbnail(fid)
+        if f.is_text:                                # never an image: its masked text is at /files
+            return RedirectResponse(f"/files/{fid}", status_code=307)
+        headers = {"cache-control": THUMB_CACHE, "content-disposition": "inline"}
+        if f.path is None:
+            return Response(f.read_bytes(), media_type=f.mime, headers=headers)
+        return FileResponse(f.path, media_type=f.mime, headers=headers, content_disposition_type="inline",
+                            filename=None)
+
+    def _page(request: Request, me: Principal, error: str = "", done: str = "", status: int = 200):
+        return templates.TemplateResponse(request, "runs.html", {
+            "rubric": store.rubric, "reviewer": me.name, "candidates": store.runs_overview(),
+            "error": error, "done": done}, status_code=status)
+
+    @router.get("/admin/runs", response_class=HTMLResponse, include_in_schema=False)
+    def runs_page(request: Request, me: Principal = Depends(auth.admin)):
+        return _page(request, me, done=request.query_params.get("done", "")[:40])
+
+    @router.post("/admin/runs/{cid}", include_in_schema=False)
+    async def choose_form(request: Request, cid: str, me: Principal = Depends(auth.admin)):
+        form = await request.form()
+        raw = str(form.get("run_id", "")).strip()
+        try:
+            if raw not in ("", "auto") and not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+                raise InvalidReview("not a run number", 422)
+            run_id = None if raw in ("", "auto") else int(raw)
+            store.choose_run(cid, run_id, me.name, str(form.get("reason", "")))
+        except InvalidReview as e:
+            return _page(request, me, error=f"{cid}: {e}", status=e.status)
+        return RedirectResponse(f"/admin/runs?done={cid}#runs-{cid}", status_code=303)
+
+    @router.get("/api/admin/runs", tags=["admin"],
+                summary="Every candidate's runs: items collected, reviews on each, the one shown and why (admin)")
+    def api_runs(me: Principal = Depends(auth.admin)):
+        return store.runs_overview()
+
+    @router.get("/api/admin/candidates/{cid}/runs", tags=["admin"],
+                summary="One candidate's runs, the one shown and why, the standing choice (admin)")
+    def api_runs_of(cid: str, me: Principal = Depends(auth.admin)):
+        return store.runs_of(cid)
+
+    @router.put("/api/admin/candidates/{cid}/run", tags=["admin"],
+                summary="Pick the run a candidate shows, with a reason (admin; audited); run_id null: automatic")
+    def api_choose(cid: str, body: RunChoice, me: Principal = Depends(auth.admin)):
+        return store.choose_run(cid, body.run_id, me.name, body.reason)
+
+    return router
+
+
+__all__ = ["build", "RunChoice"]
