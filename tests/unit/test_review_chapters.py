@@ -137,12 +137,13 @@ def test_the_opening_stamp_is_honoured_only_for_its_reviewer_and_candidate():
     assert st.opened_at(None, "ann", "c-000000000001") is None
 
 
-def test_timings_are_stored_per_save_and_summed_per_candidate(tmp_path):
+@pytest.mark.parametrize("db", ["sqlite", "postgres"])
+def test_timings_are_stored_per_save_and_summed_per_candidate(tmp_path, request, db):
     from skycity_bench.store import ReviewStore
     from skycity_bench.store import timings
     from tests.review_reports import make_run
 
-    store = ReviewStore(tmp_path / "r.sqlite", seed=1)
+    store = ReviewStore(tmp_path / "r.sqlite" if db == "sqlite" else request.getfixturevalue("pg_url"), seed=1)
     a = store.import_run(make_run(tmp_path / "runs", "t-model-a.html", seed="ta")).candidate_id
     b = store.import_run(make_run(tmp_path / "runs", "t-model-b.html", seed="tb")).candidate_id
     c = store.import_run(make_run(tmp_path / "runs", "t-model-c.html", seed="tc")).candidate_id
