@@ -136,6 +136,7 @@ def test_should_jump_via_a_chapter_mark_and_an_evidence_link(served):
             got = page.evaluate(JUMP, f"#{mark_id}")
             assert abs(got["t"] - want) < 0.01, (mark_id, got, want)
             assert abs(got["grey"] - _frame_grey(want)) <= 6, (mark_id, got, want)   # the frame shown is that moment's
+            assert page.eval_on_selector_all(".chapter-list li.now button", "bs => bs.map(b => b.id)") == [mark_id]
         # an item's evidence link: the first automatic card, beside shops.auto_display
         link = "#item-shops\\.auto_display p.moments button.seek"
         want = float(page.get_attribute(link, "data-t"))

@@ -52,6 +52,17 @@
       video.dataset.chapters = String(track.cues ? track.cues.length : 0);
     };
     if (video.readyState >= 1) withTrack(); else video.addEventListener("loadedmetadata", withTrack, { once: true });
+    // where the video is: a cursor on the bar, the chapter it is in highlighted
+    var cursor = null;
+    if (bar) { cursor = document.createElement("span"); cursor.className = "cursor"; bar.appendChild(cursor); }
+    var follow = function () {
+      var d = (bar && parseFloat(bar.dataset.duration)) || video.duration, t = video.currentTime;
+      if (cursor && d > 0) cursor.style.left = Math.min(100, t / d * 100) + "%";
+      var now = -1;
+      marks.forEach(function (m, i) { if (parseFloat(m.dataset.t) <= t + 0.01) now = i; });
+      marks.forEach(function (m, i) { m.closest("li").classList.toggle("now", i === now); });
+    };
+    ["timeupdate", "seeked", "loadedmetadata"].forEach(function (e) { video.addEventListener(e, follow); });
   }
 
   // plots and evidence frames: click for the full image in a dialog
