@@ -216,28 +216,31 @@ def calibrate(rubric: Rubric, anchors: Sequence[Anchor], scores: Sequence[Score]
     scale = Scale(rubric)
     order = [i.id for i in rubric.items if i.graded]
     anchor_at = {(a.candidate_id, a.item_id): a for a in anchors}
-    by_unit: dict[tuple[str, str], list[Score]] = {}
+    anchor_rank = {k: scale.rank(a.level) for k, a in anchor_at.items()}
+    rank_of: dict[float, int] = {}                       # a level's share → its rank, looked up once
+    by_unit: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    by_reviewer: dict[str, list[tuple[Score, int]]] = {}
     for s in scores:
-        by_unit.setdefault((s.candidate_id, s.item_id), []).append(s)
+        r = rank_of[s.share] if s.share in rank_of else rank_of.setdefault(s.share, scale.rank(s.share))
+        by_unit.setdefault((s.candidate_id, s.item_id), []).append((s.reviewer, r))
+        by_reviewer.setdefault(s.reviewer, []).append((s, r))
 
     def reference(s: Score) -> Optional[float]:
         """The rank a score is compared with for drift: the anchor's, else the median rank of
         the other reviewers' scores of the same unit."""
-        a = anchor_at.get((s.candidate_id, s.item_id))
-        if a is not None:
-            return None if anchor_basis(a, s) else float(scale.rank(a.level))
-        others = [scale.rank(o.share) for o in by_unit[(s.candidate_id, s.item_id)] if o.reviewer != s.reviewer]
+        unit = (s.candidate_id, s.item_id)
+        if unit in anchor_at:
+            return None if anchor_basis(anchor_at[unit], s) else float(anchor_rank[unit])
+        others = [r for who, r in by_unit[unit] if who != s.reviewer]
         return float(statistics.median(others)) if others else None
 
-    reviewers = sorted({s.reviewer for s in scores})
     out = []
-    for name in reviewers:
-        mine = sorted((s for s in scores if s.reviewer == name), key=lambda s: (s.at, s.id))
-        on_anchor = [(s, anchor_at[(s.candidate_id, s.item_id)]) for s in mine
-                     if (s.candidate_id, s.item_id) in anchor_at]
-        vs_anchor = [(s.item_id, float(scale.distance(s.share, a.level))) for s, a in on_anchor
-                     if not anchor_basis(a, s)]
-        comparable = [(s.item_id, scale.rank(s.share) - ref) for s in mine for ref in [reference(s)] if ref is not None]
+    for name in sorted(by_reviewer):
+        mine = sorted(by_reviewer[name], key=lambda sr: (sr[0].at, sr[0].id))
+        vs_anchor = [(s.item_id, float(r - anchor_rank[(s.candidate_id, s.item_id)])) for s, r in mine
+                     if (s.candidate_id, s.item_id) in anchor_at and not anchor_basis(anchor_at[(s.candidate_id,
+                                                                                                s.item_id)], s)]
+        comparable = [(s.item_id, r - ref) for s, r in mine for ref in [reference(s)] if ref is not None]
         recent = comparable[-drift_last:]
         if not vs_anchor and not recent:
             continue

@@ -46,7 +46,7 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
     def _calibration_page(request: Request, me: Principal, error: str = "", done: str = "", status: int = 200):
         rep = cal.report()
         graded = [i for i in rubric.items if i.graded]
-        finalised = [c for c in store.candidates() if store.is_finalized(c)]
+        finalised = cal.finalised()
         return templates.TemplateResponse(request, "admin_calibration.html", {
             "rubric": rubric, "reviewer": me.name, "report": rep, "graded": graded,
             "levels": rubric.sorted_levels(), "candidates": store.candidates(), "finalised": finalised,

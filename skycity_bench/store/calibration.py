@@ -173,6 +173,11 @@ class Calibration:
                            "OR action = 'calibration.setting' ORDER BY id DESC LIMIT :n", n=limit).all()
         return [dict(r) for r in rows]
 
+    def finalised(self) -> list[str]:
+        """Candidates whose sheet is finalised (one query; the page's from-sheet choice)."""
+        with self.store.db.read() as con:
+            return [r["candidate_id"] for r in _q(con, "SELECT candidate_id FROM finalized ORDER BY candidate_id")]
+
     # --- the setting -------------------------------------------------------------------------
     def drift_last(self) -> int:
         with self.store.db.read() as con:
