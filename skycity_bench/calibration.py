@@ -167,8 +167,8 @@ class CalibrationReport:
                                                     f"anchors on average ({f.mad:.2f} absolute, n {f.n})")
             for f in r.drift_items:
                 if f.flagged and (r.reviewer, f.item_id) not in out:
-                    out[(r.reviewer, f.item_id)] = (f"{MARK_PREFIX}: {r.reviewer}'s last {self.drift_last} scores drift "
-                                                    f"{f.off_text} levels ({f.mad:.2f} absolute, n {f.n})")
+                    out[(r.reviewer, f.item_id)] = (f"{MARK_PREFIX}: {r.reviewer}'s last {self.drift_last} scores "
+                                                    f"drift {f.off_text} levels ({f.mad:.2f} absolute, n {f.n})")
         return out
 
     def to_dict(self) -> dict:

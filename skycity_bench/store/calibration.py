@@ -190,7 +190,8 @@ class Calibration:
         try:
             n = int(str(n).strip())
         except ValueError:
-            raise InvalidReview(f"drift over the last N scores: N must be a whole number, not {str(n)[:20]!r}") from None
+            raise InvalidReview(f"drift over the last N scores: N must be a whole number, "
+                                f"not {str(n)[:20]!r}") from None
         if not 1 <= n <= DRIFT_LAST_MAX:
             raise InvalidReview(f"drift over the last N scores: N must be 1 to {DRIFT_LAST_MAX}, not {n}")
         with self.store.db.write() as con:
