@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Literal, Optional
-from urllib.parse import quote, unquote
+from urllib.parse import urlsplit
 
 from fastapi import Body, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -182,6 +182,11 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
 
     @app.post("/signin/{token}", include_in_schema=False, dependencies=[Depends(auth.public)])
     def signin(request: Request, token: str):
+        # login CSRF: a foreign page must not sign a reviewer's browser into another account
+        # (its own link); a browser's POST names its page's origin, which must be this host
+        origin = request.headers.get("origin")
+        if origin is not None and urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+            raise Forbidden("sign-in from another site refused: open the link itself")
         acc = accounts.redeem(store, token)
         if acc is None:
             return _link_page(request, token)

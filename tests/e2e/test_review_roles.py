@@ -246,7 +246,9 @@ def test_should_sign_in_once_by_link_with_a_safe_cookie_and_expire(world, tmp_pa
     assert r.json()["link"].split("/signin/")[1] not in str(accounts.invitations(store))   # stored hashed only
     visitor = client(app, store)
     assert visitor.get(link).status_code == 200 and "erin" in visitor.get(link).text       # GET uses nothing up
-    signed = visitor.post(link)
+    # a foreign page posting the link (login CSRF) is refused and uses nothing up
+    assert client(app, store).post(link, headers={"origin": "http://evil.example"}).status_code == 403
+    signed = visitor.post(link, headers={"origin": "http://127.0.0.1"})
     assert signed.status_code == 303 and signed.headers["location"] == "/queue"
     cookie = signed.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
