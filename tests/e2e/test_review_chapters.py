@@ -224,6 +224,7 @@ def test_time_per_candidate_is_recorded_from_the_servers_opening_and_shown_to_th
     assert [(r["reviewer"], r["candidates"]) for r in doc] == [("dan", 1)] and doc[0]["median_s"] >= 0.3
     assert 'id="timing-dan"' in admin.get("/admin/timings").text
     assert dan.get("/api/admin/timings").status_code == 403
+    assert 'id="nav-timings"' in admin.get("/queue").text and 'id="nav-timings"' not in dan.get("/queue").text
     # and the operator's sheet export (skycity-bench sheet --format json) holds the same
     import json
 
