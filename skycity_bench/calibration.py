@@ -20,8 +20,9 @@ Levels are ordinal: a difference is counted in steps on the rubric's scale, orde
 (skycity-v1: 缺失 missing 0 < 较差 poor 1 < 一般 fair 2 < 良好 good 3 < 优秀 excellent 4), never
 in points (an item worth 8 and one worth 2 are both one level apart at good vs fair).
 
-Scores stay stored and keep counting in the sheet; a flagged reviewer's scores on the
-flagged item are marked there for the admin (`mark_sheet`). They are counted, not dropped:
+Scores stay stored and keep counting in the sheet; the scores of a reviewer flagged against
+the anchors on an item are marked there for the admin (`mark_sheet`; a drift flag marks
+nothing, see `CalibrationReport.marks`). They are counted, not dropped:
 a flag can rest on one or two anchors, and dropping a reviewer silently would change totals
 (and turn a two-reviewer mean into a single-reviewer figure) on thin evidence; the admin
 sees the mark beside the mean it entered and decides (a third reviewer, a talk, re-scoring).
@@ -158,17 +159,16 @@ class CalibrationReport:
         return next((r for r in self.reviewers if r.reviewer == reviewer), None)
 
     def marks(self) -> dict[tuple[str, str], str]:
-        """(reviewer, item) → why that reviewer's scores on that item are marked."""
+        """(reviewer, item) → why that reviewer's scores on that item are marked: flagged
+        against the anchors. Drift flags are shown on the admin's calibration page but mark
+        nothing: with one other reviewer on a candidate, drift shows that two disagree, not
+        which one moved (the anchors and a third reviewer tell that)."""
         out: dict[tuple[str, str], str] = {}
         for r in self.reviewers:
             for f in r.items:
                 if f.flagged:
                     out[(r.reviewer, f.item_id)] = (f"{MARK_PREFIX}: {r.reviewer} scores {f.off_text} levels off the "
                                                     f"anchors on average ({f.mad:.2f} absolute, n {f.n})")
-            for f in r.drift_items:
-                if f.flagged and (r.reviewer, f.item_id) not in out:
-                    out[(r.reviewer, f.item_id)] = (f"{MARK_PREFIX}: {r.reviewer}'s last {self.drift_last} scores "
-                                                    f"drift {f.off_text} levels ({f.mad:.2f} absolute, n {f.n})")
         return out
 
     def to_dict(self) -> dict:
