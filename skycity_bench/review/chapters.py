@@ -31,6 +31,7 @@ MOTION_ITEM = "camera.motion"
 ENDING_ITEM = "camera.ending"
 AUTO_ITEM = "shops.auto_display"
 MANUAL_ITEM = "shops.manual_priority"
+MAX_NAME = 40            # a demo's phase or shop name as shown on a mark (the demo wrote it: kept short)
 
 
 def _num(v: Any) -> Optional[float]:
@@ -82,7 +83,7 @@ def _phases(report: dict) -> tuple[Optional[list[dict]], Optional[float]]:
     for i, p in enumerate(ph or []):
         t = _num((p or {}).get("start_s")) if isinstance(p, dict) else None
         if t is not None:
-            name = str(p.get("phase"))
+            name = str(p.get("phase"))[:MAX_NAME]
             out.append(_mark(t, "phase", f"阶段 {name}", f"phase {name} begins (the demo's claim)",
                              items=(PHASES_ITEM,), key=f"phase-{i}"))
     return out or None, reached
@@ -111,7 +112,7 @@ def _shop_cards(report: dict) -> Optional[list[dict]]:
         t = _num((iv or {}).get("start_s"))
         if t is None:
             continue
-        shop = str(iv.get("shop_id") or "?")
+        shop = str(iv.get("shop_id") or "?")[:MAX_NAME]
         end = _num(iv.get("end_s"))
         out.append(_mark(t, "shop", f"自动卡片 {shop}",
                          f"automatic card: {shop}" + (f", until {end:g} s" if end is not None else "")

@@ -120,6 +120,9 @@ def test_a_hostile_report_gives_no_mark_and_no_error(bad):
            "scenario": {"effective": {"dense_window_s": [bad, 35]}}}
     ch = chapters(rep)
     assert ch["marks"] == []
+    rep["items"]["shops.auto_display"]["evidence"]["intervals"][0].update(start_s=3, shop_id="x" * 5000)
+    (m,) = [m for m in chapters(rep)["marks"] if m["kind"] == "shop"]
+    assert len(m["label"]) < 60                          # a demo's long name does not flood the page
 
 
 # --- time per candidate -------------------------------------------------------------------
