@@ -35,6 +35,8 @@ def register(app: typer.Typer) -> None:
         if finalize:
             store.finalize(finalize, by)
         sheets = store.sheets(unblind=unblind)
+        from ..store.calibration import Calibration
+        sheets = Calibration(store).mark(sheets)    # calibration-flagged scores marked (still counted)
         if candidate:
             sheets = [s for s in sheets if s.candidate_id == candidate]
             if not sheets:

@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
 from skycity_bench.calibration import SPREAD
+from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import ReviewStore
@@ -38,14 +40,15 @@ def runs(tmp_path_factory):
 @pytest.fixture(params=["sqlite", "postgres"])
 def world(request, runs, tmp_path):
     if request.param == "sqlite":
-        store = ReviewStore(tmp_path / "reviews.sqlite", seed=5)
+        db = str(tmp_path / "reviews.sqlite")
     else:
         pg = request.getfixturevalue("postgres")
-        store = ReviewStore(pg.url(pg.new_db()), seed=5)
+        db = pg.url(pg.new_db())
+    store = ReviewStore(db, seed=5)
     cids = [store.import_run(r).candidate_id for r in runs]
     app = create_app(store)
     admin = client(app, store, "root", "admin", api=True)
-    yield {"store": store, "app": app, "cids": cids, "admin": admin}
+    yield {"store": store, "app": app, "cids": cids, "admin": admin, "db": db}
     store.close()
 
 
@@ -106,6 +109,8 @@ def test_calibration_flags_fire_on_a_reviewer_made_to_score_two_levels_off(world
     assert "needs third reviewer" in line["flags"]   # reviewer is asked, as for any such pair)
     assert "calibration-mark" in admin.get("/sheet").text and "[marked: calibration: bob" in admin.get("/sheet.md").text
     assert "marked: calibration: bob" in admin.get("/sheet.csv").text
+    out = CliRunner().invoke(cli_app, ["sheet", "--db", world["db"], "--format", "md"])   # the operator's sheet too
+    assert out.exit_code == 0 and "[marked: calibration: bob" in out.output, out.output[-500:]
     for path in ("/sheet", "/sheet.json", "/sheet.md", "/sheet.csv"):             # nothing of it for a reviewer
         assert "calibration:" not in bob.get(path).text and "calibration-mark" not in bob.get(path).text, path
 
