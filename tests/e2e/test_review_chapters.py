@@ -137,6 +137,13 @@ def test_should_jump_via_a_chapter_mark_and_an_evidence_link(served):
             assert abs(got["t"] - want) < 0.01, (mark_id, got, want)
             assert abs(got["grey"] - _frame_grey(want)) <= 6, (mark_id, got, want)   # the frame shown is that moment's
             assert page.eval_on_selector_all(".chapter-list li.now button", "bs => bs.map(b => b.id)") == [mark_id]
+        # ] and [ : the next and previous chapter mark
+        city_t = next(m[1] for m in marks if m[0] == "chapter-city")          # where the video is now
+        at = "(t) => Math.abs(document.getElementById('recording').currentTime - t) < 0.01"
+        page.keyboard.press("[")
+        page.wait_for_function(at, arg=max(m[1] for m in marks if m[1] < city_t - 0.5))
+        page.keyboard.press("]")
+        page.wait_for_function(at, arg=city_t)
         # an item's evidence link: the first automatic card, beside shops.auto_display
         link = "#item-shops\\.auto_display p.moments button.seek"
         want = float(page.get_attribute(link, "data-t"))

@@ -63,6 +63,21 @@
       marks.forEach(function (m, i) { m.closest("li").classList.toggle("now", i === now); });
     };
     ["timeupdate", "seeked", "loadedmetadata"].forEach(function (e) { video.addEventListener(e, follow); });
+    // ] / [ : the next / previous chapter mark (keys typed into a text field are text)
+    document.addEventListener("keydown", function (e) {
+      if ((e.key !== "]" && e.key !== "[") || e.ctrlKey || e.altKey || e.metaKey || !marks.length) return;
+      var t = e.target;
+      if (t && (t.tagName === "TEXTAREA" || t.isContentEditable ||
+                (t.tagName === "INPUT" && t.type !== "radio" && t.type !== "checkbox"))) return;
+      var now = video.currentTime, pick = null;
+      marks.forEach(function (m) {
+        var a = parseFloat(m.dataset.t);
+        if (e.key === "]" && a > now + 0.05 && pick === null) pick = a;
+        if (e.key === "[" && a < now - 0.5) pick = a;          // half a second in: back to this chapter's start
+      });
+      if (e.key === "[" && pick === null) pick = parseFloat(marks[0].dataset.t);
+      if (pick !== null) { e.preventDefault(); seek(pick); }
+    });
   }
 
   // plots and evidence frames: click for the full image in a dialog
