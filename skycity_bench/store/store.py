@@ -47,6 +47,7 @@ SKIP_FILES = {"report.json"}
 CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows of this size
 PARSED_REPORTS = 8        # masked reports kept parsed per store (~5 MB of Python objects each)
 PARSED_SHEETS = 4096      # runs' sheet_json kept parsed (tens of kB each)
+THUMBS_BY_HASH = 512      # thumbnails kept by file hash: the same bytes imported again are not resized again
 MAX_REASON = 2000         # an admin's reason (run choice), in characters
 
 
@@ -164,6 +165,7 @@ class ReviewStore:
         self._reports = _LRU(PARSED_REPORTS)
         self._sheet_cache = _LRU(PARSED_SHEETS)
         self._thumb_failed: set[int] = set()
+        self._thumb_memo = _LRU(THUMBS_BY_HASH)
         self._backfill()
 
     @property
@@ -202,8 +204,9 @@ class ReviewStore:
             raise UserError(f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id") from None
         run_dir = report_path.parent.resolve()
         files = list(self._scan_files(run_dir))
-        thumbs = {rel: t for rel, _sha, _size, mime in files if mime in THUMB_SOURCES
-                  for t in [thumbnail_file(run_dir / rel, mime)] if t is not None}
+        thumbs = {rel: t for rel, sha, _size, mime in files if mime in THUMB_SOURCES
+                  for t in [self._thumb_memo.get(sha) or self._thumb_memo.put(sha, thumbnail_file(run_dir / rel, mime))]
+                  if t is not None}
         return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, files,
                            blind_run(doc, report.candidate.label, report.candidate.sha256), thumbs, doc)
 
