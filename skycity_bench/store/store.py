@@ -19,10 +19,12 @@ import datetime as dt
 import hashlib
 import json
 import mimetypes
+import os
 import random
 import secrets as _secrets
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -48,6 +50,7 @@ CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows o
 PARSED_REPORTS = 8        # masked reports kept parsed per store (~5 MB of Python objects each)
 PARSED_SHEETS = 4096      # runs' sheet_json kept parsed (tens of kB each)
 THUMBS_BY_HASH = 512      # thumbnails kept by file hash: the same bytes imported again are not resized again
+THUMB_THREADS = 4         # threads making a run's thumbnails at import (at most the machine's cores)
 MAX_REASON = 2000         # an admin's reason (run choice), in characters
 
 
@@ -204,11 +207,23 @@ class ReviewStore:
             raise UserError(f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id") from None
         run_dir = report_path.parent.resolve()
         files = list(self._scan_files(run_dir))
-        thumbs = {rel: t for rel, sha, _size, mime in files if mime in THUMB_SOURCES
-                  for t in [self._thumb_memo.get(sha) or self._thumb_memo.put(sha, thumbnail_file(run_dir / rel, mime))]
-                  if t is not None}
         return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, files,
-                           blind_run(doc, report.candidate.label, report.candidate.sha256), thumbs, doc)
+                           blind_run(doc, report.candidate.label, report.candidate.sha256),
+                           self._thumbnails(run_dir, files), doc)
+
+    def _thumbnails(self, run_dir: Path, files) -> dict[str, Thumb]:
+        """The run's images' thumbnails by relpath, made on a few threads (OpenCV decodes,
+        resizes and encodes without holding the GIL); the same bytes are not resized twice."""
+        todo = [(rel, sha, mime) for rel, sha, _size, mime in files if mime in THUMB_SOURCES]
+        out = {rel: t for rel, sha, _m in todo for t in [self._thumb_memo.get(sha)] if t is not None}
+        need = [(rel, sha, mime) for rel, sha, mime in todo if rel not in out]
+        if need:
+            with ThreadPoolExecutor(max_workers=max(1, min(THUMB_THREADS, os.cpu_count() or 1))) as pool:
+                made = pool.map(lambda job: thumbnail_file(run_dir / job[0], job[2]), need)
+                for (rel, sha, _mime), t in zip(need, made):
+                    if t is not None:
+                        out[rel] = self._thumb_memo.put(sha, t)
+        return out
 
     def import_run(self, path: Path | str) -> ImportResult:
         prep = self.prepare_run(path)
