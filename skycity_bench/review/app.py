@@ -195,7 +195,8 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return resp
 
     @app.post("/signout", include_in_schema=False)
-    def signout(me: Principal = Depends(auth.reviewer)):
+    def signout(request: Request, me: Principal = Depends(auth.reviewer)):
+        auth.end_session(request)
         resp = RedirectResponse("/", status_code=303)
         auth.clear_session(resp)
         return resp

@@ -33,8 +33,9 @@ made on /me, stored hashed; store/accounts.py), else the session cookie `skycity
 signed and time-stamped by itsdangerous with the store's secret, valid SESSION_MAX_AGE_S,
 httponly, SameSite=Lax, Secure when the request came over https (behind a TLS reverse proxy
 that sets X-Forwarded-Proto; uvicorn trusts it from the proxy's address). A cookie holds the
-account's id and a random CSRF nonce; the account is read again on every request, so a
-disabled account or a changed role takes effect at once. An unknown, forged or expired
+session's id (its row in the store's credentials, hashed: signing out revokes it on the
+server) and a random CSRF nonce; the session and its account are read on every request, so
+signing out, a disabled account or a changed role takes effect at once. An unknown, forged or expired
 cookie is anonymous: it creates nothing.
 """
 
@@ -110,9 +111,17 @@ class Auth:
 
     # --- sessions ----------------------------------------------------------------------------
     def new_session(self, account_id: int) -> tuple[str, str]:
-        """A signed cookie value for the account and its CSRF token (a fresh random nonce)."""
+        """A new session of the account: the signed cookie value (the session's id, kept
+        hashed in the store, and a fresh CSRF nonce) and its CSRF token."""
         csrf = secrets.token_urlsafe(24)
-        return self.sessions.dumps({"i": int(account_id), "c": csrf}), csrf
+        sid = accounts.open_session(self.store, int(account_id), ttl_s=self.max_age)
+        return self.sessions.dumps({"s": sid, "c": csrf}), csrf
+
+    def end_session(self, request: Request) -> None:
+        """Sign out on the server: the session's row is revoked (a copied cookie dies too)."""
+        data = self._payload(request.cookies.get(SESSION_COOKIE) or "")
+        if data is not None:
+            accounts.close_session(self.store, data[0])
 
     def set_session(self, response, request: Request, account_id: int) -> None:
         response.set_cookie(SESSION_COOKIE, self.new_session(account_id)[0], max_age=self.max_age, httponly=True,
@@ -122,16 +131,21 @@ class Auth:
     def clear_session(response) -> None:
         response.delete_cookie(SESSION_COOKIE, path="/")
 
-    def _from_cookie(self, raw: str) -> Optional[Principal]:
+    def _payload(self, raw: str) -> Optional[tuple[str, str]]:
         try:
             data = self.sessions.loads(raw, max_age=self.max_age)
-            rid, csrf = int(data["i"]), str(data["c"])
+            return str(data["s"]), str(data["c"])
         except (BadSignature, KeyError, TypeError, ValueError):
             return None
-        acc = accounts.account_by_id(self.store, rid)
+
+    def _from_cookie(self, raw: str) -> Optional[Principal]:
+        data = self._payload(raw)
+        if data is None:
+            return None
+        acc = accounts.session_account(self.store, data[0])
         if acc is None or acc["disabled_at"]:
             return None
-        return Principal(acc["name"], acc["role"], acc["id"], "session", csrf)
+        return Principal(acc["name"], acc["role"], acc["id"], "session", data[1])
 
     def _from_token(self, token: str) -> Optional[Principal]:
         acc = accounts.api_account(self.store, token)

@@ -2,7 +2,8 @@
 (invitation links, sign-in links, API tokens), the server's session secret, and the admin
 actions that leave an audit row (finalise, un-finalise, unblind, invite, disable).
 
-Credentials are stored as the sha256 of the secret, never the secret itself. The secret is
+Credentials (and the server side of each session: signing out ends it everywhere, not just
+in the cookie) are stored as the sha256 of the secret, never the secret itself. The secret is
 `secrets.token_urlsafe(32)`: 256 random bits. A fast hash is the right tool for such a
 token (unlike a password, it cannot be guessed, so a slow salted hash such as argon2 adds no
 strength), and an unsalted digest can be looked up by its unique index in one query; a
@@ -29,7 +30,7 @@ from .store import ReviewStore, _q, now
 from .validate import InvalidReview, check_reviewer_name
 
 ROLES = ("reviewer", "admin")
-KINDS = ("invite", "signin", "api")
+KINDS = ("invite", "signin", "api", "session")
 ONE_TIME = ("invite", "signin")
 SECRET_KEY = "session_secret"
 
@@ -184,6 +185,29 @@ def api_account(store: ReviewStore, token: str) -> Optional[dict]:
     return dict(acc) if acc else None
 
 
+def open_session(store: ReviewStore, reviewer_id: int, *, ttl_s: float) -> str:
+    """A new session of the account (a browser signed in); returns its id, which the signed
+    cookie carries. Kept as a credential row so signing out, or disabling the account, ends
+    it on the server, not only in that browser."""
+    return issue(store, reviewer_id, "session", by="sign-in", ttl_s=ttl_s)
+
+
+def session_account(store: ReviewStore, session_id: str) -> Optional[dict]:
+    """The account of a live session (not expired, not signed out, account not disabled)."""
+    with store.db.read() as con:
+        row = _valid(con, session_id, ("session",))
+        if row is None:
+            return None
+        acc = _q(con, f"SELECT {_COLS} FROM reviewers WHERE id = :i", i=row["reviewer_id"]).first()
+    return dict(acc) if acc else None
+
+
+def close_session(store: ReviewStore, session_id: str) -> None:
+    with store.db.write() as con:
+        _q(con, "UPDATE credentials SET revoked_at = :t WHERE token_hash = :h AND kind = 'session' "
+                "AND revoked_at IS NULL", t=now(), h=token_hash(session_id))
+
+
 def tokens(store: ReviewStore, reviewer_id: int) -> list[dict]:
     """The account's API tokens (never their secrets)."""
     with store.db.read() as con:
@@ -260,5 +284,6 @@ def unfinalize(store: ReviewStore, cid: str, *, by: str, reason: str) -> bool:
 
 
 __all__ = ["ROLES", "KINDS", "token_hash", "secret_key", "rotate_secret", "account", "account_by_id", "accounts",
-           "has_admin", "create_account", "disable", "issue", "peek", "redeem", "api_account", "tokens", "revoke",
+           "has_admin", "create_account", "disable", "issue", "peek", "redeem", "api_account", "open_session",
+           "session_account", "close_session", "tokens", "revoke",
            "invitations", "audit", "audit_rows", "finalize", "unfinalize"]

@@ -227,7 +227,7 @@ def test_should_refuse_a_form_or_api_write_without_this_sessions_csrf_token(worl
 def test_should_create_nothing_for_unknown_or_forged_cookies(world):
     app, store = world["app"], world["store"]
     before = accounts.accounts(store)
-    forged = Auth(store).new_session(10**9)[0]                       # signed, but no such account
+    forged = Auth(store).sessions.dumps({"s": "no-such-session", "c": "x"})   # signed, but no such session
     tampered = world["ann"].signed.cookie[:-3] + "AAA"
     for cookies in ({"skycity_reviewer": "mallory"}, {SESSION_COOKIE: "garbage"}, {SESSION_COOKIE: forged},
                     {SESSION_COOKIE: tampered}):
@@ -267,6 +267,16 @@ def test_should_sign_in_once_by_link_with_a_safe_cookie_and_expire(world, tmp_pa
         assert visitor.get("/api/me").status_code == 401
     finally:
         app.state.auth.max_age = Auth(store).max_age
+
+
+def test_should_end_a_session_on_the_server_when_signing_out(world):
+    app, store = world["app"], world["store"]
+    gus = client(app, store, "gus")
+    copy = client(app, store)
+    copy.cookies.update(gus.signed.cookies)                 # the same cookie, copied elsewhere
+    assert copy.get("/api/me").status_code == 200
+    assert gus.post("/signout", data={"csrf": gus.signed.csrf}).status_code == 303
+    assert copy.get("/api/me").status_code == 401 and copy.get("/queue").status_code == 303
 
 
 def test_should_stop_a_disabled_accounts_session_and_token_at_once(world):
