@@ -32,8 +32,12 @@ def register(app: typer.Typer) -> None:
         if not is_postgres(path) and not Path(path).is_file():
             raise UserError(f"{path}: no review store here (run `skycity-bench import RUN_DIR` first)")
         store = ReviewStore(path, create=False)
-        if finalize:
-            store.finalize(finalize, by)
+        from ..store import accounts
+
+        if finalize:        # as the app's admin does it: with an audit row (store/accounts.py)
+            accounts.finalize(store, finalize, by=f"{by} (CLI)")
+        if unblind:
+            accounts.audit(store, "operator (CLI)", "unblind", candidate, {"format": fmt})
         sheets = store.sheets(unblind=unblind)
         from ..store.calibration import Calibration
         sheets = Calibration(store).mark(sheets)    # calibration-flagged scores marked (still counted)

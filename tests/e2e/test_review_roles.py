@@ -348,3 +348,19 @@ def test_should_refuse_to_serve_beyond_loopback_without_an_admin(tmp_path):
         p.terminate()
         p.wait(timeout=30)
     store.close()
+
+
+def test_should_audit_the_operators_finalise_and_unblind_from_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from skycity_bench.cli import app as cli_app
+
+    db = tmp_path / "cli.sqlite"
+    store = ReviewStore(db, seed=1)
+    cid = store.import_run(make_run(tmp_path / "runs", "roles-cli-model.html", seed="roles-cli")).candidate_id
+    out = CliRunner().invoke(cli_app, ["sheet", "--db", str(db), "--finalize", cid, "--by", "lead", "--unblind"])
+    assert out.exit_code == 0, out.output
+    assert store.is_finalized(cid) and "roles-cli-model" in out.stdout
+    rows = {(r["actor"], r["action"]) for r in accounts.audit_rows(store)}
+    assert ("lead (CLI)", "finalize") in rows and ("operator (CLI)", "unblind") in rows
+    store.close()
