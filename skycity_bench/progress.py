@@ -107,9 +107,14 @@ class LineProgress(Progress):
         return _T()
 
     def log(self, message: str) -> None:
+        from rich.errors import MarkupError
         from rich.text import Text
 
-        self._say(Text.from_markup(message).plain)
+        try:
+            plain = Text.from_markup(message).plain       # the terminal's colours, left out
+        except MarkupError:
+            plain = message
+        self._say(plain)
 
 
 def for_terminal(quiet: bool = False, console=None) -> "Progress | None":

@@ -5,9 +5,18 @@ scorers/density.py. Under the fake clock, at every sample time (the rubric's 20/
 and every `step_s` across the dense window 20–35 s) we take frame A at t, ask the hook
 which objects it claims are visible at t, advance the clock by Δ = `delta_frames` frames
 and take frame B. Because the clock only moves when we say so, nothing depends on how fast
-this machine renders. Where the count drops between two neighbouring samples, a second,
-fresh page replays the demo and samples that interval more densely (the rubric: 发现采样点
-之间数量下降时，应补充采样并更新最低值); every sample is kept, the scorer takes the lowest.
+this machine renders. Where the count drops between two neighbouring samples, that
+interval is sampled more densely (the rubric: 发现采样点之间数量下降时，应补充采样并更新最低值);
+every sample is kept, the scorer takes the lowest.
+
+Capture once (issue 18): in a run with the recording, its tour pass has already stepped the
+demo through the window on the 60 Hz animation grid and captured every frame a sample or a
+densified sample can need, with the hook's claims (probes/_tour.py DensityFrames); this
+probe reads those (TourFrames) instead of playing the window again. Without them (the
+recording not run, or stopped before the window's end) it plays the window itself on a
+fresh page (Replay; a second fresh page for the densified samples), stepping the same grid.
+One plan of which frames each sample uses (plan_pass) and one analysis (_Capture.run_pass)
+for both sources, so both give the same samples.
 
 The fake clock does not drive CSS animations/transitions: objects animated only by CSS
 are not moved between A and B and are not seen as moving (said in the evidence).
