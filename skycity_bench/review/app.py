@@ -329,7 +329,8 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return templates.TemplateResponse(request, "team.html", {
             "rubric": rubric, "reviewer": me.name, "accounts": accounts.accounts(store),
             "links": accounts.invitations(store)[:50], "audit": accounts.audit_rows(store, 100),
-            "sheets": [(c, store.is_finalized(c)) for c in store.candidates()], "new_link": new_link,
+            "sheets": [(c, c in fin) for fin in [store.finalized_ids()] for c in store.candidates()],
+            "new_link": new_link,
             "error": error}, status_code=status)
 
     def _invite(request: Request, me: Principal, name: str, role: str) -> dict:

@@ -683,6 +683,11 @@ class ReviewStore:
             if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is None:
                 _q(con, 'INSERT INTO finalized (candidate_id, at, "by") VALUES (:c, :t, :b)', c=cid, t=now(), b=by)
 
+    def finalized_ids(self) -> set[str]:
+        """Every finalised candidate's id, in one query (a page listing all candidates)."""
+        with self._read() as con:
+            return {r["candidate_id"] for r in _q(con, "SELECT candidate_id FROM finalized")}
+
     def is_finalized(self, cid: str) -> bool:
         with self._read() as con:
             return _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
