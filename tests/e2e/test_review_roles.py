@@ -364,3 +364,22 @@ def test_should_audit_the_operators_finalise_and_unblind_from_the_cli(tmp_path):
     rows = {(r["actor"], r["action"]) for r in accounts.audit_rows(store)}
     assert ("lead (CLI)", "finalize") in rows and ("operator (CLI)", "unblind") in rows
     store.close()
+
+
+def test_should_make_and_revoke_a_personal_api_token_on_the_accounts_page(world):
+    app, store = world["app"], world["store"]
+    hal = client(app, store, "hal")
+    page = hal.post("/me/tokens", data={"csrf": hal.signed.csrf})
+    assert page.status_code == 200
+    token = re.search(r'id="new-token">([^<]+)<', page.text).group(1)
+    assert token not in hal.get("/me").text                              # shown once
+    api = client(app, store)
+    api.headers["Authorization"] = f"Bearer {token}"
+    assert api.get("/api/me").json() == {"name": "hal", "role": "reviewer"}
+    tid = accounts.tokens(store, accounts.account(store, "hal")["id"])[-1]["id"]
+    assert client(app, store, "ivy").post(f"/me/tokens/{tid}/revoke", data={"csrf": ""}).status_code == 403
+    other = client(app, store, "ivy")                                    # another account cannot revoke it
+    other.post(f"/me/tokens/{tid}/revoke", data={"csrf": other.signed.csrf})
+    assert api.get("/api/me").status_code == 200
+    assert hal.post(f"/me/tokens/{tid}/revoke", data={"csrf": hal.signed.csrf}).status_code == 303
+    assert api.get("/api/me").status_code == 401
