@@ -118,3 +118,65 @@ def test_should_serve_no_full_file_hash(world):
                boss.get("/api/admin/runs").text, boss.get("/admin/runs").text,
                boss.get(f"/api/admin/candidates/{cid}/runs").text]
     assert all(sha not in a and "runs-model-zeta" not in a for a in answers)
+
+
+@pytest.mark.browser
+def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_width(tmp_path):
+    """In Chromium at 1920x1080: a keyframe in its strip loads its 480 px thumbnail, a wide plot
+    beside its item (wider than a thumbnail) loads the full file, and a click on the keyframe
+    opens the full image."""
+    import socket
+    import threading
+    import time
+
+    import httpx
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from skycity_bench.browser.launch import BASE_ARGS
+    from tests.review_reports import signed_in_page
+
+    store = ReviewStore(tmp_path / "reviews.sqlite", seed=3)
+    run = make_run(tmp_path / "runs", LABEL, seed="zeta-browser")
+    cv2.imwrite(str(run / "keyframes" / "t40.png"), np.full((1080, 1920, 3), 120, np.uint8))
+    plot = np.full((500, 1600, 3), 255, np.uint8)
+    cv2.line(plot, (0, 400), (1600, 100), (0, 0, 0), 3)
+    cv2.imwrite(str(run / "frame_pacing.png"), plot)              # cited by the passing items' evidence
+    cid = store.import_run(run).candidate_id
+    files = {f["name"]: f["id"] for f in store.shown_run(cid)["files"]}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(base + "/", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
+            _, page = signed_in_page(browser, base, store, "ann", viewport={"width": 1920, "height": 1080})
+            page.goto(f"{base}/c/{cid}")
+            loaded = """(id) => { const i = document.getElementById(id); i.scrollIntoView();
+                return new Promise((ok) => { const done = () => ok([i.currentSrc, i.naturalWidth]);
+                  if (i.complete && i.naturalWidth) done(); else i.addEventListener('load', done, {once: true}); }); }"""
+            key = page.evaluate(loaded, f"img-{files['keyframes/t40.png']}")
+            assert key[0] == f"{base}/thumbs/{files['keyframes/t40.png']}" and key[1] > 0   # (its srcset width)
+            ev = page.evaluate(loaded, f"img-{files['frame_pacing.png']}")
+            assert ev[0] == f"{base}/files/{files['frame_pacing.png']}" and ev[1] > 0
+            page.click(f"#img-{files['keyframes/t40.png']}")
+            page.wait_for_selector("#zoom[open]")
+            full = page.evaluate("() => { const i = document.getElementById('zoom-img'); return new Promise((ok) => "
+                                 "{ const d = () => ok([i.src, i.naturalWidth]); if (i.complete && i.naturalWidth) d(); "
+                                 "else i.addEventListener('load', d, {once: true}); }); }")
+            assert full == [f"{base}/files/{files['keyframes/t40.png']}", 1920]
+            browser.close()
+    finally:
+        server.should_exit = True
+        t.join(timeout=10)
+        store.close()
