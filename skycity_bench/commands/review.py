@@ -61,6 +61,10 @@ def register(app: typer.Typer) -> None:
                                 f"could sign in or invite reviewers; create one first: {create}")
             c.print(f"[yellow]note:[/] the store has no admin yet: nobody can sign in until you run {create}",
                     highlight=False, soft_wrap=True)
+        if host not in LOOPBACK:
+            c.print(f"[yellow]note:[/] serving plain http on {host}: sign-in links and session cookies cross the "
+                    f"network in clear unless a TLS reverse proxy fronts the app (README, review)",
+                    highlight=False, soft_wrap=True)
         c.print(f"review app on {_url(host, port)}/ (API at /docs) · store {store.path} · "
                 f"{len(store.candidates())} candidates · rubric {store.rubric.id}", highlight=False)
         hosts = allowed_hosts(host, allow_host)

@@ -340,8 +340,9 @@ def test_should_refuse_to_serve_beyond_loopback_without_an_admin(tmp_path):
     p = subprocess.Popen([SKYCITY, "review", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        line = p.stdout.readline()
-        assert "review app on" in line, line + (p.stderr.read() if p.poll() is not None else "")
+        lines = [p.stdout.readline() for _ in range(2)]
+        assert "in clear unless a TLS reverse proxy" in lines[0] and "review app on" in lines[1], \
+            lines + [p.stderr.read() if p.poll() is not None else ""]
         time.sleep(0.5)
         assert p.poll() is None
     finally:
