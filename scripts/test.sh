@@ -2,7 +2,8 @@
 # The README's second command (and what .ci/run runs): set up (idempotent), run every test.
 # Two passes of one suite: the real-time tests alone (tests/conftest.py says which and why),
 # then the fake-clock and browser-free tests on both cores with pytest-xdist (one test file per
-# worker, so a file's shared fixtures are built once). Extra arguments go to both passes.
+# worker, so a file's shared fixtures are built once; files in the order tests/conftest.py gives,
+# the longest first). Extra arguments go to both passes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit $?
@@ -11,7 +12,7 @@ workers=${SKYCITY_TEST_WORKERS:-$(nproc)}
 
 $py -m pytest -q -p no:cacheprovider -m realtime "$@"
 rc_rt=$?
-$py -m pytest -q -p no:cacheprovider -m "not realtime" -n "$workers" --dist loadfile "$@"
+$py -m pytest -q -p no:cacheprovider -m "not realtime" -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 rc_fc=$?
 
 # pytest's 5 means "no test selected": fine for one pass when the other ran tests.

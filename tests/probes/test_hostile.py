@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -81,13 +83,18 @@ def batch(tmp_path_factory):
     srv = ThreadingHTTPServer(("127.0.0.1", SECRET_PORT), _Secret)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     before = set(os.listdir(ROOT))
+    # The batch's own temp folder (each run's browser scratch is made in it, and every process
+    # of a run inherits it as TMPDIR): what tells this batch's processes from those of a batch
+    # another test worker runs meanwhile. Short: a Unix socket path in it must stay under 108 bytes.
+    batch_tmp = tempfile.mkdtemp(prefix="skh-")
     t = time.monotonic()
     try:
         r = subprocess.run([sys.executable, "-m", "skycity_bench", "run", str(HOSTILE), "--out", str(out),
                             "--duration", "3", "--viewport", "640x360", "--probe", "frame_pacing",
                             "--scenario", str(fast_scenario(tmp / "scenario.yaml")), "--max-memory-mb", "1024",
                             "--candidate-timeout", str(BUDGET_S)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=len(NAMES) * (BUDGET_S + 20))
+                           cwd=ROOT, capture_output=True, text=True, timeout=len(NAMES) * (BUDGET_S + 20),
+                           env=dict(os.environ, TMPDIR=batch_tmp))
     finally:
         srv.shutdown()
         srv.server_close()
@@ -95,8 +102,9 @@ def batch(tmp_path_factory):
     manifest = json.loads((out / "batch.json").read_text())
     runs = {Path(manifest["candidates"][x["candidate"]]["labels"][0]).stem: x for x in manifest["runs"]}
     reports = {n: json.loads((out / runs[n]["dir"] / "report.json").read_text()) for n in runs}
-    return {"proc": r, "out": out, "runs": runs, "reports": reports, "manifest": manifest, "elapsed": elapsed,
-            "repo_before": before, "hits": list(_Secret.hits)}
+    yield {"proc": r, "out": out, "runs": runs, "reports": reports, "manifest": manifest, "elapsed": elapsed,
+           "repo_before": before, "hits": list(_Secret.hits), "tmp": batch_tmp}
+    shutil.rmtree(batch_tmp, ignore_errors=True)
 
 
 def _common(batch, name: str) -> dict:
@@ -204,18 +212,20 @@ def test_should_write_nothing_outside_the_run_folders(batch):
     allowed = {"batch.json", "summary.json", ".lock", ".inputs"} | {r["dir"] for r in batch["runs"].values()}
     assert set(os.listdir(out)) <= allowed
     # no process of any run outlives it (every worker and browser process carries its run's marker)
-    assert _live_marked() == []
+    assert _live_marked(batch["tmp"]) == []
 
 
-def _live_marked() -> list[int]:
-    """Processes still carrying a batch run's marker in their environment."""
+def _live_marked(batch_tmp: str) -> list[int]:
+    """Processes still carrying a run's marker in their environment, of this batch (their
+    TMPDIR is in the batch's temp folder), not of a batch another test worker runs."""
     live = []
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) != os.getpid():
             try:
-                env = Path(f"/proc/{name}/environ").read_bytes()
+                env = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"SKYCITY_RUN_MARKER=" in env:
+            tmpdir = next((e[7:].decode(errors="replace") for e in env if e.startswith(b"TMPDIR=")), "")
+            if any(e.startswith(b"SKYCITY_RUN_MARKER=") for e in env) and tmpdir.startswith(batch_tmp):
                 live.append(int(name))
     return live
