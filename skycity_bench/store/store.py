@@ -249,11 +249,11 @@ class ReviewStore:
         if old is not None:
             return ImportResult(cid, old["id"], False, len(prep.files))
         # masked once, here (prepare_run did the work): with the report's own label and, when
-        # the store knows this file under another name too, that one as well
-        stored = self._label(con, cid)
+        # the store knows this file under other names too (another import, the queue), those too
+        known = self._labels(con, cid)
         blind_doc = prep.blind
-        if blind_doc is None or (stored and stored != report.candidate.label):
-            blind_doc = blind_run(prep.doc if prep.doc is not None else json.loads(prep.raw), stored,
+        if blind_doc is None or set(known) - {report.candidate.label}:
+            blind_doc = blind_run(prep.doc if prep.doc is not None else json.loads(prep.raw), known,
                                   report.candidate.sha256)
         started = report.started_at or ""
         run_id = _q(con, "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
@@ -300,10 +300,22 @@ class ReviewStore:
         row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
         return row["label"] if row else None
 
+    def _labels(self, con, cid: str) -> tuple[str, ...]:
+        """Every name the store knows this candidate's file by: its label and, for a queued
+        candidate, each file name it was added as (the same bytes may come under two names)."""
+        out = {self._label(con, cid)}
+        row = _q(con, "SELECT labels FROM queue_candidates WHERE id = :c", c=cid).first()
+        if row is not None:
+            try:
+                out.update(x for x in json.loads(row["labels"]) if isinstance(x, str))
+            except ValueError:
+                pass
+        return tuple(sorted(x for x in out if x))
+
     def _masker(self, con, cid: str) -> masking.Masker:
         """The candidate's own label(s) and full hash, for served names and text files."""
         sha = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
-        return masking.masker(self._label(con, cid), sha["sha256"] if sha else None)
+        return masking.masker(self._labels(con, cid), sha["sha256"] if sha else None)
 
     # --- import-time artefacts: written once, filled in for older runs ---------------------
     @staticmethod
@@ -342,7 +354,7 @@ class ReviewStore:
                             "JOIN candidates c ON c.id = r.candidate_id WHERE r.id = :r", r=rid).first()
                 if r is None:
                     continue
-                b = blind_run(json.loads(r["report_json"]), self._label(con, r["candidate_id"]), r["sha256"])
+                b = blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"])
             with self._tx() as con:
                 if _q(con, "SELECT 1 FROM run_summaries WHERE run_id = :r", r=rid).first() is not None:
                     continue
@@ -404,7 +416,7 @@ class ReviewStore:
         if text is None:           # not filled in yet (_catch_up does): masked here, not stored
             r = _q(con, "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
                         "ON c.id = r.candidate_id WHERE r.id = :r", r=run_id).first()
-            text = blind_run(json.loads(r["report_json"]), self._label(con, r["candidate_id"]), r["sha256"]).masked_json
+            text = blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]).masked_json
         return text
 
     def _run_files(self, con, cid: str, run_id: int) -> list[dict]:

@@ -279,3 +279,24 @@ def test_should_read_every_sheet_and_the_queue_in_a_fixed_number_of_queries(targ
             counts.append((_statements(st, st.sheets), _statements(st, lambda: st.queue("ann")),
                            _statements(st, lambda: st.graded_items("ann"))))
     assert counts[0][0] > 0 and counts[0] == counts[1], counts
+
+
+def test_should_mask_every_name_the_queue_knows_the_file_by(target, opened, tmp_path):
+    """The same bytes queued under two names: a run made under one is masked for both."""
+    st = opened(target, seed=1)
+    run = make_run(tmp_path / "runs", LABEL, seed="omega")
+    doc = json.loads((run / "report.json").read_text())
+    doc["items"][AUTO[0]]["evidence"]["note"] = "also queued as twin-model-kappa.html"
+    (run / "report.json").write_text(json.dumps(doc))
+    (run / "twin-model-kappa.txt").write_text("twin-model-kappa\n")
+    with st.db.write() as con:
+        con.execute(sa.text("INSERT INTO queue_candidates (id, sha256, html, labels, created_at) "
+                            "VALUES (:c, :s, :h, :l, 'now')"),
+                    {"c": doc["candidate"]["id"], "s": doc["candidate"]["sha256"], "h": b"<html>",
+                     "l": json.dumps([LABEL, "twin-model-kappa.html"])})
+    cid = st.import_run(run).candidate_id
+    served = st.shown_run(cid)
+    blob = json.dumps(served, ensure_ascii=False) + st.shown_run_json(cid)
+    assert "twin-model-kappa" not in blob and "secret-model-omega" not in blob
+    f = st.file(next(x["id"] for x in served["files"] if x["name"].endswith(".txt")))
+    assert st.mask_for_serving(f.read_bytes().decode(), f.candidate_id) == f"{masking.MASK}\n"
