@@ -353,8 +353,9 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             return _team(request, me, error=str(e), status=e.status)
         return _team(request, me, new_link=link)
 
-    @app.post("/team/{name}/disable", include_in_schema=False)
-    def team_disable(name: str, me: Principal = Depends(auth.admin)):
+    @app.post("/team/disable", include_in_schema=False)
+    async def team_disable(request: Request, me: Principal = Depends(auth.admin)):
+        name = str((await request.form()).get("name", ""))     # a form field: a name may hold "/"
         if name == me.name:
             raise InvalidReview("you cannot disable your own account", 409)
         accounts.disable(store, name, by=me.name)

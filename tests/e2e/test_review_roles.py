@@ -283,7 +283,7 @@ def test_should_stop_a_disabled_accounts_session_and_token_at_once(world):
     app, store, boss = world["app"], world["store"], world["boss"]
     fred = client(app, store, "fred", api=True)
     assert fred.get("/api/me").status_code == 200
-    assert boss.post("/team/fred/disable", data={"csrf": boss.signed.csrf}).status_code == 303
+    assert boss.post("/team/disable", data={"csrf": boss.signed.csrf, "name": "fred"}).status_code == 303
     assert fred.get("/api/me").status_code == 401
     fred.headers.pop("Authorization")
     assert fred.get("/queue").status_code == 303
