@@ -48,3 +48,31 @@ def test_should_run_density_after_the_recording_and_tell_the_recording():
     assert registry.get("density").after == ("recording",)
     alone = Profile(probes=("recording",)).specs()
     assert readers_of(alone[0], alone) == ()
+
+
+def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(tmp_path):
+    """A recording that failed, or ran without density, gives no frames; a tour that stopped
+    before the window's end lacks frames the plan needs (the probe then plays it itself)."""
+    import json
+    from types import SimpleNamespace
+
+    from skycity_bench.probes.density import TourFrames
+    from skycity_bench.report import ProbeRecord
+
+    index = {"version": 1, "hook": {"ok": True, "value": {}, "error": None},
+             "frames": {str(k): {"file": f"f{k:06d}.png", "now_s": k / 60} for k in range(1185, 1250)},
+             "claims": {}, "page_errors": []}
+    (tmp_path / "recordings" / "density_frames").mkdir(parents=True)
+    (tmp_path / "recordings" / "density_frames" / "index.json").write_text(json.dumps(index))
+
+    def ctx(status, df):
+        rec = ProbeRecord(name="recording", status=status, data={"density_frames": df})
+        return SimpleNamespace(artifacts={"recording": rec}, out_dir=tmp_path)
+
+    df = {"index": "recordings/density_frames/index.json", "frames": 65, "claims": 0, "bytes": 1, "capture_s": 0}
+    assert TourFrames.of_run(ctx("error", df)) is None
+    assert TourFrames.of_run(ctx("ok", None)) is None
+    assert TourFrames.of_run(SimpleNamespace(artifacts={}, out_dir=tmp_path)) is None
+    tour = TourFrames.of_run(ctx("ok", df))
+    plan = plan_pass([20.0, 21.0], 6, [-6, 15, -15], hook=True)
+    assert tour.has(_keys(plan[:1], 6)) and not tour.has(_keys(plan, 6))   # stopped before 21 s
