@@ -409,6 +409,10 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
         return {"token": token, "expires_in_s": API_TOKEN_TTL_S}
 
+    @app.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
+    def api_my_queue(me: Principal = Depends(auth.reviewer)):
+        return store.queue(me.name)
+
     @app.get("/api/reviewers/{name}/queue", tags=["reviewers"],
              summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)")
     def api_queue(name: str, me: Principal = Depends(auth.reviewer)):

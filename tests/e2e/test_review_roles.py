@@ -176,6 +176,7 @@ def test_should_let_a_reviewer_see_only_their_own_scores_until_final_and_no_admi
     other = "bob" if who == "ann" else "ann"
     assert me.get(f"/api/reviewers/{other}/queue").status_code == 403
     assert me.get(f"/api/candidates/{world['a']}/reviews?reviewer={other}").status_code == 403
+    assert me.get("/api/me/queue").json() == me.get(f"/api/reviewers/{who}/queue").json()
     mine = me.get(f"/api/candidates/{world['a']}/reviews").json()
     assert mine and {r["reviewer"] for r in mine} == {who}
 
