@@ -22,7 +22,7 @@ admin (boss) and two reviewers (ann, bob) who score half the candidates; a few s
 finalised, one anchor is set, one run is picked. The app is served on loopback by uvicorn
 and called over real HTTP.
 
-    .venv/bin/python benchmarks/review_50.py [--run RUN_DIR] [--repeat 2] [--candidates 50]
+    .venv/bin/python benchmarks/review_50.py [--run RUN_DIR] [--repeat 2] [--candidates 50] [--work DIR] [--postgres]
 
 Figures on a busy machine are slower than on a quiet one (the load average is printed before
 and after): run it alone for the record.
@@ -158,6 +158,8 @@ def main() -> int:
     ap.add_argument("--run", type=Path, default=None, help="a run folder with report.json (default: newest in recordings/)")
     ap.add_argument("--repeat", type=int, default=2, help="calls per URL after the first (best one reported)")
     ap.add_argument("--candidates", type=int, default=50)
+    ap.add_argument("--postgres", action="store_true",
+                    help="serve from a PostgreSQL store on a throw-away local server (tests/pg.py) instead of SQLite")
     ap.add_argument("--work", type=Path, default=None,
                     help="work folder; when it holds a store this script built, its imported runs are reused "
                          "(accounts, scores and picks are made again on a copy)")
@@ -175,11 +177,15 @@ def main() -> int:
 
     # --- the store ---------------------------------------------------------------------------
     t = time.perf_counter()
-    built = tmp / f"imported-{a.candidates}.sqlite"
-    if not built.is_file():
-        shutil.rmtree(tmp / "runs", ignore_errors=True)
-        full, partial = build_runs(src, tmp / "runs", a.candidates)
-        store = ReviewStore(tmp / "building.sqlite", seed=1)
+    runs_dir = tmp / "runs"
+    full = [runs_dir / f"model-{k:02d}-run" for k in range(a.candidates)]
+    partial = [runs_dir / f"model-{k:02d}-rerun" for k in range(min(PARTIAL_RERUNS, a.candidates))]
+    if not all((r / "report.json").is_file() for r in full + partial):
+        shutil.rmtree(runs_dir, ignore_errors=True)
+        full, partial = build_runs(src, runs_dir, a.candidates)
+
+    def build(target) -> None:
+        store = ReviewStore(target, seed=1)
         t1 = time.perf_counter()
         prep = store.prepare_run(full[0])            # masking and thumbnails, outside the write lock
         t2 = time.perf_counter()
@@ -189,16 +195,31 @@ def main() -> int:
         for r in full[1:] + partial:
             store.import_run(r)
         store.close()
-        os.replace(tmp / "building.sqlite", built)
-        print(f"built and imported {len(full)} candidates and {len(partial)} partial re-runs in "
+        print(f"imported {len(full)} candidates and {len(partial)} partial re-runs in "
               f"{time.perf_counter() - t:.1f} s (the same images' thumbnails are made once: kept by file hash)")
         print(f"import of one run: prepare (hash, mask, {len(prep.thumbs)} thumbnails) {(t2 - t1) * 1000:.0f} ms, "
               f"store {(t3 - t2) * 1000:.0f} ms; masked report {len(prep.blind.masked_json) / 1e6:.1f} MB, "
               f"sheet summary {len(prep.blind.sheet_json) / 1e3:.0f} kB")
+
+    pg = None
+    if a.postgres:                # a throw-away server (tests/pg.py: Debian's binaries, loopback)
+        from tests.pg import start_server
+        pg = start_server()
+        imported = pg.new_db()
+        build(pg.url(imported))
+        target = pg.url(pg.new_db(template=imported))
+        print(f"store: PostgreSQL on 127.0.0.1:{pg.port}")
     else:
-        print(f"reusing the runs imported in {built}")
-    shutil.copy(built, tmp / "reviews.sqlite")
-    store = ReviewStore(tmp / "reviews.sqlite")
+        built = tmp / f"imported-{a.candidates}.sqlite"
+        if not built.is_file():
+            build(tmp / "building.sqlite")
+            os.replace(tmp / "building.sqlite", built)
+        else:
+            print(f"reusing the runs imported in {built}")
+        shutil.copy(built, tmp / "reviews.sqlite")
+        target = tmp / "reviews.sqlite"
+        print(f"store: SQLite {target}")
+    store = ReviewStore(target)
     cids = [hashlib.sha256(f"review-50:{k}".encode()).hexdigest() for k in range(a.candidates)]
     cids = ["c-" + s[:12] for s in cids]
     reruns = [max(store.runs_of(c)["runs"], key=lambda r: r["started_at"]) for c in cids[:PARTIAL_RERUNS]]
@@ -279,8 +300,8 @@ def main() -> int:
                 untimed.append(f"{m} {path}")
     bad, bad_cpu, leaks = 0, 0, []
     print(f"\n{len(plan)} calls over {len({p[4] for p in plan})} routes, each {1 + a.repeat} times; rule: who calls; "
-          f"wall: first, best, worst; cpu: the worst call's CPU time in this process (server and client: what the "
-          f"machine's load does not inflate much)")
+          f"wall: first, best, worst; cpu: the worst call's CPU time in this process (app and client: what the "
+          f"machine's load does not inflate much; with --postgres the database server's own work is not in it)")
     print(f"    {'call':58s} {'rule':8s} {'first':>8s} {'best':>8s} {'worst':>8s} {'cpu':>8s}   target (wall)")
     for method, url, rule, body, path in plan:
         c = clients[rule]
@@ -305,6 +326,10 @@ def main() -> int:
               f"{max(ms):6.0f}ms {max(cpu):6.0f}ms   < {TARGET_MS} ms   HTTP {sorted(codes)}")
     server.should_exit = True
     thread.join(timeout=10)
+    store.close()
+    if pg is not None:
+        from tests.pg import stop_server
+        stop_server(pg)
     print("\nblind: " + ("no answer carries a candidate's full file hash or label (the admin's unblinded sheet "
                          "excepted, by design)" if not leaks else
                          f"LEAK in {len(leaks)} answer(s): {', '.join(leaks[:8])}"))
