@@ -138,9 +138,10 @@ class RunProgress(Progress):
     (its phase, that is the task it has open, and that task's own progress).
 
     The run's share done weighs each probe by its budget (ProbeSpec.budget: sized from the
-    demo time it plays), and counts a running probe by its open task's share; the estimate
-    of what is left is the elapsed time scaled by that share, so it is rough at the start
-    and tightens as the run goes."""
+    demo time it plays), and counts a running probe by the furthest share its tasks reached
+    (a second phase or a re-run shows on the probe's own line; the run's share never goes
+    back); the estimate of what is left is the elapsed time scaled by that share, so it is
+    rough at the start and tightens as the run goes."""
 
     def __init__(self, inner: Progress, weights: dict[str, float]):
         self.inner = inner
@@ -180,7 +181,9 @@ class RunProgress(Progress):
                         f = min(1.0, completed / total) if total else 0.0
                         row.update(f, note=f"{description} · {note}" if note else description)
                         with outer._lock:
-                            outer.share[name] = min(0.99, f)
+                            # never back: a probe's second phase (or a re-run of its pass)
+                            # shows on its own line; the run's share and estimate hold still
+                            outer.share[name] = max(outer.share[name], min(0.99, f))
                             outer._update()
 
                     def close(self) -> None:
