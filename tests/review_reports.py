@@ -9,6 +9,10 @@ it is also written into the run folder's name and into one evidence string on pu
 from __future__ import annotations
 
 import hashlib
+import socket
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -146,3 +150,31 @@ def signed_in_page(browser, base: str, store, name: str, role: str = "reviewer",
     ctx.add_cookies([{"name": SESSION_COOKIE, "value": signed.cookie, "url": base, "httpOnly": True,
                       "sameSite": "Lax"}])
     return ctx, ctx.new_page()
+
+
+@contextmanager
+def serving(app, *, log_level: str = "warning", ready_path: str = "/api/candidates"):
+    """Serve an ASGI app (the review app) over real HTTP on a free loopback port: uvicorn on a
+    thread, ready once `ready_path` answers at all (any status: the app is up). Yields the
+    base URL; the server stops when the block ends."""
+    import httpx
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
+    t = threading.Thread(target=server.run, daemon=True)
+    t.start()
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            httpx.get(base + ready_path, timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    try:
+        yield base
+    finally:
+        server.should_exit = True
+        t.join(timeout=10)

@@ -10,15 +10,10 @@ concurrent submissions over HTTP all land, and no model name ever leaves the app
 from __future__ import annotations
 
 import json
-import socket
 import statistics
-import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
 from skycity_bench.browser.launch import BASE_ARGS
@@ -26,7 +21,7 @@ from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import ReviewStore
-from tests.review_reports import http_client, make_run, signed_in_page
+from tests.review_reports import http_client, make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -36,12 +31,6 @@ LABEL_A, LABEL_B = "secret-model-omega.html", "secret-model-sigma.html"
 SECRETS = ("secret-model-omega", "secret-model-sigma")
 DISPUTED = "camera.motion"
 OVERRIDDEN = "shops.touch"                     # untested by the bench in this run: a reviewer overrides it
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -62,20 +51,8 @@ def served(request, tmp_path_factory):
         with store.db.write() as con:
             a = store.insert_run(con, store.prepare_run(run_a), storage="db", run_dir="queue").candidate_id
     b = store.import_run(make_run(tmp / "runs", LABEL_B, seed="sigma")).candidate_id
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/api/candidates", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield {"store": store, "base": base, "a": a, "b": b, "db": db, "seen": []}
-    server.should_exit = True
-    t.join(timeout=10)
+    with serving(create_app(store)) as base:
+        yield {"store": store, "base": base, "a": a, "b": b, "db": db, "seen": []}
     store.close()
 
 

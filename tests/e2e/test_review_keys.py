@@ -4,19 +4,13 @@ stay text, and what the keys picked is what gets stored."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
-import httpx
 import pytest
-import uvicorn
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.rubric import load_rubric
 from skycity_bench.store import ReviewStore
-from tests.review_reports import make_run, signed_in_page
+from tests.review_reports import make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -31,22 +25,8 @@ def served(tmp_path_factory):
     store = ReviewStore(tmp / "reviews.sqlite", seed=2)
     cid = store.import_run(make_run(tmp / "runs", "keys-model.html", seed="keys")).candidate_id
     store.import_run(make_run(tmp / "runs", "keys-model-2.html", seed="keys-2"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/api/candidates", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield {"store": store, "base": base, "cid": cid}
-    server.should_exit = True
-    t.join(timeout=10)
+    with serving(create_app(store)) as base:
+        yield {"store": store, "base": base, "cid": cid}
 
 
 def _checked(page, item):

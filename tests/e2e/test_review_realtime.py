@@ -6,18 +6,12 @@ same with relative links."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
-import httpx
 import pytest
-import uvicorn
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.store import ReviewStore
-from tests.review_reports import signed_in_page
+from tests.review_reports import serving, signed_in_page
 from tests.shared_runs import JANK_CAPTURE_S, jank_capture_run
 
 pytestmark = pytest.mark.browser
@@ -43,22 +37,8 @@ def run_dir(tmp_path_factory):
 def served(run_dir, tmp_path_factory):
     store = ReviewStore(tmp_path_factory.mktemp("db") / "reviews.sqlite", seed=3)
     cid = store.import_run(run_dir).candidate_id
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/api/candidates", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield base, cid, store
-    server.should_exit = True
-    t.join(timeout=10)
+    with serving(create_app(store)) as base:
+        yield base, cid, store
 
 
 @pytest.fixture(scope="module")
