@@ -170,6 +170,7 @@ class RunProgress(Progress):
         outer = self
         with self._lock:
             self.running.add(name)
+            self._update()
         row = self.inner.task(name, 1.0, unit="")
 
         class _Probe(Progress):
