@@ -315,7 +315,7 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 rest = [s for s in specs if not s.realtime]
                 extra = await _more_browsers(pw, handle, min(profile.jobs, len(rest)) - 1)
                 try:
-                    await _run_side_by_side(rest, [handle, *extra], one)
+                    await _run_side_by_side(rest, [handle, *extra], one, weight=lambda s: float(s.budget(scenario)))
                 finally:
                     if view is not None:
                         view.close()
@@ -355,11 +355,12 @@ async def _more_browsers(pw, handle, n: int) -> list:
     return out
 
 
-async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one) -> None:
-    """Run `specs` on these browsers, one probe per browser at a time, the next ready one in
-    run order whenever a browser is free; a probe is ready when none of the probes whose
-    evidence it reads (ProbeSpec.after, or a pass that produces it) is still waiting or
-    running. With one browser this is the plain run order."""
+async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weight=None) -> None:
+    """Run `specs` on these browsers, one probe per browser at a time; whenever a browser is
+    free it takes a ready probe: one whose inputs (ProbeSpec.after, or a pass that produces
+    them) are no longer waiting or running. With one browser that is the plain run order;
+    with more, the longest first by `weight` (the probe's budget), so the long tour pass
+    starts at once instead of after the short probes, and its readers with it."""
     pending = list(specs)
     busy: set[str] = set()
     changed = asyncio.Condition()
@@ -374,8 +375,9 @@ async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one) -> N
                     if not pending:
                         return
                     blocked = busy | {n for s in pending for n in names(s)}
-                    ready = next((s for s in pending if not set(s.after) & (blocked - names(s))), None)
-                    if ready is not None:
+                    can = [s for s in pending if not set(s.after) & (blocked - names(s))]
+                    if can:
+                        ready = max(can, key=weight) if weight is not None and len(handles) > 1 else can[0]
                         break
                     await changed.wait()
                 pending.remove(ready)

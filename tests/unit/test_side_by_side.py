@@ -53,3 +53,19 @@ def test_should_be_the_plain_run_order_with_one_browser():
 
 def test_should_allow_at_least_one_browser():
     assert default_jobs() >= 1
+
+
+def test_should_start_the_longest_probe_first_when_there_are_several_browsers():
+    specs = [_spec("a"), _spec("b"), _spec("long"), _spec("reader", after=["long"])]
+    log = []
+
+    async def one(spec, h):
+        log.append(spec.name)
+        await asyncio.sleep(0.01)
+
+    weight = {"a": 1, "b": 2, "long": 10, "reader": 5}
+    asyncio.run(_run_side_by_side(specs, ["b0", "b1"], one, weight=lambda s: weight[s.name]))
+    assert log[:2] == ["long", "b"] and log.index("reader") > log.index("long")
+    log.clear()
+    asyncio.run(_run_side_by_side(specs, ["b0"], one, weight=lambda s: weight[s.name]))
+    assert log == ["a", "b", "long", "reader"]                     # one browser: the run order
