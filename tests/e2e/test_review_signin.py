@@ -162,6 +162,13 @@ def test_should_sign_in_by_invitation_score_by_keyboard_and_keep_a_from_b(served
         assert b.request.get(f"{base}/api/candidates/{first}/reviews?reviewer=annika").status == 403
         assert json.loads(b.request.get(f"{base}/api/candidates/{first}/reviews").text()) == []
 
+        # B signs out with the header's button: the session ends, the queue asks for a sign-in again
+        b.goto(base + "/queue")
+        b.click("form[action='/signout'] button")
+        b.wait_for_url(base + "/")
+        b.goto(base + "/queue")
+        assert b.url == base + "/" and b.locator("#link-error, a.cand").count() == 0
+
         # the admin sees them (the marker can be found where it is allowed)
         assert NOTE in boss.request.get(f"{base}/sheet.json").text()
         assert NOTE in boss.request.get(f"{base}/api/candidates/{first}/reviews?reviewer=annika").text()
