@@ -140,14 +140,16 @@ class RunProgress(Progress):
     The run's share done weighs each probe by its budget (ProbeSpec.budget: sized from the
     demo time it plays), and counts a running probe by the furthest share its tasks reached
     (a second phase or a re-run shows on the probe's own line; the run's share never goes
-    back); the estimate of what is left is the elapsed time scaled by that share, so it is
-    rough at the start and tightens as the run goes."""
+    back); the estimate of what is left is the elapsed time scaled by that share, or a
+    running phase's own estimate when longer (the weights are rough, a phase's rate is
+    measured), so it is rough at the start and tightens as the run goes."""
 
     def __init__(self, inner: Progress, weights: dict[str, float]):
         self.inner = inner
         self.weights = {k: max(1e-6, float(v)) for k, v in weights.items()}
         self.share = {k: 0.0 for k in self.weights}
         self.running: set[str] = set()
+        self.phase_left: dict[str, float | None] = {}
         self.started = time.monotonic()
         self.row = inner.task("run", 1000.0, unit="")
         self._lock = threading.Lock()
@@ -161,8 +163,12 @@ class RunProgress(Progress):
         note = f"{n_done}/{len(self.weights)} probes"
         if self.running:
             note += " · running " + ", ".join(sorted(self.running))
-        if done > 0.02:
-            note += f" · about {_clock(elapsed * (1 - done) / done)} left"
+        left = [elapsed * (1 - done) / done] if done > 0.02 else []
+        # a running phase's own estimate (its elapsed time scaled by its share) when that is
+        # longer: the tour pass's 2000 frames tell more than the budgets' weights
+        left += [v for v in self.phase_left.values() if v is not None]
+        if left:
+            note += f" · about {_clock(max(left))} left"
         self.row.update(done * 1000.0, note=note)
 
     def probe(self, name: str) -> "Progress":
@@ -176,12 +182,15 @@ class RunProgress(Progress):
         class _Probe(Progress):
             def task(self, description: str, total: float, unit: str = "s") -> Task:
                 row.update(0.0, note=description)
+                opened = time.monotonic()
 
                 class _T(Task):
                     def update(self, completed: float, note: str = "") -> None:
                         f = min(1.0, completed / total) if total else 0.0
                         row.update(f, note=f"{description} · {note}" if note else description)
                         with outer._lock:
+                            took = time.monotonic() - opened
+                            outer.phase_left[name] = took * (1 - f) / f if f > 0.02 and took > 5 else None
                             # never back: a probe's second phase (or a re-run of its pass)
                             # shows on its own line; the run's share and estimate hold still
                             outer.share[name] = max(outer.share[name], min(0.99, f))
@@ -198,6 +207,7 @@ class RunProgress(Progress):
             def finish(self) -> None:
                 row.close()
                 with outer._lock:
+                    outer.phase_left.pop(name, None)
                     outer.running.discard(name)
                     outer.share[name] = 1.0
                     outer._update()

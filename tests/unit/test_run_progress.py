@@ -60,3 +60,17 @@ def test_should_write_plain_lines_without_a_terminal():
 def test_should_pick_plain_lines_when_stderr_is_not_a_terminal():
     assert for_terminal(quiet=True) is None
     assert isinstance(for_terminal(), LineProgress)       # pytest captures stderr: no terminal
+
+
+def test_should_take_a_long_phases_own_estimate_when_the_weights_say_less(monkeypatch):
+    import skycity_bench.progress as pg
+
+    now = [1000.0]
+    monkeypatch.setattr(pg.time, "monotonic", lambda: now[0])
+    rows = _Rows()
+    view = RunProgress(rows, {"short": 900, "recording": 100})
+    view.probe("short").finish()                      # 90 % of the weight done at once
+    t = view.probe("recording").task("recording: 65 s", 2000)
+    now[0] += 60
+    t.update(200)                                     # 10 % in 60 s: 9 min left by its own rate
+    assert "about 9 min 00 s left" in rows.rows["run"][2]
