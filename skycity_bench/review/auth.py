@@ -45,7 +45,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from fastapi import Request
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.exceptions import HTTPException
@@ -154,13 +154,14 @@ class Auth:
         return Principal(acc["name"], acc["role"], acc["id"], "token", "")
 
     # --- the dependencies (each one is also a rule: see rule_of) ----------------------------------
-    async def principal_or_none(self, request: Request) -> Optional[Principal]:
+    async def principal_or_none(self, request: Request,
+                                creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[Principal]:
         """The caller, or None (anonymous). A bearer token that is not valid is a 401 (a
-        client that sends one expects it to count); a bad cookie is just anonymous."""
+        client that sends one expects it to count); a bad cookie is just anonymous. (The
+        bearer scheme as a sub-dependency: the OpenAPI document declares it on every route.)"""
         if "principal" in request.state._state:
             return request.state.principal
         me = None
-        creds: Optional[HTTPAuthorizationCredentials] = await _bearer(request)
         if creds is not None:
             me = self._from_token(creds.credentials)
             if me is None:
@@ -171,21 +172,23 @@ class Auth:
         request.state.principal = me
         return me
 
-    async def public(self, request: Request) -> None:
+    async def public(self, request: Request, creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> None:
         """Anonymous allowed (the sign-in pages)."""
-        await self.principal_or_none(request)
+        await self.principal_or_none(request, creds)
 
-    async def reviewer(self, request: Request) -> Principal:
+    async def reviewer(self, request: Request,
+                       creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Principal:
         """Any signed-in account (reviewer or admin); CSRF checked on unsafe methods."""
-        me = await self.principal_or_none(request)
+        me = await self.principal_or_none(request, creds)
         if me is None:
             raise NotSignedIn()
         if request.method not in SAFE_METHODS and me.via == "session":
             await self._check_csrf(request, me)
         return me
 
-    async def admin(self, request: Request) -> Principal:
-        me = await self.reviewer(request)
+    async def admin(self, request: Request,
+                    creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Principal:
+        me = await self.reviewer(request, creds)
         if not me.is_admin:
             raise Forbidden("admins only")
         return me
