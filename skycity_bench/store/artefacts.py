@@ -31,6 +31,7 @@ THUMB_QUALITY = 80               # WebP quality: plots' lines and text stay legi
 THUMB_MIME = "image/webp"
 THUMB_MAX_SOURCE_BYTES = 64 << 20   # a larger "image" is not decoded (a hostile run folder)
 THUMB_SOURCES = ("image/png", "image/jpeg", "image/webp", "image/bmp")   # what OpenCV decodes
+THUMB_MAX_PIXELS = 50_000_000       # a PNG claiming more (a few kB can) is not decoded: memory
 
 
 def _compact(value) -> str:
@@ -75,7 +76,7 @@ def thumbnail(data: bytes, width: int = THUMB_WIDTH) -> Optional[Thumb]:
     import cv2
     import numpy as np
 
-    if not data or len(data) > THUMB_MAX_SOURCE_BYTES:
+    if not data or len(data) > THUMB_MAX_SOURCE_BYTES or _png_pixels(data) > THUMB_MAX_PIXELS:
         return None
     try:
         img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
@@ -93,6 +94,13 @@ def thumbnail(data: bytes, width: int = THUMB_WIDTH) -> Optional[Thumb]:
         img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
     ok, buf = cv2.imencode(".webp", img, [cv2.IMWRITE_WEBP_QUALITY, THUMB_QUALITY])
     return Thumb(w, h, THUMB_MIME, buf.tobytes()) if ok else None
+
+
+def _png_pixels(data: bytes) -> int:
+    """Width x height a PNG's header claims (0 for anything else): checked before decoding."""
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or len(data) < 24:
+        return 0
+    return int.from_bytes(data[16:20], "big") * int.from_bytes(data[20:24], "big")
 
 
 def thumbnail_file(path: Path, mime: str) -> Optional[Thumb]:

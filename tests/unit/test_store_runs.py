@@ -300,3 +300,11 @@ def test_should_mask_every_name_the_queue_knows_the_file_by(target, opened, tmp_
     assert "twin-model-kappa" not in blob and "secret-model-omega" not in blob
     f = st.file(next(x["id"] for x in served["files"] if x["name"].endswith(".txt")))
     assert st.mask_for_serving(f.read_bytes().decode(), f.candidate_id) == f"{masking.MASK}\n"
+
+
+def test_should_not_decode_an_image_whose_header_claims_too_many_pixels():
+    ok, png = cv2.imencode(".png", np.zeros((100, 200, 3), np.uint8))
+    png = png.tobytes()
+    assert artefacts.thumbnail(png).width == 200
+    bomb = png[:16] + (100_000).to_bytes(4, "big") + (100_000).to_bytes(4, "big") + png[24:]
+    assert artefacts.thumbnail(bomb) is None
