@@ -76,7 +76,7 @@ def test_should_yield_both_artifacts_from_one_pass(both):
     report, out = both
     rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
     assert rec["status"] == "ok" and tl["status"] == "ok", (rec.get("error"), tl.get("error"))
-    assert rec["evidence_version"] == "4" and "timeline_pass" not in rec["data"]
+    assert rec["evidence_version"] == "5" and "timeline_pass" not in rec["data"]
     assert tl["data"]["stepped_by"] == "recording"
     assert tl["duration_s"] == rec["duration_s"]            # one pass, timed once
     assert not (out / "timeline" / "pass_from_recording.json").exists()
