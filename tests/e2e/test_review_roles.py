@@ -54,6 +54,10 @@ def world(request, tmp_path_factory):
     a = store.import_run(make_run(tmp / "runs", LABELS[0] + ".html", seed="roles-a")).candidate_id
     b = store.import_run(make_run(tmp / "runs", LABELS[1] + ".html", seed="roles-b")).candidate_id
     app = create_app(store)
+    if request.param == "postgres":     # as `skycity-bench review` serves a PostgreSQL store: queue progress too
+        from skycity_bench.queue.page import install
+
+        install(app, store)
     ann, bob = client(app, store, "ann", api=True), client(app, store, "bob", api=True)
     boss = client(app, store, "boss", "admin")
     for c, note, cid in ((ann, ANN_OPEN, a), (bob, BOB_OPEN, a), (ann, ANN_FINAL, b), (bob, "bob-on-b", b)):
@@ -109,6 +113,8 @@ def test_should_declare_a_role_rule_on_every_route(world):
     app, auth = world["app"], world["app"].state.auth
     missing = [p for p, r in Auth.iter_routes(app) if auth.rule_of(r) is None]
     assert missing == [], f"routes without a role rule (review/auth.py): {missing}"
+    if str(world["db"]).startswith("postgresql"):
+        assert {"/progress", "/api/queue/status"} <= {p for p, _ in Auth.iter_routes(app)}
     # every operation of the OpenAPI schema is one of the routes walked below
     spec = app.openapi()
     walked = {(m, p) for m, p, _ in _routes(app)}
