@@ -189,7 +189,7 @@ def test_should_let_a_reviewer_see_only_their_own_scores_until_final_and_no_admi
 
 def test_should_refuse_the_admin_nothing_and_show_everything(world):
     app, boss = world["app"], world["boss"]
-    seen = ""
+    seen, forms = "", 0
     for method, path, route in _routes(app):
         if method != "GET":
             continue                           # the admin's writes are checked one by one below
@@ -199,8 +199,12 @@ def test_should_refuse_the_admin_nothing_and_show_everything(world):
         if "unblind" not in url:
             for label in LABELS:
                 assert label not in r.text, (url, label)
+        # every POST form carries the session's CSRF token in the page itself (no script needed)
+        for form in re.findall(r"<form\b[^>]*method=\"post\"[^>]*>.*?</form>", r.text, flags=re.S | re.I):
+            assert f'name="csrf" value="{boss.signed.csrf}"' in form, (url, form[:200])
+            forms += 1
         seen += r.text
-    assert ANN_OPEN in seen and BOB_OPEN in seen
+    assert ANN_OPEN in seen and BOB_OPEN in seen and forms > 10
 
 
 def test_should_derive_the_reviewer_from_the_token_never_the_body(world):
