@@ -386,7 +386,15 @@ async def collect(ctx) -> DensityEvidence:
     a_s, b_s = ctx.scenario.dense_window_s
     times = sample_times(ctx.scenario.density_sample_times_s, a_s, b_s, s.step_s)
     cap = _Capture(ctx)
-    tour = TourFrames.of_run(ctx)
+    found = TourFrames.of_run(ctx)
+    try:
+        return await _collect(ctx, s, times, cap, found)
+    finally:
+        if found is not None:        # read or not, the PNGs were this probe's only
+            found.remove()
+
+
+async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "TourFrames | None") -> DensityEvidence:
     hook_tour = tour is not None and (await tour.describe()).ok
     if tour is not None and not tour.has(_keys(plan_pass(times, cap.delta_frames, cap.other_frames, hook_tour),
                                                cap.delta_frames)):
@@ -422,8 +430,6 @@ async def collect(ctx) -> DensityEvidence:
         finally:
             await more.close()
         page_errors = more.page_errors()
-    if tour is not None:
-        tour.remove()
     samples.sort(key=lambda d: d["t"])
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
