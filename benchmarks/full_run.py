@@ -125,6 +125,14 @@ def print_run(name: str, wall: float, report: dict, rc: int) -> dict:
               f"capture {d.get('capture_ms_mean')} ms/frame, encode {d.get('encode_ms_mean')} ms/frame in its "
               f"thread, capture waited {d.get('encode_wait_s')} s for the encoder, "
               f"{(d.get('size_bytes') or 0) / 1e6:.1f} MB{', TRUNCATED' if d.get('truncated') else ''}]")
+    df = d.get("density_frames")
+    dens = report.get("probes", {}).get("density", {})
+    if dens:
+        src = (dens.get("data") or {}).get("frames_from") or {}
+        took = (f"; the tour captured {df['frames']} frames for it ({df['bytes'] / 1e6:.0f} MB of PNG, removed after) "
+                f"in {df['capture_s']} s of its time") if df else ""
+        print(f"  density {dens.get('duration_s') or 0:.1f} s, frames from: {src.get('main')} "
+              f"(densified: {src.get('densified')}){took}")
     return {"wall": wall, "recording": rec_s, "ratio": wall / fl}
 
 
