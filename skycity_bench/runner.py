@@ -351,8 +351,14 @@ async def _more_browsers(pw, handle, n: int) -> list:
         h.requests, h.misses, h.page_events = handle.requests, handle.misses, handle.page_events
         h.budget = handle.budget
         out.append(h)
-    await asyncio.gather(*(h.start() for h in out))
-    return out
+    got = await asyncio.gather(*(h.start() for h in out), return_exceptions=True)
+    failed = [e for e in got if isinstance(e, BaseException)]
+    if failed:                         # fewer browsers side by side, never a failed run
+        log.warning("could not start %d more browser(s) for --jobs: %s", len(failed), failed[0])
+        for h, r in zip(out, got):
+            if isinstance(r, BaseException):
+                await h.kill()
+    return [h for h, r in zip(out, got) if not isinstance(r, BaseException)]
 
 
 async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weight=None) -> None:
