@@ -36,18 +36,16 @@ import json
 import os
 import re
 import shutil
-import socket
 import sys
 import tempfile
-import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
-import uvicorn  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from skycity_bench import masking  # noqa: E402
@@ -55,6 +53,7 @@ from skycity_bench.review import create_app  # noqa: E402
 from skycity_bench.review.auth import API_TOKEN_TTL_S, SESSION_COOKIE, Auth  # noqa: E402
 from skycity_bench.rubric import load_rubric  # noqa: E402
 from skycity_bench.store import ReviewStore, accounts  # noqa: E402
+from tests.review_reports import serving  # noqa: E402
 
 TARGET_MS = 300
 BIG_FILE = 5 << 20
@@ -107,24 +106,6 @@ def build_runs(src: Path, root: Path, n: int) -> tuple[list[Path], list[Path]]:
             (again / "report.json").write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
             partial.append(again)
     return full, partial
-
-
-def serve(store: ReviewStore):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    app = create_app(store)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(400):
-        try:
-            httpx.get(base + "/", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    return app, base, server, t
 
 
 def session(base: str, store: ReviewStore, name: str) -> httpx.Client:
@@ -248,7 +229,9 @@ def main() -> int:
         reruns[picked]["run_id"]
 
     # --- the app ------------------------------------------------------------------------------
-    app, base, server, thread = serve(store)
+    app = create_app(store)
+    served = ExitStack()
+    base = served.enter_context(serving(app))     # tests/review_reports.py: uvicorn on a free loopback port
     auth: Auth = app.state.auth
     cid = cids[len(cids) // 2 - 1]                          # scored by both reviewers
     run = store.shown_run(cid)
@@ -324,8 +307,7 @@ def main() -> int:
         bad_cpu += max(cpu) >= TARGET_MS
         print(f"{'ok ' if ok else 'BAD'} {method:4s} {url[:53]:53s} {rule:8s} {ms[0]:6.0f}ms {best:6.0f}ms "
               f"{max(ms):6.0f}ms {max(cpu):6.0f}ms   < {TARGET_MS} ms   HTTP {sorted(codes)}")
-    server.should_exit = True
-    thread.join(timeout=10)
+    served.close()
     store.close()
     if pg is not None:
         from tests.pg import stop_server

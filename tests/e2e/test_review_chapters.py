@@ -12,15 +12,11 @@ number, so the frame Chromium shows after a jump tells where the video really is
 from __future__ import annotations
 
 import hashlib
-import socket
-import threading
 import time
 
 import cv2
-import httpx
 import numpy as np
 import pytest
-import uvicorn
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.report import Candidate, ProbeRecord, save
@@ -30,7 +26,7 @@ from skycity_bench.scenario import Scenario
 from skycity_bench.scoring import score_report
 from skycity_bench.store import ReviewStore
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
-from tests.review_reports import ENV, client, make_run, signed_in_page
+from tests.review_reports import ENV, client, make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser
 
@@ -71,23 +67,9 @@ def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("chapters")
     store = ReviewStore(tmp / "reviews.sqlite", seed=3)
     cid = store.import_run(_run(tmp / "runs")).candidate_id
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     app = create_app(store)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield {"store": store, "base": base, "cid": cid, "app": app, "tmp": tmp}
-    server.should_exit = True
-    t.join(timeout=10)
+    with serving(app) as base:
+        yield {"store": store, "base": base, "cid": cid, "app": app, "tmp": tmp}
 
 
 JUMP = """async (sel) => {

@@ -125,16 +125,11 @@ def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_widt
     """In Chromium at 1920x1080: a keyframe in its strip loads its 480 px thumbnail, a wide plot
     beside its item (wider than a thumbnail) loads the full file, and a click on the keyframe
     opens the full image."""
-    import socket
-    import threading
-    import time
 
-    import httpx
-    import uvicorn
     from playwright.sync_api import sync_playwright
 
     from skycity_bench.browser.launch import BASE_ARGS
-    from tests.review_reports import signed_in_page
+    from tests.review_reports import serving, signed_in_page
 
     store = ReviewStore(tmp_path / "reviews.sqlite", seed=3)
     run = make_run(tmp_path / "runs", LABEL, seed="zeta-browser")
@@ -144,21 +139,8 @@ def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_widt
     cv2.imwrite(str(run / "frame_pacing.png"), plot)              # cited by the passing items' evidence
     cid = store.import_run(run).candidate_id
     files = {f["name"]: f["id"] for f in store.shown_run(cid)["files"]}
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(store), host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
     try:
-        with sync_playwright() as pw:
+        with serving(create_app(store)) as base, sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
             _, page = signed_in_page(browser, base, store, "ann", viewport={"width": 1920, "height": 1080})
             page.goto(f"{base}/c/{cid}")
@@ -177,6 +159,4 @@ def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_widt
             assert full == [f"{base}/files/{files['keyframes/t40.png']}", 1920]
             browser.close()
     finally:
-        server.should_exit = True
-        t.join(timeout=10)
         store.close()

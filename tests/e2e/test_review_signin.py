@@ -9,16 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
-import httpx
 import pytest
-import uvicorn
 from fastapi.routing import APIRoute
 from starlette.routing import Mount
 
@@ -39,30 +34,16 @@ SKYCITY = str(Path(sys.executable).parent / "skycity-bench")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from tests.review_reports import make_run
+    from tests.review_reports import make_run, serving
 
     tmp = tmp_path_factory.mktemp("signin")
     db = tmp / "reviews.sqlite"
     store = ReviewStore(db, seed=4)
     cids = [store.import_run(make_run(tmp / "runs", f"signin-model-{k}.html", seed=f"signin-{k}")).candidate_id
             for k in range(2)]
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     app = create_app(store)
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    t = threading.Thread(target=server.run, daemon=True)
-    t.start()
-    base = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            httpx.get(base + "/", timeout=1)
-            break
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    yield {"store": store, "app": app, "base": base, "db": db, "cids": cids}
-    server.should_exit = True
-    t.join(timeout=10)
+    with serving(app) as base:
+        yield {"store": store, "app": app, "base": base, "db": db, "cids": cids}
     store.close()
 
 
