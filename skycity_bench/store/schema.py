@@ -142,7 +142,7 @@ queue_runs = Table("queue_runs", metadata,
 credentials = Table("credentials", metadata,               # invitations, sign-in links, API tokens
                     Column("id", Integer, primary_key=True),
                     Column("reviewer_id", Integer, ForeignKey("reviewers.id"), nullable=False),
-                    Column("kind", Text, nullable=False),           # invite | signin | api
+                    Column("kind", Text, nullable=False),           # invite | signin | api | session
                     Column("token_hash", Text, nullable=False, unique=True),   # never the secret itself
                     Column("created_at", Text, nullable=False),
                     Column("created_by", Text),
