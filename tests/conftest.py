@@ -52,7 +52,7 @@ SLOW_FIRST = (
     "tests/probes/test_density.py",                # 244 s
     "tests/probes/test_fixture_truth.py",          # 110 s
     "tests/probes/test_timeline_fixtures.py",      # 109 s
-    "tests/probes/test_hostile.py",                # ~85 s: a batch of eight hostile demos
+    "tests/probes/test_hostile.py",                # 98 s (load 4): a batch of eight hostile demos
     "tests/e2e/test_check.py",                     # 73 s
     "tests/probes/test_recording_playback.py",     # 71 s
     "tests/e2e/test_queue_workers.py",             # 51 s
