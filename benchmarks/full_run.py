@@ -77,6 +77,26 @@ def run_once(demo: Path, out: Path, jobs: int | None = None) -> tuple[float, dic
     return wall, json.loads(rp.read_text()), p.returncode
 
 
+def tour_breakdown(report: dict, rec_s: float, d: dict) -> None:
+    """Where the tour pass's wall time went, from the run's own evidence (per-frame figures
+    of a short span, part by part: benchmarks/tour_cost.py)."""
+    tl = (report.get("probes", {}).get("timeline") or {}).get("data") or {}
+    spent = tl.get("spent_s") or {}
+    df = d.get("density_frames") or {}
+    parts = {"clock advance + render (steps)": spent.get("step"),
+             f"video captures ({d.get('width')}x{d.get('height')} video)":
+                 round((d.get("capture_ms_mean") or 0) * (d.get("frames") or 0) / 1000, 1),
+             "waiting for the encoder's queue": d.get("encode_wait_s"),
+             "timeline: hook, own captures, registration queue, name checks":
+                 round(sum(spent.get(k) or 0 for k in ("hook", "capture", "wait", "name")), 1) if spent else None,
+             "density frames (lossless PNG captures + writes)": df.get("capture_s")}
+    known = sum(v for v in parts.values() if v)
+    print(f"  tour pass {rec_s:.1f} s, of which:")
+    for k, v in parts.items():
+        print(f"    {k:62s} {'-' if v is None else f'{v:6.1f} s'}")
+    print(f"    {'the rest (keyframes, contact sheet, page load, finishing the file)':62s} {rec_s - known:6.1f} s")
+
+
 def check_once(demo: Path, out: Path) -> tuple[float, int]:
     t = time.monotonic()
     p = subprocess.run([*BENCH, "check", str(demo), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -125,6 +145,7 @@ def print_run(name: str, wall: float, report: dict, rc: int) -> dict:
               f"capture {d.get('capture_ms_mean')} ms/frame, encode {d.get('encode_ms_mean')} ms/frame in its "
               f"thread, capture waited {d.get('encode_wait_s')} s for the encoder, "
               f"{(d.get('size_bytes') or 0) / 1e6:.1f} MB{', TRUNCATED' if d.get('truncated') else ''}]")
+        tour_breakdown(report, rec_s, d)
     df = d.get("density_frames")
     dens = report.get("probes", {}).get("density", {})
     if dens:

@@ -52,13 +52,27 @@ DEFAULT_MAX_MEMORY_MB = 3072
 JOB_MEMORY_MB = 1536
 
 
+# At most this many cores, one browser (issue 18, measured): a single tour pass already keeps
+# two cores busy (the demo's software rendering and Chromium's captures, the encoder and the
+# registration threads beside them). On the 2-core machine (load 4-6 from other work) two tour
+# passes side by side (benchmarks/tour_cost.py, 20 frames each) took 45 s and 36 s against 20 s
+# alone: no throughput gained (45 s for two against 40 s one after the other), and each step
+# and capture up to 1.5x slower, which brings the run's wall-clock limits closer (a --jobs 2
+# run at load 17 timed out reading the demo's clock in shops).
+SOLO_MAX_CPUS = 2
+
+
 def default_jobs() -> int:
     """`run --jobs` when not given: one browser per core this process may run on
-    (sched_getaffinity), no more than the available memory holds at JOB_MEMORY_MB each."""
+    (sched_getaffinity), no more than the available memory holds at JOB_MEMORY_MB each; one
+    on a machine of SOLO_MAX_CPUS cores or fewer (see there: side by side gains nothing
+    there and makes wall-clock timeouts likelier)."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
+    if cpus <= SOLO_MAX_CPUS:
+        return 1
     avail_mb = None
     try:
         with open("/proc/meminfo") as f:

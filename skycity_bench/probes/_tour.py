@@ -384,7 +384,7 @@ async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | 
                     stopped = _stopped(st, t, steps[-1][0], str(e), budget, i)
                     break
                 step_s += time.perf_counter() - c0
-                shot = await video.take(kind, t, st) if kind is not None else None
+                shot = await video.take(kind, t, st, full=sample) if kind is not None else None
                 if sample:
                     await sampler.sample(st.frame_s, shot)   # = t, except for t = 0, which load already passed
                 if dens:

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ProbeError
 from ..evidence.recording import RecordingEvidence
 from ..evidence.timeline import TimelineEvidence
-from ..video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, pick
+from ..video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, even, pick
 from . import probe
 from ._stepper import decode, frame_times
 from ._tour import DensityFrames, tour_pass
@@ -62,11 +62,20 @@ class Settings(BaseModel):
     codecs: list[Literal["vp9", "vp8", "av1"]] = Field(min_length=1)
     video_keyframe_every_s: float = Field(gt=0, le=10)
     encoder_threads: int = Field(ge=1, le=16)
+    # the video's height at most (the viewport scaled down, aspect kept; never up)
+    max_video_height: int = Field(ge=120, le=4320)
     encode_queue_frames: int = Field(ge=1, le=240)
     sheet_columns: int = Field(ge=1, le=20)
     sheet_thumb_width: int = Field(ge=64, le=1920)
     wall_budget_s: float = Field(gt=0)
     budget_s: float = Field(gt=0)
+
+
+def video_size(width: int, height: int, max_height: int) -> tuple[int, int]:
+    """The video's frame size: the viewport, scaled down (aspect kept) to at most
+    `max_height` rows, even in both sides (4:2:0)."""
+    k = min(1.0, max_height / height)
+    return even(int(round(width * k))), even(int(round(height * k)))
 
 
 def _budget(sc) -> float:
@@ -105,9 +114,13 @@ class _Video:
             self.codec = pick(s.codecs)
         except EncoderUnavailable as e:
             raise ProbeError(str(e)) from e
+        vp = ctx.scenario.viewport
+        self.size = video_size(vp.width, vp.height, s.max_video_height)
+        # what Chromium scales a plain video frame by in its capture (CSS px -> video px)
+        self.scale = self.size[0] / vp.width
         self.enc = EncodeWorker(path, s.fps, codec=self.codec, bitrate_mbps=s.bitrate_mbps,
                                 keyframe_interval=max(1, int(round(s.video_keyframe_every_s * s.fps))),
-                                threads=s.encoder_threads, queue_frames=s.encode_queue_frames)
+                                threads=s.encoder_threads, queue_frames=s.encode_queue_frames, size=self.size)
         self.keyframes: list[tuple[float, np.ndarray]] = []
         self.key_files: list[dict] = []
         self.first_at: float | None = None
@@ -126,9 +139,15 @@ class _Video:
         self.n_frames = len(times)
         return [(t, "key" if i % every == 0 else "frame") for i, t in enumerate(times)] + [(s.end_s, "end")]
 
-    async def take(self, kind: str, t: float, st) -> bytes:
+    async def take(self, kind: str, t: float, st, *, full: bool = False) -> bytes:
         """The frame on screen at t (the pass stepped there), captured and queued; returns
-        the encoded screenshot (the timeline registers it when it samples at t)."""
+        the encoded screenshot (the timeline registers it when it samples at t).
+
+        A plain video frame is one JPEG capture scaled by Chromium to the video's size
+        (max_video_height; the captures bound the pass: benchmarks/tour_cost.py). With
+        `full` (the timeline samples at t and registers this very frame) it is the
+        full-size JPEG the timeline has always registered, so its measurements do not
+        change, and the encoder's thread scales it to the video's size."""
         if kind != "end":
             if st.frame_s > t + 1e-6:     # shows a later animation frame than t_i's:
                 self.late += 1            # only the first one(s): loading passed t = 0
@@ -136,7 +155,10 @@ class _Video:
             self.last_at = t
         c0 = time.perf_counter()
         if kind == "frame":
-            shot = await st.capture("jpeg", quality=self.s.jpeg_quality)
+            if full or self.scale == 1.0:
+                shot = await st.capture("jpeg", quality=self.s.jpeg_quality)
+            else:
+                shot = await st.capture("jpeg", quality=self.s.jpeg_quality, scale=self.scale)
             self.capture_s += time.perf_counter() - c0
             await self._put(shot)
         else:

@@ -98,14 +98,14 @@ def _png(data_url: str) -> np.ndarray:
     return cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR)
 
 
-def _serve_and_seek(video: Path, site: Path) -> dict:
+def _serve_and_seek(video: Path, site: Path, times: tuple[float, ...] = SEEK_TO) -> dict:
     site.mkdir(exist_ok=True)
     shutil.copy(video, site / "recording.webm")
     (site / "index.html").write_text('<!doctype html><video muted playsinline></video>')
     httpd = _QuietServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        return asyncio.run(_seek_in_chromium(f"http://127.0.0.1:{httpd.server_address[1]}/index.html", SEEK_TO))
+        return asyncio.run(_seek_in_chromium(f"http://127.0.0.1:{httpd.server_address[1]}/index.html", times))
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -153,3 +153,37 @@ def test_should_play_to_the_end_and_seek_to_the_captured_frame_in_chromium(full,
         # a neighbouring frame (1/30 s away) scrolls the lower half's ramp by 3 degrees of hue:
         # the seek must be closer to the keyframe than the frame next to it would be
         assert cv2.PSNR(shown, key) > 25, (f["t"], cv2.PSNR(shown, key))
+
+
+def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_frames_time(tmp_path):
+    """A viewport taller than max_video_height (issue 18: the video at 720p from a 1080p
+    viewport): the video is the viewport scaled down, aspect kept, whichever capture gave a
+    frame (Chromium's scaled JPEG, the timeline's full-size JPEG scaled by the encoder's
+    thread at its sample times); every frame still shows t = i / 30 s; the keyframes stay at
+    the viewport's full size; and Chromium plays it and seeks to its frames."""
+    from skycity_bench.runner import run_candidate
+    from skycity_bench.scenario import load_scenario
+    from tests.probes.test_timeline_recording import _video_clock_ms
+
+    sc = load_scenario(None, {"viewport": "480x360", "probes": {
+        "recording": {"end_s": 3, "keyframe_interval_s": 1, "max_video_height": 240},
+        "timeline": {"end_s": 3, "tour_s": 2.5, "opening_window_s": 0.5, "ending_window_s": 1}}})
+    report = asyncio.run(run_candidate(FX.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()
+    rec = report["probes"]["recording"]
+    assert rec["status"] == "ok", rec.get("error")
+    d = rec["data"]
+    assert (d["width"], d["height"], d["frames"]) == (320, 240, 90)
+    shown = _video_clock_ms(tmp_path, d)
+    assert len(shown) == 90
+    err = np.array(shown[d["late_frames"]:]) - (np.arange(90) * 1000 / 30)[d["late_frames"]:]
+    assert np.abs(err).max() <= 2.01, shown
+    key = cv2.imread(str(tmp_path / d["keyframes"][2]["file"]))
+    assert key.shape[:2] == (360, 480) and d["keyframes"][2]["t_s"] == 2.0
+    got = _serve_and_seek(tmp_path / d["file"], tmp_path / "site", (2.0,))
+    assert got["error"] is None and got["ended"] and (got["width"], got["height"]) == (320, 240)
+    shown2 = _png(got["frames"][0]["png"])
+    small = cv2.resize(key, (320, 240), interpolation=cv2.INTER_AREA)
+    bits, unit = FX.truth["page"]["bits"], FX.truth["page"]["unit_ms"]
+    assert _clock_ms(shown2, bits, unit) == 2000
+    assert cv2.PSNR(shown2, small) > 25
+

@@ -55,6 +55,16 @@ def test_should_allow_at_least_one_browser():
     assert default_jobs() >= 1
 
 
+def test_should_run_one_browser_on_two_cores_and_one_per_core_beyond(monkeypatch):
+    """runner.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
+    import skycity_bench.runner as runner
+
+    monkeypatch.setattr(runner, "JOB_MEMORY_MB", 1)          # memory never the limit here
+    for cpus, jobs in ((1, 1), (2, 1), (3, 3), (8, 8)):
+        monkeypatch.setattr(runner.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
+        assert default_jobs() == jobs, cpus
+
+
 def test_should_start_the_longest_probe_first_when_there_are_several_browsers():
     specs = [_spec("a"), _spec("b"), _spec("long"), _spec("reader", after=["long"])]
     log = []
