@@ -89,7 +89,7 @@ async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080",
     from skycity_bench.browser.session import BrowserHandle
 
     sc = load_scenario(None, {"viewport": viewport})
-    delta = sc.probe_settings("density").delta_frames * 1000 / 60
+    dframes = sc.probe_settings("density").delta_frames
     fx = fixture(f"density/{name}")
     out = []
     with DemoServer(fx.html.read_bytes()) as srv:
@@ -97,20 +97,22 @@ async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080",
             h = await BrowserHandle(pw, resolvers=extra_resolvers("offline")).start()
             try:
                 dp = await h.open_page(sc, srv.url, fake_clock=True)
-                for t in times:
-                    before = []
-                    for k in sorted(k for k in (others or []) if k < 0):
-                        await dp.seek(t + k / 60)
-                        before.append((k, await dp.frame()))
-                    await dp.seek(t)
-                    a = await dp.frame()
-                    claims = (await dp.hook.call("getDynamicObjects")).value
-                    await dp.run_for(delta)
-                    b = await dp.frame()
-                    for k in sorted(k for k in (others or []) if k > 0):
-                        await dp.seek(t + k / 60)
-                        before.append((k, await dp.frame()))
-                    out.append((a, b, claims, before) if others else (a, b, claims))
+                # every frame wanted, in time order: the fake clock never goes back (a seek
+                # to an earlier time returns the current frame), and with long pairs one
+                # sample's frames after t reach past the next sample's frames before it
+                want = sorted({(t + k / 60, i, k) for i, t in enumerate(times)
+                               for k in {0, dframes, *(others or [])}})
+                got: dict[tuple[int, int], object] = {}
+                claims: dict[int, list] = {}
+                for when, i, k in want:
+                    await dp.seek(when)
+                    got[(i, k)] = await dp.frame()
+                    if k == 0:
+                        claims[i] = (await dp.hook.call("getDynamicObjects")).value
+                for i in range(len(times)):
+                    more = [(k, got[(i, k)]) for k in sorted(others or [])]
+                    a, b = got[(i, 0)], got[(i, dframes)]
+                    out.append((a, b, claims[i], more) if others else (a, b, claims[i]))
             finally:
                 await h.kill()
     return out
