@@ -175,14 +175,19 @@ def redeem(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) ->
     return account_by_id(store, rid)
 
 
-def api_account(store: ReviewStore, token: str) -> Optional[dict]:
-    """The account behind a bearer token (read only: one indexed query)."""
+def _live_account(store: ReviewStore, secret: str, kind: str) -> Optional[dict]:
+    """The account behind a live credential of this kind (read only: indexed queries)."""
     with store.db.read() as con:
-        row = _valid(con, token, ("api",))
+        row = _valid(con, secret, (kind,))
         if row is None:
             return None
         acc = _q(con, f"SELECT {_COLS} FROM reviewers WHERE id = :i", i=row["reviewer_id"]).first()
     return dict(acc) if acc else None
+
+
+def api_account(store: ReviewStore, token: str) -> Optional[dict]:
+    """The account behind a bearer token."""
+    return _live_account(store, token, "api")
 
 
 def open_session(store: ReviewStore, reviewer_id: int, *, ttl_s: float) -> str:
@@ -194,12 +199,7 @@ def open_session(store: ReviewStore, reviewer_id: int, *, ttl_s: float) -> str:
 
 def session_account(store: ReviewStore, session_id: str) -> Optional[dict]:
     """The account of a live session (not expired, not signed out, account not disabled)."""
-    with store.db.read() as con:
-        row = _valid(con, session_id, ("session",))
-        if row is None:
-            return None
-        acc = _q(con, f"SELECT {_COLS} FROM reviewers WHERE id = :i", i=row["reviewer_id"]).first()
-    return dict(acc) if acc else None
+    return _live_account(store, session_id, "session")
 
 
 def close_session(store: ReviewStore, session_id: str) -> None:
