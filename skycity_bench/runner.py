@@ -105,6 +105,11 @@ class Profile:
     # Browsers running the fake-clock probes side by side after the real-time ones, which
     # always run alone (`run --jobs`; _run_side_by_side). 1: one after the other.
     jobs: int = 1
+    # `run --overlap`: off (the real-time probes alone, then the rest); pinned: the fake-clock
+    # probes on `jobs` more browsers during the real-time ones, pinned to other cores
+    # (_run_overlapped, pinning.py); pinned-force: the same on a machine without spare cores
+    # (testing the mechanics).
+    overlap: str = "off"
 
     def specs(self) -> list[ProbeSpec]:
         """What runs, in run order (ProbeSpec.order). A probe whose pass also yields other
@@ -323,13 +328,30 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
 
                 # Real time first and alone (a browser beside it would disturb what it
                 # measures), in run order; then the fake-clock probes, side by side on
-                # `jobs` browsers, each after the probes whose evidence it reads.
-                for spec in (s for s in specs if s.realtime):
-                    await one(spec, handle)
+                # `jobs` browsers, each after the probes whose evidence it reads. Or, with
+                # `run --overlap pinned`, the fake-clock probes during the real-time ones on
+                # cores of their own (_run_overlapped).
+                realtime = [s for s in specs if s.realtime]
                 rest = [s for s in specs if not s.realtime]
-                extra = await _more_browsers(pw, handle, min(profile.jobs, len(rest)) - 1)
+                weight = lambda s: float(s.budget(scenario))   # noqa: E731
+                extra: list = []
                 try:
-                    await _run_side_by_side(rest, [handle, *extra], one, weight=lambda s: float(s.budget(scenario)))
+                    if profile.overlap != "off" and realtime and rest:
+                        extra = await _more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
+                    if extra:
+                        await _run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
+                                              progress, weight)
+                    else:
+                        if profile.overlap != "off":
+                            report.environment["overlap"] = {
+                                "mode": profile.overlap, "used": False,
+                                "why": "no real-time probe in this run" if not realtime else
+                                       "no fake-clock probe in this run" if not rest else
+                                       "no second browser could be started"}
+                        for spec in realtime:
+                            await one(spec, handle)
+                        extra = await _more_browsers(pw, handle, min(profile.jobs, len(rest)) - 1)
+                        await _run_side_by_side(rest, [handle, *extra], one, weight=weight)
                 finally:
                     if view is not None:
                         view.close()
@@ -417,6 +439,140 @@ async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weig
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+
+
+async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, realtime: list, rest: list, handle,
+                          side: list, one, progress: Progress, weight) -> None:
+    """`run --overlap pinned` (issue 18 part 3; pinning.py): the fake-clock probes on the
+    `side` browsers DURING the real-time probes on `handle`, pinned apart. Around it a blank
+    page's rAF on the pinned pacing browser alone (before the probes start) and beside them;
+    scorers/overlap.py judges the change, and when it is too large the terminal and the
+    report say so and the real-time probes run again alone once the others are done. The
+    report's environment.overlap keeps the CPUs, what the kernel said of every thread's
+    mask, the timeline, the perturbation figures, and the pacing figures of both passes."""
+    from . import pinning
+    from .scorers.overlap import perturbation
+
+    o = scenario.overlap
+    split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
+    long_ms, res = _long_frame_ms(profile, scenario)
+    rec: dict = {"mode": profile.overlap, "used": True, **split.to_json(), "side_browsers": len(side)}
+    report.environment["overlap"] = rec
+    # a fake-clock probe reading a real-time one's evidence waits for it (none does today)
+    made = {n for s in realtime for n in (s.name, *s.produces)}
+    now = [s for s in rest if not set(s.after) & made]
+    later = [s for s in rest if s not in now]
+    pinner = pinning.Pinner(split, await pinning.browser_pid(handle))
+    progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
+                 f"{pinning._ranges(split.pacing)}, everything else on CPU {pinning._ranges(split.others)}"
+                 + (" (forced: too few cores for a fair split)" if split.forced else ""))
+    t0 = time.monotonic()
+    timeline: dict[str, list] = {}
+
+    async def timed(spec: ProbeSpec, h) -> None:
+        start = round(time.monotonic() - t0, 2)
+        try:
+            await one(spec, h)
+        finally:
+            timeline[spec.name] = [start, round(time.monotonic() - t0, 2)]
+
+    async def blank(what: str) -> dict:
+        start = round(time.monotonic() - t0, 2)
+        try:
+            return await calibrate(handle, scenario, o.calibration_s, long_frame_ms=long_ms + res if long_ms else None)
+        except Exception as e:   # a wedged browser: unmeasured, which the judgement counts
+            return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
+        finally:
+            timeline[f"blank page {what}"] = [start, round(time.monotonic() - t0, 2)]
+
+    side_task = None
+    pinner.apply()
+    keeper = asyncio.ensure_future(pinner.keep(o.repin_every_s, handle))
+    try:
+        alone = await blank("alone")
+        side_task = asyncio.ensure_future(_run_side_by_side(now, side, timed, weight=weight))
+        beside = {"before the real-time probes": await blank("beside the probes, before")}
+        for spec in realtime:
+            await timed(spec, handle)
+        if not side_task.done():
+            beside["after the real-time probes"] = await blank("beside the probes, after")
+        pinner.apply()
+        rec["affinity"] = pinner.read_back()
+    except BaseException:
+        if side_task is not None:
+            side_task.cancel()
+            await asyncio.gather(side_task, return_exceptions=True)
+        raise
+    finally:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
+        pinner.restore()                  # the probes still running get every core back
+        rec["pinning"] = pinner.counts()
+    rec["real_time_ended_s"] = round(time.monotonic() - t0, 2)
+    await side_task
+    rec["timeline"] = timeline
+    p = perturbation(alone, beside, scenario.scorer_settings("overlap"))
+    rec["perturbation"] = p
+    rec["overlapped_pass"] = _pacing_figures(report, realtime, long_ms, res)
+    if p["too_perturbed"]:
+        why = f"overlap: the probes beside the real-time run disturbed the pacing cores ({'; '.join(p['too_perturbed'])})"
+        report.warnings.append(f"{why}: the real-time probes ran again alone (environment.overlap keeps both "
+                               "passes' figures)")
+        progress.log(f"[yellow]{why}: running the real-time probes again alone[/]")
+        for h in side:                    # alone: no browser beside it, not even an idle one
+            await h.kill()
+        for spec in realtime:
+            start = round(time.monotonic() - t0, 2)
+            await one(spec, handle)
+            timeline[f"{spec.name} (alone)"] = [start, round(time.monotonic() - t0, 2)]
+        rec["solo_pass"] = _pacing_figures(report, realtime, long_ms, res)
+    else:
+        progress.log(f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
+                     f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
+                     f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)")
+    rec["rerun_alone"] = bool(p["too_perturbed"])
+    if later:
+        await _run_side_by_side(later, [handle], one, weight=weight)
+
+
+def _pct(v, points: bool = False) -> str:
+    if v is None:
+        return "not measured"
+    return f"{v * 100:+.2f} points" if points else f"{v:+.1%}"
+
+
+def _long_frame_ms(profile: Profile, scenario: Scenario) -> tuple[float | None, float]:
+    """The rubric's long-frame threshold (smoothness.frame_pacing) and the clock resolution
+    the frame-pacing scorer adds to it; (None, ...) for a rubric without the item."""
+    res = scenario.scorer_settings("frame_pacing").clock_resolution_ms
+    try:
+        return float(profile.rubric().item("smoothness.frame_pacing").long_frame_ms), res
+    except (KeyError, AttributeError, TypeError):
+        return None, res
+
+
+def _pacing_figures(report: Report, realtime: list, long_ms: float | None, res: float) -> dict:
+    """Each real-time probe's status and wall time, and the frame-pacing pass's P95 and
+    long-frame share on the frame clock (rAF timestamps, full run): the figures of the pass
+    beside the probes and of the one alone, side by side in the report."""
+    import numpy as np
+
+    from .scorers.frame_pacing import window_stats
+
+    out: dict = {}
+    for spec in realtime:
+        r = report.probes.get(spec.name)
+        if r is None:
+            continue
+        out[spec.name] = {"status": r.status, "error": r.error, "duration_s": r.duration_s}
+    fp = report.probes.get("frame_pacing")
+    if fp is not None and fp.status == "ok" and long_ms is not None:
+        d = fp.data if isinstance(fp.data, dict) else fp.data.model_dump()
+        st = window_stats(np.asarray(d.get("raf_ms") or [], float), 0.0, float(d.get("duration_s") or 0), long_ms, res)
+        out["frame_pacing"].update({"clock": "rAF timestamp, 0 s to the end", "frames": d.get("frames"),
+                                    "p95_ms": None if st is None else round(st["p95_ms"], 3),
+                                    "long_frame_share": None if st is None else round(st["long_frame_ratio"], 5)})
+    return out
 
 
 def _not_calibrated(scenario: Scenario) -> dict:

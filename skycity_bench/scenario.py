@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -88,6 +88,18 @@ class Calibration(Strict):
     tolerance_ms: float = Field(0.5, gt=0)
 
 
+class Overlap(Strict):
+    """`run --overlap pinned` (issue 18 part 3, pinning.py): the fake-clock probes run during
+    the real-time pacing run, on other cores than the pacing browser. What steers it; the
+    perturbation thresholds it is judged with are `scorers.overlap`. No defaults: the
+    reasons for the values are in scenarios/skycity.yaml."""
+
+    pacing_cpus: int = Field(ge=1, le=64, description="cores of the pacing browser's own")
+    min_cpus: int = Field(ge=2, le=1024, description="fewer CPUs in this process's mask: refused")
+    calibration_s: float = Field(gt=0, le=30, description="blank-page rAF alone and beside the probes")
+    repin_every_s: float = Field(gt=0, le=10, description="new processes and threads are pinned this often")
+
+
 class Scenario(Strict):
     """Everything that decides how a demo is driven. Its hash goes into every report."""
 
@@ -99,6 +111,9 @@ class Scenario(Strict):
     hook: HookNames = Field(default_factory=HookNames)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     calibration: Calibration = Field(default_factory=Calibration)
+    # `run --overlap pinned` only; None in a scenario without it (the mode is then refused)
+    # and in reports written before it existed (rescore reads their scenario back).
+    overlap: Optional[Overlap] = None
     probes: dict[str, dict[str, Any]] = Field(default_factory=dict)
     scorers: dict[str, dict[str, Any]] = Field(default_factory=dict)
 

@@ -31,7 +31,11 @@ _MEASURE = """(ms) => new Promise((done) => {
 })"""
 
 
-async def calibrate(handle, scenario: Scenario, duration_s: float | None = None) -> dict:
+async def calibrate(handle, scenario: Scenario, duration_s: float | None = None,
+                    long_frame_ms: float | None = None) -> dict:
+    """The blank page's rAF intervals for `duration_s` (default the scenario's): median,
+    P95, max; with `long_frame_ms`, also the share of intervals over it (`run --overlap`
+    compares a pinned pacing browser's blank page alone and beside the fake-clock probes)."""
     cal = scenario.calibration
     duration_s = cal.duration_s if duration_s is None else duration_s
     ctx = await handle.browser.new_context(viewport={"width": 320, "height": 240})
@@ -44,6 +48,9 @@ async def calibrate(handle, scenario: Scenario, duration_s: float | None = None)
     iv = np.diff(np.asarray(stamps, float))
     median = float(np.median(iv)) if len(iv) else float("nan")
     off = abs(median - cal.expected_interval_ms)
+    extra = {} if long_frame_ms is None else {
+        "long_frame_ms": long_frame_ms,
+        "long_frame_share": round(float(np.mean(iv > long_frame_ms)), 5) if len(iv) else None}
     return {
         "refresh_interval_ms": round(median, 3),
         "refresh_hz": round(1000.0 / median, 2) if median > 0 else None,
@@ -53,6 +60,7 @@ async def calibrate(handle, scenario: Scenario, duration_s: float | None = None)
         "expected_interval_ms": cal.expected_interval_ms,
         "within_tolerance": bool(off <= cal.tolerance_ms),
         "tolerance_ms": cal.tolerance_ms,
+        **extra,
     }
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from ..demo_file import candidate_id, load_demo
 from ..errors import UserError
+from ..pinning import MODES, plan_split
 from ..probes import registry
 from ..progress import RichProgress, for_terminal
 from ..runner import DEFAULT_MAX_MEMORY_MB
@@ -66,6 +67,11 @@ def register(app: typer.Typer) -> None:
             None, "--jobs", "-j", help="browsers running the fake-clock probes side by side after the real-time ones, "
                                        "which always run alone (default: the cores this process may use, as memory "
                                        "allows; 1: one probe after the other)"),
+        overlap: str = typer.Option(
+            "off", "--overlap", help="off: the real-time probes alone, then the rest (default); pinned: on a machine "
+                                     "with spare cores, the fake-clock probes during the real-time ones, pinned to "
+                                     "other cores, with a perturbation check (refused without spare cores); "
+                                     "pinned-force: the same without spare cores, to test the mechanics"),
         no_fetch: bool = typer.Option(
             False, "--no-fetch", help="keep the offline library cache frozen: never fetch a CDN release a demo names "
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
@@ -89,6 +95,12 @@ def register(app: typer.Typer) -> None:
         if capture and probe and "frame_pacing" not in probe:
             raise UserError("--realtime-capture films the frame-pacing pass: add --probe frame_pacing")
         sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration, "probes": capture})
+        if overlap not in MODES:
+            raise UserError(f"--overlap: expected one of {', '.join(MODES)}, got {overlap!r}")
+        if overlap != "off":
+            if _is_batch(demos, repeat):
+                raise UserError("--overlap: a single-demo run only (a batch's workers run one browser each)")
+            plan_split(sc.overlap, force=overlap == "pinned-force")     # no spare cores: one line, exit 2
         if no_fetch:                    # read by cache/ondemand.py here and in batch workers (issue 16)
             os.environ["SKYCITY_NO_FETCH"] = "1"
         for name in probe or []:
@@ -106,7 +118,7 @@ def register(app: typer.Typer) -> None:
         console = Console()
         progress = for_terminal(quiet)
         profile = Profile(probes=tuple(probe) if probe else None, network=network, max_memory_mb=max_memory_mb,
-                          jobs=jobs or default_jobs())
+                          jobs=jobs or default_jobs(), overlap=overlap)
         try:
             report = asyncio.run(execute(demo, sc, profile, out_dir, progress=progress))
         finally:
