@@ -463,6 +463,7 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
     now = [s for s in rest if not set(s.after) & made]
     later = [s for s in rest if s not in now]
     pinner = pinning.Pinner(split, await pinning.browser_pid(handle))
+    rec["pacing_browser_pid"] = pinner.pacing_pid
     progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
                  f"{pinning._ranges(split.pacing)}, everything else on CPU {pinning._ranges(split.others)}"
                  + (" (forced: too few cores for a fair split)" if split.forced else ""))
@@ -497,7 +498,7 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
         if not side_task.done():
             beside["after the real-time probes"] = await blank("beside the probes, after")
         pinner.apply()
-        rec["affinity"] = pinner.read_back()
+        rec["affinity"], rec["pacing_browser_pid"] = pinner.read_back(), pinner.pacing_pid
     except BaseException:
         if side_task is not None:
             side_task.cancel()
