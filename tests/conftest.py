@@ -28,7 +28,9 @@ pytest_plugins = ["tests.pg"]
 # 6 s budget (+ 10 s) passed beside a second worker at a load average of 20 (other helpers'
 # browsers), so test_hostile and test_batch_budget run in the parallel pass. test_cli_run (a
 # hang ended within 4 + 30 s: 47 s there) and test_clock_budget (frame costs seen against the
-# measured cost) did not, and stay.
+# measured cost) did not, and stay. The packaging fixtures whose probes all run on the fake
+# clock (framing, the network watch) are test_packaging_fake_clock's, in the parallel pass;
+# test_packaging_fixtures keeps those whose runs include playback's real-time autoplay look.
 REALTIME_MODULES = (
     "tests/probes/test_frame_pacing_fixtures.py",
     "tests/probes/test_realtime_capture.py",
@@ -56,6 +58,7 @@ SLOW_FIRST = (
     "tests/e2e/test_check.py",                     # 73 s
     "tests/probes/test_recording_playback.py",     # 71 s
     "tests/e2e/test_queue_workers.py",             # 51 s
+    "tests/probes/test_packaging_fake_clock.py",   # 87 s at load 20-30 (six framing/network runs)
 )
 
 

@@ -17,7 +17,7 @@ what is kept is still the model's shape, so it parses and rescoring reproduces t
 Regenerate with one command (README, section golden):
 
     SKYCITY_WRITE_GOLDEN=1 .venv/bin/python -m pytest -q -p no:randomly tests/probes/test_packaging_fixtures.py \\
-        tests/probes/test_frame_pacing_fixtures.py tests/probes/test_timeline_fixtures.py \\
+        tests/probes/test_packaging_fake_clock.py tests/probes/test_frame_pacing_fixtures.py tests/probes/test_timeline_fixtures.py \\
         tests/probes/test_density.py tests/probes/test_shops.py
 
 (scripts/golden.sh runs exactly that); tests/truth.run_fixture writes the file after each run.

@@ -1,10 +1,13 @@
 """The packaging fixture family (tests/fixtures/packaging/) in real Chromium: every fixture's
 four packaging items must match its truth file, and each finding must name its evidence.
 
-Each fixture runs once (module scope, two at a time: most of a run is the browser waiting
-on the fake clock or on real-time autoplay frames) and every assertion reads those runs.
-That each page agrees with its truth file's "page" section is checked for every fixture by
-tests/probes/test_fixture_truth.py.
+This module holds the fixtures whose runs include playback (its autoplay look is real time,
+so it runs in the real-time pass, tests/conftest.py); the fixtures whose probes all run on the
+fake clock (framing, packaging's network watch) are test_packaging_fake_clock.py's, in the
+parallel pass. Each fixture runs once (module scope, two at a time: most of a run is the
+browser waiting on the fake clock or on real-time autoplay frames) and every assertion reads
+those runs. That each page agrees with its truth file's "page" section is checked for every
+fixture by tests/probes/test_fixture_truth.py.
 """
 
 from __future__ import annotations
@@ -19,7 +22,18 @@ from tests.truth import all_fixtures, assert_truth, run_fixture
 
 pytestmark = pytest.mark.browser
 
-FIXTURES = {fx.name.split("/")[-1]: fx for fx in all_fixtures("packaging")}
+ALL = {fx.name.split("/")[-1]: fx for fx in all_fixtures("packaging")}
+
+
+def needs_real_time(fx) -> bool:
+    """A run with a real-time probe (playback's autoplay look): none named runs them all."""
+    from skycity_bench.probes import registry
+
+    names = fx.truth.get("probes") or registry.names()
+    return any(registry.get(n).realtime for n in names)
+
+
+FIXTURES = {name: fx for name, fx in ALL.items() if needs_real_time(fx)}
 
 
 @pytest.fixture(scope="module")
@@ -56,28 +70,26 @@ def test_should_give_the_clean_fixture_five_of_five(runs):
         {k: v["evidence"].get("reason") for k, v in items.items()}, ensure_ascii=False, indent=1)
 
 
-def test_should_name_every_external_url_and_how_it_was_answered(runs):
-    report, _ = runs["external_resources"]
-    ev = report["items"]["packaging.single_file"]["evidence"]
-    page = FIXTURES["external_resources"].truth["page"]["external"]
-    requested = [r["url"] for r in ev["external_requests"]]
-    for url in page:
-        assert any(u.endswith(url) or u == url for u in requested), (url, requested)
-        assert any(r["url"] == url for r in ev["references"]) or url.startswith("textures/")
-    assert all(r["note"] for r in ev["external_requests"])
-    assert "line" in json.dumps(ev["references"])
+def test_should_split_the_family_between_the_two_passes():
+    """Every packaging fixture is run by this module or test_packaging_fake_clock.py, and the
+    assertions here that name a fixture find it here."""
+    from tests.probes.test_packaging_fake_clock import FIXTURES as FAKE_CLOCK
+
+    assert set(FIXTURES) | set(FAKE_CLOCK) == set(ALL) and not set(FIXTURES) & set(FAKE_CLOCK)
+    assert {"clean", "replay_no_reset"} <= set(FIXTURES)
 
 
 def test_should_write_the_evidence_files_each_finding_names(runs):
+    # (the fake-clock fixtures' files: test_packaging_fake_clock.py, the same check)
+    assert_evidence_files(runs)
+    report, _ = runs["replay_no_reset"]
+    assert any("replay" in f for f in report["items"]["packaging.pause_resume_replay"]["evidence"]["files"])
+
+
+def assert_evidence_files(runs) -> None:
     for name, (report, out) in runs.items():
         for item_id, item in report["items"].items():
             if not item_id.startswith("packaging."):
                 continue
             for f in item["evidence"].get("files", []):
                 assert (out / f).is_file(), f"{name}: {item_id} names {f}, which is not in the run folder"
-    report, out = runs["stats_panel"]
-    assert (out / "framing" / "framing-1920x1080.png").is_file()
-    reason = report["items"]["packaging.framing"]["evidence"]["reason"]
-    assert "fps-panel" in reason and "drawn on a canvas" in reason and "draw calls: 26" in reason
-    report, _ = runs["replay_no_reset"]
-    assert any("replay" in f for f in report["items"]["packaging.pause_resume_replay"]["evidence"]["files"])
