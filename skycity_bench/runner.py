@@ -62,15 +62,17 @@ JOB_MEMORY_MB = 1536
 SOLO_MAX_CPUS = 2
 
 
-def default_jobs() -> int:
+def default_jobs(cpus: Optional[int] = None) -> int:
     """`run --jobs` when not given: one browser per core this process may run on
     (sched_getaffinity), no more than the available memory holds at JOB_MEMORY_MB each; one
     on a machine of SOLO_MAX_CPUS cores or fewer (see there: side by side gains nothing
-    there and makes wall-clock timeouts likelier)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    there and makes wall-clock timeouts likelier). `cpus`: the cores the fake-clock probes
+    get instead (`run --overlap pinned`: those the pacing browser leaves them)."""
+    if cpus is None:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
     if cpus <= SOLO_MAX_CPUS:
         return 1
     avail_mb = None

@@ -95,12 +95,13 @@ def register(app: typer.Typer) -> None:
         if capture and probe and "frame_pacing" not in probe:
             raise UserError("--realtime-capture films the frame-pacing pass: add --probe frame_pacing")
         sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration, "probes": capture})
+        split = None
         if overlap not in MODES:
             raise UserError(f"--overlap: expected one of {', '.join(MODES)}, got {overlap!r}")
         if overlap != "off":
             if _is_batch(demos, repeat):
                 raise UserError("--overlap: a single-demo run only (a batch's workers run one browser each)")
-            plan_split(sc.overlap, force=overlap == "pinned-force")     # no spare cores: one line, exit 2
+            split = plan_split(sc.overlap, force=overlap == "pinned-force")   # no spare cores: one line, exit 2
         if no_fetch:                    # read by cache/ondemand.py here and in batch workers (issue 16)
             os.environ["SKYCITY_NO_FETCH"] = "1"
         for name in probe or []:
@@ -118,7 +119,7 @@ def register(app: typer.Typer) -> None:
         console = Console()
         progress = for_terminal(quiet)
         profile = Profile(probes=tuple(probe) if probe else None, network=network, max_memory_mb=max_memory_mb,
-                          jobs=jobs or default_jobs(), overlap=overlap)
+                          jobs=jobs or default_jobs(len(split.others) if split else None), overlap=overlap)
         try:
             report = asyncio.run(execute(demo, sc, profile, out_dir, progress=progress))
         finally:

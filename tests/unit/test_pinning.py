@@ -179,3 +179,10 @@ def test_should_refuse_overlap_without_spare_cores_in_one_line_before_a_browser_
     assert r.returncode == 2 and "--overlap: expected one of off, pinned, pinned-force" in r.stderr
     r = _cli(demo, demo, "--overlap", "pinned-force", "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and "single-demo run only" in r.stderr
+
+
+def test_should_size_the_default_jobs_by_the_cores_the_pacing_browser_leaves():
+    from skycity_bench.runner import SOLO_MAX_CPUS, default_jobs
+
+    assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1     # as on a machine that small
+    assert 1 <= default_jobs(SOLO_MAX_CPUS + 2) <= SOLO_MAX_CPUS + 2
