@@ -78,7 +78,7 @@ def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] =
     cpus = tuple(sorted(allowed if allowed is not None else allowed_cpus()))
     if settings is None:
         raise UserError("--overlap pinned: the scenario has no `overlap:` section (see scenarios/skycity.yaml)")
-    have = f"this process may run on {len(cpus)} ({_ranges(cpus)})"
+    have = f"this process may run on {len(cpus)} ({cpu_ranges(cpus)})"
     if len(cpus) < 2:
         raise UserError(f"--overlap pinned: needs at least 2 CPUs to pin the pacing browser apart; {have}")
     if len(cpus) < settings.min_cpus and not force:
@@ -102,7 +102,7 @@ def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] =
     return CpuSplit(allowed=cpus, pacing=tuple(sorted(pacing)), others=others, forced=force, whole_cores=whole)
 
 
-def _ranges(cpus: Iterable[int]) -> str:
+def cpu_ranges(cpus: Iterable[int]) -> str:
     cpus = sorted(cpus)
     out, start = [], None
     for i, c in enumerate(cpus):
@@ -209,7 +209,7 @@ class Pinner:
                     except OSError:
                         continue
                     threads += 1
-                    masks[_ranges(m)] = masks.get(_ranges(m), 0) + 1
+                    masks[cpu_ranges(m)] = masks.get(cpu_ranges(m), 0) + 1
                     off += m != tuple(want)
             out[name] = {"pids": sorted(pids), "kinds": kinds, "threads": threads, "thread_masks": masks,
                          "threads_off_their_cpus": off, "cpus": list(want)}

@@ -467,7 +467,7 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
     pinner = pinning.Pinner(split, await pinning.browser_pid(handle))
     rec["pacing_browser_pid"] = pinner.pacing_pid
     progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
-                 f"{pinning._ranges(split.pacing)}, everything else on CPU {pinning._ranges(split.others)}"
+                 f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
                  + (" (forced: too few cores for a fair split)" if split.forced else ""))
     t0 = time.monotonic()
     timeline: dict[str, list] = {}
