@@ -340,19 +340,28 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 try:
                     if profile.overlap != "off" and realtime and rest:
                         extra = await _more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
+                    why = None
                     if extra:
-                        await _run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
-                                              progress, weight)
-                    else:
+                        try:
+                            await _run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
+                                                  progress, weight)
+                        except _NoOverlap as e:       # nothing ran yet: the default order instead
+                            why = str(e)
+                            report.warnings.append(f"--overlap {profile.overlap}: {why}; the real-time probes ran "
+                                                   "alone first, as without it")
+                            progress.log(f"[yellow]{report.warnings[-1]}[/]")
+                    elif profile.overlap != "off":
+                        why = ("no real-time probe in this run" if not realtime else
+                               "no fake-clock probe in this run" if not rest else "no second browser could be started")
+                    if not extra or why:
                         if profile.overlap != "off":
-                            report.environment["overlap"] = {
-                                "mode": profile.overlap, "used": False,
-                                "why": "no real-time probe in this run" if not realtime else
-                                       "no fake-clock probe in this run" if not rest else
-                                       "no second browser could be started"}
+                            report.environment["overlap"] = {"mode": profile.overlap, "used": False, "why": why}
                         for spec in realtime:
                             await one(spec, handle)
-                        extra = await _more_browsers(pw, handle, min(profile.jobs, len(rest)) - 1)
+                        want = min(profile.jobs, len(rest)) - 1
+                        while len(extra) > max(0, want):
+                            await extra.pop().kill()
+                        extra += await _more_browsers(pw, handle, want - len(extra))
                         await _run_side_by_side(rest, [handle, *extra], one, weight=weight)
                 finally:
                     if view is not None:
@@ -443,6 +452,10 @@ async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weig
         raise
 
 
+class _NoOverlap(Exception):
+    """`run --overlap` cannot be done in this run (before anything ran): why."""
+
+
 async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, realtime: list, rest: list, handle,
                           side: list, one, progress: Progress, weight) -> None:
     """`run --overlap pinned` (issue 18 part 3; pinning.py): the fake-clock probes on the
@@ -456,7 +469,12 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
     from .scorers.overlap import perturbation
 
     o = scenario.overlap
-    split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
+    try:
+        split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
+        pacing_pid = await pinning.browser_pid(handle)
+    except Exception as e:   # `run` refuses the first before a browser starts; a Chromium that names no pid
+        raise _NoOverlap(str(e).removeprefix(f"--overlap {profile.overlap}: ").removeprefix("--overlap pinned: ")
+                         ) from None
     long_ms, res = _long_frame_ms(profile, scenario)
     rec: dict = {"mode": profile.overlap, "used": True, **split.to_json(), "side_browsers": len(side)}
     report.environment["overlap"] = rec
@@ -464,7 +482,7 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
     made = {n for s in realtime for n in (s.name, *s.produces)}
     now = [s for s in rest if not set(s.after) & made]
     later = [s for s in rest if s not in now]
-    pinner = pinning.Pinner(split, await pinning.browser_pid(handle))
+    pinner = pinning.Pinner(split, pacing_pid)
     rec["pacing_browser_pid"] = pinner.pacing_pid
     progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
                  f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
@@ -481,11 +499,13 @@ async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, 
 
     async def blank(what: str) -> dict:
         start = round(time.monotonic() - t0, 2)
+        row = progress.task(f"overlap: a blank page on the pacing cores, {what}", o.calibration_s)
         try:
             return await calibrate(handle, scenario, o.calibration_s, long_frame_ms=long_ms + res if long_ms else None)
         except Exception as e:   # a wedged browser: unmeasured, which the judgement counts
             return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
         finally:
+            row.close()
             timeline[f"blank page {what}"] = [start, round(time.monotonic() - t0, 2)]
 
     side_task = None

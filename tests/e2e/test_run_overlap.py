@@ -192,3 +192,19 @@ def test_should_rerun_the_real_time_probes_alone_when_the_overlap_disturbed_them
     # the pacing pass really played twice: more pages opened than in the run that kept it
     assert report["probes"]["page_events"]["data"]["pages"] > kept["probes"]["page_events"]["data"]["pages"]
     assert report["probes"]["frame_pacing"]["status"] == "ok"
+
+
+def test_should_fall_back_to_the_default_order_when_the_overlap_is_refused_inside_a_run(tmp_path):
+    """Through the API (`run` refuses it before a browser starts): the real-time probes alone
+    first, as without it, the report saying why."""
+    from skycity_bench.runner import Profile, execute
+    from skycity_bench.scenario import load_scenario
+
+    sc = load_scenario(None, {"duration_s": 2, "viewport": "640x360", "probes": {"frame_pacing": {"noise_reruns": 0}}})
+    sc = sc.model_copy(update={"overlap": sc.overlap.model_copy(update={"min_cpus": 999})})
+    prof = Profile(probes=("frame_pacing", "packaging"), jobs=1, calibrate=False, overlap="pinned")
+    report = asyncio.run(execute(DEMO, sc, prof, tmp_path / "run")).to_json()
+    o = report["environment"]["overlap"]
+    assert o["used"] is False and "needs at least 999 CPUs" in o["why"]
+    assert any(w.startswith("--overlap pinned: needs at least 999 CPUs") for w in report["warnings"])
+    assert report["probes"]["frame_pacing"]["status"] == report["probes"]["packaging"]["status"] == "ok"
