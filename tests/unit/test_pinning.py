@@ -186,3 +186,12 @@ def test_should_size_the_default_jobs_by_the_cores_the_pacing_browser_leaves():
 
     assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1     # as on a machine that small
     assert 1 <= default_jobs(SOLO_MAX_CPUS + 2) <= SOLO_MAX_CPUS + 2
+
+
+def test_a_report_written_before_the_overlap_section_still_reads_back():
+    from skycity_bench.scenario import Scenario
+
+    d = load_scenario().model_dump(mode="json")
+    assert Scenario.model_validate(d).overlap == load_scenario().overlap
+    d.pop("overlap")
+    assert Scenario.model_validate(d).overlap is None            # rescore of an older report
