@@ -46,19 +46,25 @@ REALTIME_MODULES = (
 # default order is by test count, which says nothing of a module's time: the three.js module
 # has 11 tests and takes minutes, the golden one 200 and takes seconds, and a long module
 # handed out last keeps one worker busy alone). Modules whose shared runs take minutes go
-# first, longest first (their shared runs' times in the quiet whole-suite run of 3bc86be), so
-# the short ones fill in at the end and both workers finish together.
+# first, longest first, so the short ones fill in at the end and both workers finish
+# together. Times: the modules' shared runs and longest tests in the last quiet whole-suite
+# run (--durations=30, 0551c4a); the packaging fake-clock module measured alone at load 6-30.
 SLOW_FIRST = (
-    "tests/probes/test_threejs_examples.py",       # 322 s: five three.js pages on software WebGL
-    "tests/probes/test_shops.py",                  # 257 s
-    "tests/probes/test_density.py",                # 244 s
+    "tests/probes/test_threejs_examples.py",       # 419 s: five three.js pages on software WebGL
+    "tests/probes/test_shops.py",                  # 329 s: thirteen shop runs
+    "tests/probes/test_density.py",                # 238 s: four density runs + the page truths
+    "tests/probes/test_hostile.py",                # 122 s: a batch of eight hostile demos
+    "tests/probes/test_timeline_fixtures.py",      # 117 s
     "tests/probes/test_fixture_truth.py",          # 110 s
-    "tests/probes/test_timeline_fixtures.py",      # 109 s
-    "tests/probes/test_hostile.py",                # 98 s (load 4): a batch of eight hostile demos
+    "tests/probes/test_recording_playback.py",     # 99 s: the whole 65 s recorded
+    "tests/e2e/test_run_jobs.py",                  # 85 s: --jobs 1 and 2
     "tests/e2e/test_check.py",                     # 73 s
-    "tests/probes/test_recording_playback.py",     # 71 s
-    "tests/e2e/test_queue_workers.py",             # 51 s
-    "tests/probes/test_packaging_fake_clock.py",   # 87 s at load 20-30 (six framing/network runs)
+    "tests/e2e/test_queue_workers.py",             # 63 s
+    "tests/probes/test_timeline_recording.py",     # 54 s
+    "tests/e2e/test_cli_contract.py",              # 48 s
+    "tests/probes/test_packaging_fake_clock.py",   # 40-90 s: six framing/network runs
+    "tests/probes/test_density_tour_frames.py",    # 43 s
+    "tests/e2e/test_batch_resume.py",              # 35 s
 )
 
 

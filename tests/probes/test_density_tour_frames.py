@@ -4,22 +4,19 @@ analysis, two sources of frames, the same samples from either. On the lying-hook
 (its hook claims 80, 20 move) with the dense window moved to 2–4 s and the recording cut to
 5 s, so the two runs take seconds, not minutes."""
 
-import asyncio
-
 import pytest
 
-from tests.truth import fixture
+from tests.truth import fixture, run_bench
 
 pytestmark = pytest.mark.browser
 
 
 def _run(out, probes):
-    from skycity_bench.runner import run_candidate
     from skycity_bench.scenario import load_scenario
 
     sc = load_scenario(None, {"viewport": "1280x720", "probes": {"recording": {"end_s": 5}}})
     sc = sc.model_copy(update={"dense_window_s": (2.0, 4.0), "density_sample_times_s": [2.0, 4.0]})
-    return asyncio.run(run_candidate(fixture("density/liar").html, sc, out, probes=probes)).to_json()
+    return run_bench(fixture("density/liar").html, sc, out, probes=probes).to_json()
 
 
 @pytest.fixture(scope="module")

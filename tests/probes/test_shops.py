@@ -7,13 +7,12 @@ to keep the area inside its test budget on a 2-core machine.
 
 from __future__ import annotations
 
-import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.truth import FIXTURES, all_fixtures, assert_truth, compare, print_table, run_fixture
+from tests.truth import FIXTURES, all_fixtures, assert_truth, compare, print_table, run_bench, run_fixture
 
 pytestmark = pytest.mark.browser
 
@@ -23,15 +22,13 @@ NAMES = [f.name for f in SHOP_FIXTURES]
 
 def _no_hook_run(root: Path) -> dict:
     """The correct fixture with its hook renamed away."""
-    from skycity_bench.runner import run_candidate
     from skycity_bench.scenario import load_scenario
 
     html = (FIXTURES / "shops" / "correct.html").read_text(encoding="utf-8").replace(
         "window.skyCityTest = {", "window.notTheHook = {")
     demo = root / "no_hook.html"
     demo.write_text(html, encoding="utf-8")
-    return asyncio.run(run_candidate(demo, load_scenario(None, {"viewport": "960x540"}), root / "no_hook",
-                                     probes=["shops"])).to_json()
+    return run_bench(demo, load_scenario(None, {"viewport": "960x540"}), root / "no_hook", probes=["shops"]).to_json()
 
 
 @pytest.fixture(scope="module")
