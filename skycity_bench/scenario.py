@@ -76,6 +76,7 @@ class Timeouts(Strict):
     advance_base_s: float = Field(10, gt=0, le=600)
     hang_s: float = Field(20, gt=0, le=600)
     hang_frames: float = Field(40, ge=1)
+    answer_margin: float = Field(3, ge=1)
     poll_s: float = Field(1.0, gt=0, le=60)
     coarse_above_ms: float = Field(50, gt=0)
     coarse_step_ms: int = Field(100, ge=17, le=1000)

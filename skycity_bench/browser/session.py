@@ -14,6 +14,7 @@ import asyncio
 import base64
 import logging
 import math
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional
@@ -154,6 +155,7 @@ class DemoPage:
         self.t0_ms: float | None = None     # performance.now() of t = 0, on this page's clock
         self.hook = Hook(self)
         self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")   # issue 16: frame cost, steps
+        self.slowest_answer_s = 0.0          # the longest a page script call waited (slow_limit_s)
         if fake_clock:
             self.budget.pages.append(self.clock)
         self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
@@ -232,7 +234,11 @@ class DemoPage:
         (cloak.js): `__SKYCITY__.bench.t0`, `__SKYCITY__.frames.count()`…"""
         if self.world is not None:
             expression = self.world.bind(expression)
-        return await self.call(self.page.evaluate(expression, arg), timeout, what)
+        start = time.monotonic()
+        out = await self.call(self.page.evaluate(expression, arg), timeout, what)
+        # how long the main thread kept the bench waiting (slow_limit_s: a slow page's calls)
+        self.slowest_answer_s = max(self.slowest_answer_s, time.monotonic() - start)
+        return out
 
     async def evaluate_isolated(self, fn: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"):
         """Evaluate in the bench's isolated world (same DOM, none of the page's JavaScript:
@@ -251,7 +257,8 @@ class DemoPage:
         if self.fake_clock:
             await self.run_for(50)      # lets the first frame after load happen on the fake clock
         for _ in range(int(lt * 10)):
-            t0 = await self.evaluate("__SKYCITY__.bench && __SKYCITY__.bench.t0", what="reading t0")
+            # the first frame after load is part of loading: the load timeout applies to it
+            t0 = await self.evaluate("__SKYCITY__.bench && __SKYCITY__.bench.t0", timeout=lt, what="reading t0")
             if t0 is not None:
                 self.t0_ms = float(t0)
                 self.clock.measuring = self.fake_clock    # the next frames are timed (frame cost)
@@ -398,13 +405,31 @@ class DemoPage:
         """`timeout`, or hang_frames of the page's measured frame cost if longer: a page that
         renders slowly answers slowly (a screenshot waits for the GPU work it queued), and is
         hung only when it has not answered in that many of its own frames (issue 16)."""
+        t = self.scenario.timeouts
         clock = getattr(self, "clock", None)
         cost = clock.frame_cost_ms if clock is not None else None
+        if clock is not None and cost is not None:
+            cost = max(cost, clock.seen_cost_ms or 0.0)
         if cost is None:
             # not measured on this page (real time, or still loading): what this run measured
             # of the same demo on its other pages
             cost = self.budget.worst_cost_ms()
-        return max(timeout, self.scenario.timeouts.hang_frames * (cost or 0.0) / 1000.0)
+        if cost is None and self.fake_clock:
+            # Nothing measured of this demo yet: a fake-clock page between its load and its
+            # measured frames is still loading (shader compiles, first uploads; software WebGL
+            # blocks the main thread on them): the load timeout applies to its calls, as to its
+            # clock advances (clock_budget.watched). CI: the shadow-map room (~2.3 s a frame)
+            # took over 5 s to answer its first clock read beside three other browsers, and
+            # every item of it came out `untested`.
+            return max(timeout, t.load_s)
+        if cost is None:
+            # A real-time page answers a call between two of its frames: the slowest answer it
+            # gave (its first, "reading t0", is timed with the load timeout) is at least one
+            # frame's cost (scenarios/skycity.yaml: answer_margin). An infinite loop answers
+            # nothing after it starts, so it is still caught at `timeout` when its earlier
+            # answers were quick.
+            return max(timeout, t.answer_margin * self.slowest_answer_s)
+        return max(timeout, t.hang_frames * (cost or 0.0) / 1000.0)
 
     async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
         """PNG of the viewport, or of `clip` (viewport CSS px, as Playwright's)."""

@@ -142,3 +142,72 @@ def test_should_stop_a_page_that_loops_for_ever_as_hung_within_hang_s():
                                                                           frame_cost_margin=50), body))
     assert "hung: no animation frame for 4 s" in msg, msg
     assert took < 4 + 10                                 # hang_s plus a poll and the slack of a loaded machine
+
+
+# A real-time page whose every frame keeps the main thread busy for FRAME_MS of wall time
+# (a software-WebGL scene far slower than the 5 s a page script call is given by default),
+# and that loops for ever once HANG_AFTER_S of its frames' time has passed.
+SLOW_REALTIME = """<!doctype html><html><head><meta charset="utf-8"></head><body><canvas id="c" width="64" height="64">
+</canvas><script>
+const FRAME_MS = %(frame_ms)d, HANG_AFTER_S = %(hang_after_s)s;
+const g = document.getElementById('c').getContext('2d');
+let start = null;
+function frame(t) {
+  if (start === null) start = t;
+  if ((t - start) / 1000 >= HANG_AFTER_S) { for (;;) {} }
+  const until = performance.now() + FRAME_MS;
+  while (performance.now() < until) {}
+  g.fillStyle = '#' + (Math.floor(t) %% 4096).toString(16).padStart(3, '0'); g.fillRect(0, 0, 64, 64);
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+</script></body></html>"""
+
+
+async def _realtime_page(html: bytes, sc, body):
+    from playwright.async_api import async_playwright
+
+    with DemoServer(html) as srv:
+        async with async_playwright() as pw:
+            h = BrowserHandle(pw)
+            await h.start()
+            try:
+                dp = await h.open_page(sc, srv.url, viewport=Viewport(width=320, height=240))
+                try:
+                    return await body(dp)
+                finally:
+                    await dp.close()
+            finally:
+                await h.kill()
+
+
+def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for_ever():
+    """A real-time page answers a call between two of its frames: one whose frames each take
+    7 s (CI: the shadow-map room at ~2.3 s a frame beside three other browsers, before any
+    fake-clock page of the run had measured its cost) is slow, not hung: its first answer
+    ("reading t0", timed with the load timeout) shows how slow, and later calls wait that
+    many frames. A page whose first answers were quick and that then loops for ever is still
+    stopped at the call's own timeout."""
+    async def slow(dp):
+        t = time.monotonic()
+        a = await dp.now_s()
+        b = await dp.now_s()
+        return dp.slowest_answer_s, dp.slow_limit_s(5.0), a, b, time.monotonic() - t
+
+    sc = scenario()
+    answer, limit, a, b, took = asyncio.run(_realtime_page(
+        (SLOW_REALTIME % {"frame_ms": 7000, "hang_after_s": 1e9}).encode(), sc, slow))
+    assert answer > 5.0, answer                       # the old 5 s limit would have called it hung
+    assert limit >= sc.timeouts.answer_margin * answer - 1e-6, (limit, answer)
+    assert b >= a, (a, b)
+
+    async def hangs(dp):
+        await asyncio.sleep(1.5)                          # its frames now loop for ever
+        t = time.monotonic()
+        with pytest.raises(DemoHang) as e:
+            await dp.now_s()
+        return str(e.value), time.monotonic() - t
+
+    msg, took = asyncio.run(_realtime_page((SLOW_REALTIME % {"frame_ms": 1, "hang_after_s": 1}).encode(), sc, hangs))
+    assert "reading the clock: no answer within" in msg, msg
+    assert took < 5.0 + 5                                # the call's 5 s plus a loaded machine's slack
