@@ -20,15 +20,34 @@ Then the tour's estimate: per-frame figures times the pass's counts of each kind
 frames, the timeline's samples, density's frames, the keyframes) beside the 70 s target, in
 CPU terms (the browser and the encoder thread share the 2 cores) and as wall time.
 
-Real time, noisy under load: the load average is printed with every figure.
+Where a step's and a capture's time goes (`--options-frames`, 12 frames after the span; 0
+skips it): on the same page, in rotating order so the machine's load affects each alike,
 
-    .venv/bin/python benchmarks/tour_cost.py [--frames 60] [--at 20] [--demo FILE]
+  - each capture option of Page.captureScreenshot on the same frame: JPEG / WebP / PNG at
+    the viewport's size, at the video's (clip scale) and at half of that, an 8x8 px clip
+    (what any capture costs before its pixels), JPEG without optimizeForSpeed; wall ms and
+    the CPU ms each of Chromium's processes (renderer, GPU/viz, browser) and Playwright's
+    driver spent on it (read from /proc), and the bytes;
+  - a step's parts: the pass's advance now (DemoPage.run_for: the budget watch reads the
+    page's clock, then the page's clock controller's runFor straight through CDP,
+    DemoPage._clock_run_for) and before (the same through Playwright's clock.run_for, which
+    also registers an init script per call so that a reloaded page replays the clock),
+    Playwright's clock.run_for alone, and one read of performance.now() (one round trip);
+  - whether the encoder's thread blocks the capture loop: how often the main thread runs
+    while the thread decodes a frame and encodes one (PyAV and OpenCV release the GIL when
+    it is about the same as when the thread idles).
+
+Real time, noisy under load: the load average is printed with every figure; CPU ms are
+the steadier figure on a shared machine (10 ms ticks: means over the frames).
+
+    .venv/bin/python benchmarks/tour_cost.py [--frames 60] [--at 20] [--options-frames 12] [--demo FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
 import statistics
 import sys
@@ -66,7 +85,199 @@ class Timer:
         return statistics.median(self.cpu[k]) if self.cpu.get(k) else 0.0
 
 
-async def measure(demo: Path, at_s: float, n: int) -> tuple[Timer, dict]:
+def _proc_tree() -> dict[int, str]:
+    """This process's Chromium processes and Playwright's driver by kind (renderer, gpu,
+    browser, other, driver), read from /proc (Linux)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d))
+    out, todo = {}, list(kids.get(os.getpid(), []))
+    while todo:
+        p = todo.pop()
+        todo += kids.get(p, [])
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "run-driver" in cmd:
+            out[p] = "driver"
+        elif "chrom" in cmd:
+            out[p] = next((k for k, flag in (("renderer", "--type=renderer"), ("gpu", "--type=gpu-process"))
+                           if flag in cmd), "other" if "--type=" in cmd else "browser")
+    return out
+
+
+_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_by_kind(procs: dict[int, str]) -> dict[str, float]:
+    """CPU seconds so far of each kind of process in `procs`."""
+    out: dict[str, float] = {}
+    for p, kind in procs.items():
+        try:
+            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        out[kind] = out.get(kind, 0.0) + (int(f[11]) + int(f[12])) / _TCK
+    return out
+
+
+PROC_KINDS = ("renderer", "gpu", "browser", "driver")
+
+
+class Parts:
+    """Wall ms, CPU ms per process kind and bytes of named operations."""
+
+    def __init__(self, procs: dict[int, str]):
+        self.procs = procs
+        self.wall: dict[str, list[float]] = {}
+        self.cpu: dict[str, dict[str, list[float]]] = {}
+        self.bytes: dict[str, list[int]] = {}
+
+    async def time(self, k: str, coro):
+        c0, w0 = _cpu_by_kind(self.procs), time.perf_counter()
+        r = await coro
+        w1, c1 = time.perf_counter(), _cpu_by_kind(self.procs)
+        self.wall.setdefault(k, []).append((w1 - w0) * 1000)
+        for kind in PROC_KINDS:
+            self.cpu.setdefault(k, {}).setdefault(kind, []).append((c1.get(kind, 0.0) - c0.get(kind, 0.0)) * 1000)
+        if isinstance(r, bytes):
+            self.bytes.setdefault(k, []).append(len(r))
+        return r
+
+    def rows(self) -> list[dict]:
+        out = []
+        for k, w in self.wall.items():
+            cpu = {kind: statistics.mean(v) for kind, v in self.cpu[k].items()}
+            out.append({"part": k, "wall_ms": statistics.median(w), "cpu_ms": cpu, "cpu_sum_ms": sum(cpu.values()),
+                        "kib": round(statistics.median(self.bytes[k]) / 1024) if self.bytes.get(k) else None})
+        return out
+
+
+async def measure_options(dp, st, sc, at_s: float, n: int) -> tuple[list[dict], list[dict]]:
+    """Capture options and a step's parts on the same page over n frames from at_s (rotating
+    order); returns (capture rows, step rows)."""
+    from skycity_bench.probes._stepper import on_grid
+    from skycity_bench.probes.recording import video_size
+
+    rs, vp = sc.probe_settings("recording"), sc.viewport
+    vw, _ = video_size(vp.width, vp.height, rs.max_video_height)
+    scale = vw / vp.width
+    q = rs.jpeg_quality
+
+    def shot(fmt, *, quality=None, scale=1.0, clip=None, fast=True):
+        params = {"format": fmt, "optimizeForSpeed": fast, "captureBeyondViewport": False}
+        if quality is not None:
+            params["quality"] = quality
+        box = clip or ({"x": 0, "y": 0, "width": vp.width, "height": vp.height} if scale != 1.0 else None)
+        if box is not None:
+            params["clip"] = {**box, "scale": scale}
+
+        async def go():
+            import base64
+
+            r = await dp.call(st.cdp.send("Page.captureScreenshot", params), 30, "screenshot")
+            return base64.b64decode(r["data"])
+        return go
+
+    h = video_size(vp.width, vp.height, rs.max_video_height)[1]
+    captures = {
+        f"JPEG q{q} {vp.width}x{vp.height} (timeline frames)": shot("jpeg", quality=q),
+        f"JPEG q{q} at the video's {h} rows (clip scale; plain video frames)": shot("jpeg", quality=q, scale=scale),
+        f"JPEG q{q} at {h // 2} rows (clip scale)": shot("jpeg", quality=q, scale=scale / 2),
+        f"JPEG q{q} at {h} rows, optimizeForSpeed off": shot("jpeg", quality=q, scale=scale, fast=False),
+        f"WebP q{q} at {h} rows": shot("webp", quality=q, scale=scale),
+        f"PNG at {h} rows": shot("png", scale=scale),
+        f"PNG {vp.width}x{vp.height} (keyframes, density)": shot("png"),
+        "JPEG 8x8 px clip (a capture's cost before pixels)": shot("jpeg", quality=q, clip={"x": 0, "y": 0, "width": 8, "height": 8}),
+    }
+    parts = Parts(_proc_tree())
+    steps = Parts(parts.procs)
+    names = list(captures)
+    t = at_s
+
+    async def grid_step(kind: str) -> None:
+        nonlocal t
+        t = on_grid(t + 1 / rs.fps)
+        ms = math.ceil(t * 1000.0 - st.pos_ms + 1e-3)
+        if kind in ("now", "before"):
+            dp.direct_clock = kind == "now"
+            try:
+                await st.to(t)
+            finally:
+                dp.direct_clock = True
+            return
+        await dp.call(dp.page.clock.run_for(ms), 30, "clock")
+        st.pos_ms += ms
+
+    step_kinds = [("now", "step now (DemoPage.run_for: clock read + the controller's runFor via CDP)"),
+                  ("before", "step before (DemoPage.run_for: clock read + Playwright's clock.run_for)"),
+                  ("playwright", "Playwright's page.clock.run_for alone")]
+    for i in range(n):
+        kind, label = step_kinds[i % len(step_kinds)]
+        await steps.time(label, grid_step(kind))
+        await steps.time("one page round trip (performance.now())", dp.page.evaluate("performance.now()"))
+        for k in names[i % len(names):] + names[:i % len(names)]:
+            await parts.time(k, captures[k]())
+    return parts.rows(), steps.rows()
+
+
+def gil_check(seconds_each: int = 30) -> dict:
+    """How often the main thread runs (iterations per ms) while a worker thread decodes the
+    full-size JPEG and encodes frames at the video's size, against while it sleeps: about the
+    same means the work releases the GIL and does not hold up the capture loop."""
+    import threading
+
+    from skycity_bench.scenario import load_scenario
+    from skycity_bench.video_encode import VideoEncoder, pick
+
+    rs = load_scenario().probe_settings("recording")
+    rng = np.random.default_rng(1)
+    big = cv2.GaussianBlur((rng.random((1080, 1920, 3)) * 255).astype(np.uint8), (0, 0), 3)
+    jpg = cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, rs.jpeg_quality])[1].tobytes()
+    small = cv2.resize(big, (1280, 720), interpolation=cv2.INTER_AREA)
+    tmp = Path(tempfile.mkdtemp(prefix="tour-cost-gil-"))
+    out = {}
+    for what in ("idle", "decode", "encode"):
+        busy: list[tuple[float, float]] = []
+        enc = VideoEncoder(tmp / "g.webm", 1280, 720, rs.fps, codec=pick(rs.codecs), bitrate_mbps=rs.bitrate_mbps)
+        enc.write(small)
+
+        def work():
+            for _ in range(seconds_each):
+                t0 = time.perf_counter()
+                if what == "decode":
+                    cv2.imdecode(np.frombuffer(jpg, np.uint8), cv2.IMREAD_COLOR)
+                elif what == "encode":
+                    enc.write(small)
+                else:
+                    time.sleep(0.02)
+                busy.append((t0, time.perf_counter()))
+
+        th = threading.Thread(target=work)
+        th.start()
+        ticks = []
+        while th.is_alive():
+            x = 0
+            for _ in range(200):
+                x += 1
+            ticks.append(time.perf_counter())
+        th.join()
+        enc.close()
+        import bisect
+
+        inside = sum(bisect.bisect(ticks, b) - bisect.bisect(ticks, a) for a, b in busy)
+        dur = sum(b - a for a, b in busy)
+        out[what] = {"work_ms": round(dur / len(busy) * 1000, 1), "main_per_ms": round(inside / dur / 1000, 2)}
+    return out
+
+
+async def measure(demo: Path, at_s: float, n: int, n_options: int = 0) -> tuple[Timer, dict]:
     from playwright.async_api import async_playwright
 
     from skycity_bench.browser.server import DemoServer
@@ -95,6 +306,7 @@ async def measure(demo: Path, at_s: float, n: int) -> tuple[Timer, dict]:
             h = await BrowserHandle(pw, resolvers=extra_resolvers("offline")).start()
             try:
                 dp = await h.open_page(sc, srv.url, fake_clock=True, init_scripts=[RAF_60HZ_JS, CANVAS_TEXT_JS])
+                dp.direct_clock = True          # as the tour pass steps (DemoPage._clock_run_for)
                 st = await Stepper(dp).start()
                 await st.to(at_s, picture_only=True)
                 full = VideoEncoder(tmp / "full.webm", vp.width, vp.height, rs.fps, codec=codec,
@@ -150,6 +362,9 @@ async def measure(demo: Path, at_s: float, n: int) -> tuple[Timer, dict]:
                     tm.add("density write: Chromium's PNG bytes", time.perf_counter() - c0, time.thread_time() - u0)
                 for enc in (full, small, scaled):
                     enc.close()
+                if n_options > 0:
+                    info["capture_options"], info["step_parts"] = await measure_options(
+                        dp, st, sc, at_s + (n + 1) / rs.fps, n_options)
                 await dp.close()
             finally:
                 await h.kill()
@@ -183,11 +398,29 @@ def estimate(tm: Timer, counts: dict, before: bool) -> dict:
             "tour wall estimate, no overlap (s)": round(loop + worker, 1)}
 
 
+def print_options(info: dict, n: int) -> None:
+    print(f"\n== capture options on the same frames ({n} frames, rotating order; load average: {_load()})")
+    print(f"  {'capture':62s} {'wall ms':>8s} " + " ".join(f"{k:>8s}" for k in PROC_KINDS)
+          + f" {'CPU sum':>8s} {'KiB':>6s}")
+    for r in info["capture_options"]:
+        print(f"  {r['part']:62s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
+              + f" {r['cpu_sum_ms']:8.1f} {str(r['kib'] or ''):>6s}")
+    print(f"  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
+          f"driver; means, 10 ms ticks)")
+    print(f"\n== a step's parts ({n} frames, one 30 fps step each, rotating)")
+    for r in info["step_parts"]:
+        print(f"  {r['part']:86s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
+              + f" {r['cpu_sum_ms']:8.1f}")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--demo", type=Path, default=ROOT / "scenarios" / "demos" / "reference.html")
     ap.add_argument("--frames", type=int, default=60, help="video frames measured (at 30 fps: 60 = 2 s of demo time)")
     ap.add_argument("--at", type=float, default=20.0, help="demo time the span starts at (s)")
+    ap.add_argument("--options-frames", type=int, default=12,
+                    help="frames over which the capture options and a step's parts are measured (0: skip)")
+    ap.add_argument("--gil", action="store_true", help="also check that the encoder's thread leaves the loop running")
     a = ap.parse_args(argv)
     from skycity_bench.probes._tour import density_frame_times
     from skycity_bench.probes.density import sample_times
@@ -210,7 +443,7 @@ def main(argv: list[str]) -> int:
               "video_scaled": len(plain) - full}
     print(f"load average before: {_load()}", flush=True)
     t0 = time.monotonic()
-    tm, info = asyncio.run(measure(a.demo, a.at, a.frames))
+    tm, info = asyncio.run(measure(a.demo, a.at, a.frames, a.options_frames))
     print(f"\n== tour pass per frame: {a.demo.name} at {info['viewport']}, video {info['video']} {info['codec']} "
           f"(JPEG q{info['jpeg_quality']}), {a.frames} frames from t = {a.at:g} s "
           f"({time.monotonic() - t0:.0f} s; load average after: {_load()})")
@@ -223,6 +456,15 @@ def main(argv: list[str]) -> int:
     vb = info["video_bytes"]
     print(f"  video files of the span: full size {vb['full'] / 1e6:.2f} MB, scaled by Chromium {vb['small'] / 1e6:.2f} MB, "
           f"scaled by the encoder's thread {vb['scaled'] / 1e6:.2f} MB (6 Mbit/s: the same bitrate at every size)")
+    if info.get("capture_options"):
+        print_options(info, a.options_frames)
+    if a.gil:
+        g = gil_check()
+        print(f"\n== the encoder's thread and the capture loop (main-thread iterations per ms while the thread works; "
+              f"load average: {_load()})")
+        for k, v in g.items():
+            print(f"  {k:8s} {v['work_ms']:7.1f} ms a frame   main thread {v['main_per_ms']:5.2f}/ms")
+        print("  about the same as idle: the work releases the GIL (decoding and encoding stay off the loop)")
     print(f"\n== the 65 s tour: {counts}")
     for label, before in (("before (full-size video)", True), ("now", False)):
         e = estimate(tm, counts, before)

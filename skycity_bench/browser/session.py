@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 import cv2
 import numpy as np
+from playwright.async_api import Error as PlaywrightError
 
 from ..errors import DemoCrash, DemoHang, ProbeError
 from ..scenario import Scenario, Viewport
@@ -159,6 +160,9 @@ class DemoPage:
         if fake_clock:
             self.budget.pages.append(self.clock)
         self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
+        # Fine clock advances through the page's clock controller straight (_clock_run_for):
+        # set by the tour pass (probes/_tour.py), which steps 2045 times (issue 18)
+        self.direct_clock = False
         page.on("dialog", self._on_dialog)
         page.on("popup", self._on_popup)
         page.on("crash", lambda *_: setattr(self.events, "crashed", True))
@@ -332,7 +336,7 @@ class DemoPage:
         advance's last frame, drawn at its exact time)."""
         log = self.clock
         if fine:
-            coro, frames = self.page.clock.run_for(ms), ms / 16.0    # Playwright's rAF: every 16 ms
+            coro, frames = self._clock_run_for(ms), ms / 16.0    # Playwright's rAF: every 16 ms
         else:
             coro, frames = self.page.clock.fast_forward(ms), 1.0      # every due timer once, one frame
         wall = await watched(self, coro, ms=ms, frames=frames,
@@ -350,6 +354,26 @@ class DemoPage:
                 log.slowest = {"demo_ms": ms, "wall_s": round(wall, 3), "wall_ms_per_demo_ms": round(per, 2),
                                "coarse": not (fine or exact)}
         return wall
+
+    async def _clock_run_for(self, ms: int) -> None:
+        """Playwright's clock.run_for(ms); on a page that opted in (`direct_clock`) and has no
+        subframe, the same call of the page's clock controller (globalThis.__pwClock) straight
+        through the bench's CDP session: the same timers and frames, and the same error when a
+        timer throws ('Clock.run_for: Error: ...'). What it leaves out: Playwright registers an
+        init script per call (one more round trip to the page) so that a document loaded later
+        replays the clock; here a second document means the demo left its own and every later
+        call fails (_check_alive), and a page with subframes keeps Playwright's call (it
+        advances every frame's clock). A 30 fps step of the reference demo at 1920x1080 took
+        81 -> 71 ms (median of 100 each, interleaved, load 12; benchmarks/tour_cost.py)."""
+        if not (self.direct_clock and self.world is not None and len(self.page.frames) == 1):
+            await self.page.clock.run_for(ms)
+            return
+        r = await self.world.cdp.send("Runtime.evaluate", {
+            "expression": f"globalThis.__pwClock.controller.runFor({int(ms)})", "awaitPromise": True})
+        exc = r.get("exceptionDetails")
+        if exc:
+            what = (exc.get("exception") or {}).get("description") or exc.get("text") or "error"
+            raise PlaywrightError(f"Clock.run_for: {what}")
 
     async def hook_time(self) -> float | None:
         """The hook's getState().time when it answers with a number, else None."""
