@@ -20,8 +20,9 @@ Then the tour's estimate: per-frame figures times the pass's counts of each kind
 frames, the timeline's samples, density's frames, the keyframes) beside the 70 s target, in
 CPU terms (the browser and the encoder thread share the 2 cores) and as wall time.
 
-Where a step's and a capture's time goes (`--options-frames`, 12 frames after the span; 0
-skips it): on the same page, in rotating order so the machine's load affects each alike,
+Where a step's and a capture's time goes (`--options-frames`, 12 frames after the span, and
+`--step-frames`, 90 steps; 0 skips either): on the same page, in rotating or interleaved
+order so the machine's load affects each alike,
 
   - each capture option of Page.captureScreenshot on the same frame: JPEG / WebP / PNG at
     the viewport's size, at the video's (clip scale) and at half of that, an 8x8 px clip
@@ -33,14 +34,15 @@ skips it): on the same page, in rotating order so the machine's load affects eac
     DemoPage._clock_run_for) and before (the same through Playwright's clock.run_for, which
     also registers an init script per call so that a reloaded page replays the clock),
     Playwright's clock.run_for alone, and one read of performance.now() (one round trip);
-  - whether the encoder's thread blocks the capture loop: how often the main thread runs
+  - with --gil, whether the encoder's thread blocks the capture loop: how often the main thread runs
     while the thread decodes a frame and encodes one (PyAV and OpenCV release the GIL when
     it is about the same as when the thread idles).
 
 Real time, noisy under load: the load average is printed with every figure; CPU ms are
 the steadier figure on a shared machine (10 ms ticks: means over the frames).
 
-    .venv/bin/python benchmarks/tour_cost.py [--frames 60] [--at 20] [--options-frames 12] [--demo FILE]
+    .venv/bin/python benchmarks/tour_cost.py [--frames 60] [--at 20] [--options-frames 12] [--step-frames 90]
+                                             [--gil] [--demo FILE]
 """
 
 from __future__ import annotations
@@ -159,9 +161,9 @@ class Parts:
         return out
 
 
-async def measure_options(dp, st, sc, at_s: float, n: int) -> tuple[list[dict], list[dict]]:
-    """Capture options and a step's parts on the same page over n frames from at_s (rotating
-    order); returns (capture rows, step rows)."""
+async def measure_options(dp, st, sc, at_s: float, n: int, n_steps: int) -> tuple[list[dict], list[dict]]:
+    """Capture options on the same page over n frames from at_s (rotating order), then a
+    step's parts over n_steps steps (interleaved); returns (capture rows, step rows)."""
     from skycity_bench.probes._stepper import on_grid
     from skycity_bench.probes.recording import video_size
 
@@ -194,6 +196,7 @@ async def measure_options(dp, st, sc, at_s: float, n: int) -> tuple[list[dict], 
         f"WebP q{q} at {h} rows": shot("webp", quality=q, scale=scale),
         f"PNG at {h} rows": shot("png", scale=scale),
         f"PNG {vp.width}x{vp.height} (keyframes, density)": shot("png"),
+        f"PNG {vp.width}x{vp.height}, optimizeForSpeed off (smaller, same pixels)": shot("png", fast=False),
         "JPEG 8x8 px clip (a capture's cost before pixels)": shot("jpeg", quality=q, clip={"x": 0, "y": 0, "width": 8, "height": 8}),
     }
     parts = Parts(_proc_tree())
@@ -217,13 +220,19 @@ async def measure_options(dp, st, sc, at_s: float, n: int) -> tuple[list[dict], 
 
     step_kinds = [("now", "step now (DemoPage.run_for: clock read + the controller's runFor via CDP)"),
                   ("before", "step before (DemoPage.run_for: clock read + Playwright's clock.run_for)"),
-                  ("playwright", "Playwright's page.clock.run_for alone")]
+                  ("playwright", "Playwright's page.clock.run_for alone (no clock read)")]
     for i in range(n):
-        kind, label = step_kinds[i % len(step_kinds)]
-        await steps.time(label, grid_step(kind))
-        await steps.time("one page round trip (performance.now())", dp.page.evaluate("performance.now()"))
+        await grid_step("now")
         for k in names[i % len(names):] + names[:i % len(names)]:
             await parts.time(k, captures[k]())
+    # the steps apart, many of them (their differences are a few ms): each followed by the
+    # plain video frame's capture, as in the pass
+    for i in range(n_steps):
+        kind, label = step_kinds[i % len(step_kinds)]
+        await steps.time(label, grid_step(kind))
+        if i % len(step_kinds) == 0:
+            await steps.time("one page round trip (performance.now())", dp.page.evaluate("performance.now()"))
+        await captures[names[1]]()
     return parts.rows(), steps.rows()
 
 
@@ -277,7 +286,7 @@ def gil_check(seconds_each: int = 30) -> dict:
     return out
 
 
-async def measure(demo: Path, at_s: float, n: int, n_options: int = 0) -> tuple[Timer, dict]:
+async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: int = 0) -> tuple[Timer, dict]:
     from playwright.async_api import async_playwright
 
     from skycity_bench.browser.server import DemoServer
@@ -362,9 +371,9 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0) -> tuple[
                     tm.add("density write: Chromium's PNG bytes", time.perf_counter() - c0, time.thread_time() - u0)
                 for enc in (full, small, scaled):
                     enc.close()
-                if n_options > 0:
+                if n_options > 0 or n_steps > 0:
                     info["capture_options"], info["step_parts"] = await measure_options(
-                        dp, st, sc, at_s + (n + 1) / rs.fps, n_options)
+                        dp, st, sc, at_s + (n + 1) / rs.fps, n_options, n_steps)
                 await dp.close()
             finally:
                 await h.kill()
@@ -398,7 +407,18 @@ def estimate(tm: Timer, counts: dict, before: bool) -> dict:
             "tour wall estimate, no overlap (s)": round(loop + worker, 1)}
 
 
-def print_options(info: dict, n: int) -> None:
+def print_options(info: dict, n: int, n_steps: int) -> None:
+    if info.get("capture_options"):
+        _print_captures(info, n)
+    if not info.get("step_parts"):
+        return
+    print(f"\n== a step's parts ({n_steps} 30 fps steps, interleaved, each followed by the video frame's capture)")
+    for r in info["step_parts"]:
+        print(f"  {r['part']:86s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
+              + f" {r['cpu_sum_ms']:8.1f}")
+
+
+def _print_captures(info: dict, n: int) -> None:
     print(f"\n== capture options on the same frames ({n} frames, rotating order; load average: {_load()})")
     print(f"  {'capture':62s} {'wall ms':>8s} " + " ".join(f"{k:>8s}" for k in PROC_KINDS)
           + f" {'CPU sum':>8s} {'KiB':>6s}")
@@ -407,10 +427,6 @@ def print_options(info: dict, n: int) -> None:
               + f" {r['cpu_sum_ms']:8.1f} {str(r['kib'] or ''):>6s}")
     print(f"  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
           f"driver; means, 10 ms ticks)")
-    print(f"\n== a step's parts ({n} frames, one 30 fps step each, rotating)")
-    for r in info["step_parts"]:
-        print(f"  {r['part']:86s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
-              + f" {r['cpu_sum_ms']:8.1f}")
 
 
 def main(argv: list[str]) -> int:
@@ -420,6 +436,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--at", type=float, default=20.0, help="demo time the span starts at (s)")
     ap.add_argument("--options-frames", type=int, default=12,
                     help="frames over which the capture options and a step's parts are measured (0: skip)")
+    ap.add_argument("--step-frames", type=int, default=90,
+                    help="steps over which a step's parts are measured, interleaved (0: skip)")
     ap.add_argument("--gil", action="store_true", help="also check that the encoder's thread leaves the loop running")
     a = ap.parse_args(argv)
     from skycity_bench.probes._tour import density_frame_times
@@ -443,7 +461,7 @@ def main(argv: list[str]) -> int:
               "video_scaled": len(plain) - full}
     print(f"load average before: {_load()}", flush=True)
     t0 = time.monotonic()
-    tm, info = asyncio.run(measure(a.demo, a.at, a.frames, a.options_frames))
+    tm, info = asyncio.run(measure(a.demo, a.at, a.frames, a.options_frames, a.step_frames))
     print(f"\n== tour pass per frame: {a.demo.name} at {info['viewport']}, video {info['video']} {info['codec']} "
           f"(JPEG q{info['jpeg_quality']}), {a.frames} frames from t = {a.at:g} s "
           f"({time.monotonic() - t0:.0f} s; load average after: {_load()})")
@@ -456,15 +474,19 @@ def main(argv: list[str]) -> int:
     vb = info["video_bytes"]
     print(f"  video files of the span: full size {vb['full'] / 1e6:.2f} MB, scaled by Chromium {vb['small'] / 1e6:.2f} MB, "
           f"scaled by the encoder's thread {vb['scaled'] / 1e6:.2f} MB (6 Mbit/s: the same bitrate at every size)")
-    if info.get("capture_options"):
-        print_options(info, a.options_frames)
+    if info.get("capture_options") or info.get("step_parts"):
+        print_options(info, a.options_frames, a.step_frames)
     if a.gil:
         g = gil_check()
         print(f"\n== the encoder's thread and the capture loop (main-thread iterations per ms while the thread works; "
               f"load average: {_load()})")
+        idle = g["idle"]["main_per_ms"] or 1e-9
         for k, v in g.items():
-            print(f"  {k:8s} {v['work_ms']:7.1f} ms a frame   main thread {v['main_per_ms']:5.2f}/ms")
-        print("  about the same as idle: the work releases the GIL (decoding and encoding stay off the loop)")
+            print(f"  {k:8s} {v['work_ms']:7.1f} ms a frame   main thread {v['main_per_ms']:5.2f}/ms "
+                  f"({v['main_per_ms'] / idle:4.0%} of its rate beside the idle thread)")
+        held = [k for k in ("decode", "encode") if g[k]["main_per_ms"] < 0.1 * idle]
+        print("  a thread holding the GIL leaves the main thread ~0 % while it works; "
+              + (f"HELD by: {', '.join(held)}" if held else "both release it (below 100 %: the two share the cores)"))
     print(f"\n== the 65 s tour: {counts}")
     for label, before in (("before (full-size video)", True), ("now", False)):
         e = estimate(tm, counts, before)
