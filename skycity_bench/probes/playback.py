@@ -120,16 +120,20 @@ async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dic
 
 
 async def _open_pages(ctx, vp, n: int) -> tuple:
-    """n fresh fake-clock pages opened side by side, padded with None to two; when one
-    cannot be opened the others are closed and its error raised."""
-    got = await asyncio.gather(*(ctx.open_page(viewport=vp, fake_clock=True) for _ in range(n)),
-                               return_exceptions=True)
-    failed = [p for p in got if isinstance(p, BaseException)]
-    if failed:
+    """n fresh fake-clock pages, padded with None to two; when one cannot be opened the
+    others are closed and its error raised. One after the other: a page's load ends with its
+    first frame, and on software WebGL that frame compiles every shader; two pages compiling
+    at once (three with another run beside) took the shadow-map room's first frame past the
+    load timeout, where one page alone took a few seconds. A canvas demo loads in well under
+    a second, so little is lost."""
+    got: list = []
+    try:
+        for _ in range(n):
+            got.append(await ctx.open_page(viewport=vp, fake_clock=True))
+    except BaseException:
         for p in got:
-            if not isinstance(p, BaseException):
-                await p.close()
-        raise failed[0]
+            await p.close()
+        raise
     return (*got, *[None] * (2 - n))
 
 
@@ -139,7 +143,7 @@ async def _cycles(ctx, vp) -> dict:
     time, has finished before this starts)."""
     s = ctx.settings
     keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim   # replay frames kept as evidence
-    # Both ways' pages are opened and loaded at once (the keyboard way's while the hook's loads)
+    # Both ways' pages, loaded one after the other (_open_pages)
     dp, kp = await _open_pages(ctx, vp, 2 if s.keyboard else 1)
     try:
         desc = await dp.hook.describe()
