@@ -348,7 +348,7 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
                         else:
                             js_ = await timed("capture video JPEG scaled by Chromium (clip scale)",
                                               st.capture("jpeg", quality=rs.jpeg_quality, scale=scale))
-                    tp = await timed("capture timeline PNG scaled", st.capture("png", scale=min(1.0, ts.analysis_width / vp.width)))
+                    await timed("capture timeline PNG scaled", st.capture("png", scale=min(1.0, ts.analysis_width / vp.width)))
                     if i % 10 == 0:
                         await timed("capture keyframe PNG full size", st.capture("png"))
                     dpng = await timed("capture density PNG full (screenshot_png)", dp.screenshot_png())
@@ -425,8 +425,8 @@ def _print_captures(info: dict, n: int) -> None:
     for r in info["capture_options"]:
         print(f"  {r['part']:62s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
               + f" {r['cpu_sum_ms']:8.1f} {str(r['kib'] or ''):>6s}")
-    print(f"  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
-          f"driver; means, 10 ms ticks)")
+    print("  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
+          "driver; means, 10 ms ticks)")
 
 
 def main(argv: list[str]) -> int:

@@ -1,8 +1,9 @@
 """The tour pass's clock steps (issue 18: DemoPage._clock_run_for, `direct_clock`): the page's
 clock controller called straight through CDP instead of Playwright's clock.run_for, which
 also registers an init script per call. The two must be the same to the demo: the same
-frames at the same times, the same hook answers, the same error when a timer throws, and a
-page with a subframe keeps Playwright's call (it advances every frame's clock).
+frames (lossless, and the fixture's own drawn clock) at the same times, the same error when
+a timer throws, and a page with a subframe keeps Playwright's call (it advances every
+frame's clock).
 
 Real Chromium, small pages at 320x240; every figure compared is demo time or pixels, which the
 fake clock decides whatever the machine's speed."""
