@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from skycity_bench.cache import LibraryCache
+from skycity_bench.scenario import load_scenario
 from tests.truth import Fixture, all_fixtures, compare, print_table, run_fixture
 
 pytestmark = pytest.mark.browser
@@ -138,9 +139,13 @@ def test_should_report_how_slow_the_renderer_was(runs, name):
         assert clock["frame_cost_ms"] > 0 and len(clock["frame_cost_samples_ms"]) == 5
         assert clock["advanced_s"] > 0 and clock["wall_s"] > 0
     if vp["slow"]:
-        # slow: the terminal line and the report's warning say so, and pictures were reached in
-        # coarse steps whose demo-clock check is stated
+        # slow (the median over the viewport's pages): the terminal line and the report's warning say so
         assert any(w.startswith("slow renderer:") and "1280x720" in w for w in rep["warnings"])
+    if fr["frame_cost_ms"] > load_scenario(None).timeouts.coarse_above_ms:
+        # framing's page measured slow itself (a page steps by its own cost, not the viewport's
+        # median: under load the cubes' framing page can measure under the line while the
+        # playback pages beside it measure over it, and it steps finely, rightly):
+        # its pictures were reached in coarse steps whose demo-clock check is stated
         assert fr["coarse_steps"] > 0 and fr["demo_clock"].startswith("not checked")   # no hook here
 
 
