@@ -38,7 +38,7 @@ class DensitySample(Part):
     camera: dict[str, Any] = Field(description="the camera model fitted between A and B")
     changed_frac: float = Field(description="share of the frame's pixels that changed")
     full_screen_effect: bool = Field(description="most of the frame changed (not counted as objects)")
-    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, total")
+    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, far, total")
     # with a hook (getDynamicObjects answered)
     claims: Optional[list[dict[str, Any]]] = Field(None, description="each visible claim with its verdict ('moved' "
                                                                      "= verified) and own displacement dx, dy")
@@ -48,6 +48,9 @@ class DensitySample(Part):
     claimed_categories: Optional[list[str]] = Field(None, description="categories of all claims")
     rechecked_by_other_pairs: Optional[int] = Field(None, description="claims turned into movers by the other pairs")
     other_pairs_frames: Optional[list[int]] = Field(None, description="the other pairs used (frames from t)")
+    # issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is
+    rechecked_by_far_pair: Optional[int] = Field(None, description="claims turned into movers by the far pair "
+                                                                   "(t ± far_pair_frames, 3D scenes; claims' shift_far)")
     hook_error: Optional[str] = Field(None, description="getDynamicObjects failed here: the visual count stands in")
     # without a hook
     objects: Optional[dict[str, Any]] = Field(None, description="which counted regions are plainly objects: "

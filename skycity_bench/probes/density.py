@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Annotated
 
 import cv2
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..errors import ProbeError
 from ..evidence.density import DensityEvidence
@@ -112,11 +112,22 @@ class Settings(BaseModel):
     mirror_frac: float = Field(ge=0, le=5)
     other_shift_per_delta_px: float = Field(ge=0, le=20)
     twin_min: float = Field(ge=0, le=10)
+    # the far pair (3D): frames t ± far_pair_frames (they must be among other_pair_frames)
+    far_pair_frames: int = Field(ge=0, le=60)
+    far_epipolar_px: float = Field(ge=0, le=50)
+    far_search_px: int = Field(ge=1, le=400)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
     field_min_members: int = Field(ge=2)
     field_share: float = Field(ge=0, le=1)
     field_colour_tol: int = Field(ge=0, le=255)
     fragment_gap_px: int = Field(ge=0, le=200)
+
+    @model_validator(mode="after")
+    def _far_frames_taken(self) -> "Settings":
+        k = self.far_pair_frames
+        if k and not {-k, k} <= set(self.other_pair_frames):
+            raise ValueError(f"far_pair_frames {k}: other_pair_frames must hold {-k} and {k} (the frames taken)")
+        return self
 
     def params(self) -> Params:
         """The vision layer's parameter sets, each field taken from the setting of its name."""
@@ -143,43 +154,18 @@ def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], ho
     """Which frames each sample of one pass uses, as 60 Hz frame numbers: {t, key (frame A),
     before (offsets < 0), after (offsets > Δ; used only when the hook answers at t)}.
 
-    The rule is the one the replay has always followed, so that the analysis sees the same
-    frames whichever source gives them (the tour's frames or a replay): a pass walks one
-    page forward, so an earlier frame (k < 0) is used when the walk has not passed it yet or
-    it was one of the last 12 frames taken (a densified sample a quarter second after the
-    one before takes that sample's frame A); else it is left out."""
+    Every sample gets every frame it asks for: a pass takes the frames of all its samples in
+    time order (_Capture.run_pass walks their sorted union forward), so a frame before t is
+    never passed by the walk, however far a sample's frames after it reach (the far pair,
+    t ± 60 frames, reaches past the next sample's frames before it at a 1 s step). The tour
+    captures every offset at every time a sample can fall on (probes/_tour.py
+    density_frame_times), so both sources give the same frames. (Before the far pair a
+    replay's rule left out an earlier frame the walk had passed: a densified sample's frame
+    6 before it, now taken.)"""
     others = sorted({k for k in other_frames if k not in (0, delta_frames)})
     before = [k for k in others if k < 0] if hook else []
     after = [k for k in others if k > delta_frames] if hook else []
-    now = None
-    recent: dict[int, bool] = {}
-
-    def take(key: int) -> None:
-        recent[key] = True
-        while len(recent) > 12:
-            recent.pop(next(iter(recent)))
-
-    out = []
-    for t in times:
-        n = int(round(t * 60))
-        first = n + min([0] + before)
-        now = first if now is None else max(now, first)
-        used = []
-        for k in before:
-            if n + k >= now:
-                now = n + k
-                take(n + k)
-                used.append(k)
-            elif n + k in recent:
-                used.append(k)
-        take(n)
-        take(n + delta_frames)
-        now = max(now, n + delta_frames)
-        for k in after:
-            now = max(now, n + k)
-            take(n + k)
-        out.append({"t": t, "key": n, "before": used, "after": list(after)})
-    return out
+    return [{"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after)} for t in times]
 
 
 def _keys(plan: list[dict], delta_frames: int) -> list[int]:

@@ -14,7 +14,7 @@ from .camera import (CameraModel, CameraParams, background_displacement, dense_b
                      warp_to_a)
 from .objects import ObjectParams, plain_objects
 from .segment import PARALLAX, SegmentParams, Segmentation, segment
-from .verify import OtherPair, VerifyParams, measure_shift, recheck_claims, verify_claims
+from .verify import FarPair, OtherPair, VerifyParams, far_recheck, measure_shift, recheck_claims, verify_claims
 
 
 @dataclass
@@ -94,7 +94,9 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
     or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
     (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
-    each (vision/verify.py: recheck_claims). Δ is `primary_frames` frames."""
+    each (vision/verify.py: recheck_claims); those at ± params.verify.far_pair_frames are the
+    far pair, judged last by its own rule in a 3D scene (verify.py: far_recheck). Δ is
+    `primary_frames` frames."""
     p = params or Params()
     t0 = time.perf_counter()
     model, bw, valid, alt = compensate(a, b, p.camera)
@@ -125,6 +127,9 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     else:
         checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
         data["claims"] = checked
+        far_k = p.verify.far_pair_frames
+        far = [(k, f) for k, f in (others or []) if far_k and abs(k) == far_k and f.shape == a.shape]
+        others = [(k, f) for k, f in (others or []) if not (far_k and abs(k) == far_k)]
         if others and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
             tr = time.perf_counter()
             used: list[int] = []
@@ -142,6 +147,18 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
             data["rechecked_by_other_pairs"] = recheck_claims(checked, a, pairs(), p.verify, primary_frames)
             data["other_pairs_frames"] = used
             data.setdefault("timing_ms", {})["recheck"] = round((time.perf_counter() - tr) * 1000, 1)
+        if len({k for k, _ in far}) == 2 and model.F is not None and \
+                any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
+            # the far pair (3D only: a fitted F), compensated by the camera model alone: over
+            # a second the dense background flow follows the movers (verify.py: far_recheck)
+            tf = time.perf_counter()
+            fars = []
+            for k, f in sorted(far):
+                fm = estimate(a, f, p.camera)
+                fw, _ = warp_to_a(f, fm, a.shape[:2])
+                fars.append(FarPair(frames=k, bw=fw, raw=f, model=fm))
+            data["rechecked_by_far_pair"] = far_recheck(checked, a, fars, p.verify, primary_frames)
+            data.setdefault("timing_ms", {})["far"] = round((time.perf_counter() - tf) * 1000, 1)
         moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claimed_count"] = len(checked)
         data["verified_count"] = len(moved)

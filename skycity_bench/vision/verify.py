@@ -54,6 +54,9 @@ class VerifyParams:
                                        # shift, as a share of its cost in place (below: a copy was matched)
     borrow_overlap: float = 0.25       # (other pairs) overlap, as a share of the smaller box, with a verified
                                        # claim moving alike that makes a claim's motion borrowed
+    far_pair_frames: int = 0           # (3D) the far pair: frames t - k and t + k, k this many (0: none)
+    far_epipolar_px: float = 3.0       # ... where both shifts must land at least this far off their lines
+    far_search_px: int = 32            # ... searched this far (px) around where the camera puts the box
 
 
 def _num(v) -> float | None:
@@ -501,4 +504,110 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
             break
     for r in out:
         r.pop("_long", None)
+    return turned
+
+
+# --------------------------------------------------------------------------- the far pair
+# Why (issue 16 part 1): a slow mover flying the camera's way round moves under about 1 px
+# against its background over the pairs above, and over them its shift lies near its
+# epipolar line, where a still thing at another depth moves too. Over a second it departs
+# from the best still point on its ray by 1.4-6.2 px (README, density), beyond the 1-2 px of
+# the epipolar distance's noise. So one more chance, in frames `far_pair_frames` before and
+# after t (at a 1 s step the neighbouring samples' own frames A), for claims no other pair
+# verified: B compensated by the camera model alone (over a second the dense background
+# flow follows the movers and would explain them away), and both shifts must explain the
+# box (unique, textured, shift_fit, twin_min: the guards of the other pairs) and land at
+# least far_epipolar_px off their epipolar lines. No mirror test: a circler's curve puts
+# both shifts to the same side of their lines.
+
+
+@dataclass
+class FarPair:
+    """Frame at t + k·(one frame), k = ±far_pair_frames, compensated into A by the camera model
+    alone (`bw`), as captured (`raw`), and that model (its F)."""
+    frames: int
+    bw: np.ndarray
+    raw: np.ndarray
+    model: object
+
+
+def far_recheck(out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyParams | None = None,
+                primary_frames: int = 6) -> int:
+    """Claims still failing for want of own motion after the other pairs hold when, in BOTH
+    far pairs (one before t, one after), their box's content reappears shifted, explaining
+    the box, off the epipolar line by at least far_epipolar_px, and not moving with a
+    verified claim it overlaps (a part, a borrowed motion). Updates `out` in place; returns
+    how many it turned into movers."""
+    from .camera import epipolar_px, model_displacement
+
+    p = p or VerifyParams()
+    todo = [r for r in out if str(r.get("verdict", "")).startswith(RECHECKED) and "w" in r]
+    if not todo or len(pairs) < 2 or any(getattr(pr.model, "F", None) is None for pr in pairs):
+        return 0
+    H, W = a.shape[:2]
+    ga = _gray(a)
+    half_a = cv2.pyrDown(ga)
+    grays = [(pr, _gray(pr.bw)) for pr in pairs]
+    grays = [(pr, gb, cv2.pyrDown(gb)) for pr, gb in grays]
+    moved = [r for r in out if r.get("verdict") == "moved" and "w" in r]
+    memo: dict[tuple[str, int], Shift | None] = {}
+
+    def shift_of(rec, pr, gb, hb):
+        key = (rec["id"], pr.frames)
+        if key not in memo:
+            t = _tight(rec)
+            box = (max(0, t[0]), max(0, t[1]), min(W, t[2]), min(H, t[3]))
+            memo[key] = measure_shift(ga, gb, box, p.far_search_px, p.min_texture, (half_a, hb))
+        return memo[key]
+
+    turned = 0
+    for rec in todo:
+        t = _tight(rec)
+        c0 = np.array([[(t[0] + t[2]) / 2, (t[1] + t[3]) / 2]], np.float64)
+        got = []
+        for pr, gb, hb in grays:
+            if _rms(a, pr.raw, t, W, H) < p.still_rms:
+                break                                  # nothing changed on screen there
+            s = shift_of(rec, pr, gb, hb)
+            if not (s is not None and s.unique and s.textured and s.fit <= p.shift_fit and s.twin >= p.twin_min):
+                break
+            c1 = c0 + [[s.dx, s.dy]]
+            c1 = c1 + model_displacement(pr.model, c1, W, H)
+            epi = float(epipolar_px(pr.model, c0, c1)[0])
+            if epi < p.far_epipolar_px:
+                break
+            got.append((pr, s, epi))
+        if len(got) < len(grays):
+            continue
+        area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
+        borrowed = False
+        for o in moved:
+            to = _tight(o)
+            if _overlap(t, to) < p.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+                continue
+            # moving alike in every far pair with a verified claim it overlaps
+            scale = max(1.0, abs(pairs[0].frames) / max(1, primary_frames))
+            alike = True
+            for pr, gb, hb in grays:
+                so, s = shift_of(o, pr, gb, hb), next(g[1] for g in got if g[0] is pr)
+                if so is not None and math.hypot(s.dx - so.dx, s.dy - so.dy) >= p.distinct_motion_px * scale:
+                    alike = False
+            if alike:
+                borrowed = True
+                break
+        if borrowed:
+            continue
+        rec["verdict"], rec["how"] = "moved", f"far pair ±{abs(pairs[0].frames)} frames"
+        rec["shift_far"] = [{"frames": g[0].frames, "dx": round(g[1].dx, 2), "dy": round(g[1].dy, 2),
+                             "fit": round(g[1].fit, 3), "twin": round(g[1].twin, 2), "epipolar_px": round(g[2], 2)}
+                            for g in got]
+        before = [g for g in got if g[0].frames < 0]
+        after = [g for g in got if g[0].frames > 0]
+        if before and after and max(before[0][1].fit, after[0][1].fit) <= p.speed_fit:
+            # the displacement over the primary pair's Δ, forward in time, from the two far shifts
+            sb, sa = before[0][1], after[0][1]
+            k = primary_frames / (after[0][0].frames - before[0][0].frames)
+            rec["dx"], rec["dy"] = round((sa.dx - sb.dx) * k, 2), round((sa.dy - sb.dy) * k, 2)
+        moved.append(rec)
+        turned += 1
     return turned

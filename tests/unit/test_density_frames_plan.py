@@ -16,11 +16,23 @@ def test_should_give_every_main_sample_all_its_frames():
     assert plan[0]["key"] == 1200 and plan[-1]["key"] == 2100
 
 
-def test_should_keep_the_replays_rule_for_densified_samples_a_quarter_second_apart():
-    # one walk forward: the second densified sample's frame 6 before it was passed and not
-    # taken (left out, as the replay always did); 15 before it is the sample before's frame A
+def test_should_give_densified_samples_a_quarter_second_apart_every_frame_too():
+    # one walk forward over the sorted union of the samples' frames: nothing before a sample
+    # is ever passed (the replay's old rule left the second densified sample's frame 6
+    # before it out); 15 before it is the sample before's frame A
     plan = plan_pass([20.25, 20.5, 20.75], 6, [-6, 15, -15], hook=True)
-    assert [p["before"] for p in plan] == [[-15, -6], [-15], [-15]]
+    assert [p["before"] for p in plan] == [[-15, -6]] * 3
+    assert {1230 - 15, 1230} <= set(_keys(plan, 6))
+
+
+def test_should_keep_every_samples_frames_before_it_when_the_far_pair_reaches_past_them():
+    # issue 16 part 1: t + 60 of one sample lies beyond t - 15 and t - 6 of the next (1 s
+    # step); both samples still get all their frames, and the far pair's are the
+    # neighbouring samples' own frames A
+    plan = plan_pass([20.0, 21.0, 22.0], 6, [-6, 15, -15, -60, 60], hook=True)
+    assert all(p["before"] == [-60, -15, -6] and p["after"] == [15, 60] for p in plan)
+    keys = set(_keys(plan, 6))
+    assert {1200, 1260, 1320} <= keys and {1260 - 15, 1260 - 6, 1140, 1380} <= keys
 
 
 def test_should_use_no_other_pairs_without_a_hook():
@@ -31,12 +43,13 @@ def test_should_use_no_other_pairs_without_a_hook():
 
 def test_should_find_every_frame_a_plan_can_ask_for_among_the_tours():
     times = sample_times([20, 25, 30, 35], 20, 35, 1.0)
-    tour = {round(t * 60) for t in density_frame_times(times, [0, 6, -6, 15, -15], 3)["frames_at"]}
-    assert set(_keys(plan_pass(times, 6, [-6, 15, -15], True), 6)) <= tour
-    # any densified interval (three points between two neighbouring samples)
-    for a in times[:-1]:
-        extra = [round(a + 0.25 * k, 3) for k in (1, 2, 3)]
-        assert set(_keys(plan_pass(extra, 6, [-6, 15, -15], True), 6)) <= tour
+    for others in ([-6, 15, -15], [-6, 15, -15, -60, 60]):
+        tour = {round(t * 60) for t in density_frame_times(times, [0, 6, *others], 3)["frames_at"]}
+        assert set(_keys(plan_pass(times, 6, others, True), 6)) <= tour
+        # any densified interval (three points between two neighbouring samples)
+        for a in times[:-1]:
+            extra = [round(a + 0.25 * k, 3) for k in (1, 2, 3)]
+            assert set(_keys(plan_pass(extra, 6, others, True), 6)) <= tour
 
 
 def test_should_run_density_after_the_recording_and_tell_the_recording():

@@ -288,6 +288,43 @@ def test_should_not_let_a_longer_pair_verify_a_part_moving_with_its_object(world
     assert got["window"]["verdict"] == "part or duplicate of ship", got["window"]
 
 
+def test_should_verify_in_the_far_pair_only_a_shift_off_the_epipolar_line_both_before_and_after(world):
+    # issue 16 part 1: the far pair (t ± 60 frames) under a camera whose epipolar lines are
+    # horizontal (a sideways translation: F maps (x, y) to the line y' = y), so a still point
+    # at any depth moves along its row. A slow mover shows 4 px off its line before t and
+    # after it; one moving along its line (what a still thing at another depth does) and one
+    # that moved only after t stay unverified, as does a still box.
+    from skycity_bench.vision.camera import CameraModel
+    from skycity_bench.vision.verify import FarPair, VerifyParams, far_recheck
+
+    base = view(world, 60, 40)
+
+    def frame(k):                      # k = -1 (t - 60), 0 (t), 1 (t + 60)
+        img = _textured_box(base.copy(), 200, 150 + 4 * k, 36, 18, 1)          # off its line
+        img = _textured_box(img, 400 + 8 * k, 150, 36, 18, 2)                   # along its line
+        img = _textured_box(img, 200, 300 + 4 * max(k, 0), 36, 18, 3)          # only after t
+        return _textured_box(img, 400, 300, 36, 18, 4)                          # still
+    F = np.array([[0, 0, 0], [0, 0, -1], [0, 1, 0]], np.float64)
+    a = frame(0)
+    pairs = [FarPair(frames=k, bw=frame(k // 60), raw=frame(k // 60), model=CameraModel(H=np.eye(3), kind="mesh", F=F))
+             for k in (-60, 60)]
+    ids = {"off": (218, 159), "along": (418, 159), "after": (218, 309), "still": (418, 309)}
+    out = [{"id": i, "category": "drone", "x": x, "y": y, "w": 36, "h": 18, "verdict": "no own motion"}
+           for i, (x, y) in ids.items()]
+    p = VerifyParams(far_pair_frames=60, far_epipolar_px=3.0, far_search_px=64)
+    assert far_recheck(out, a, pairs, p, primary_frames=6) == 1
+    got = {c["id"]: c for c in out}
+    assert got["off"]["verdict"] == "moved" and got["off"]["how"] == "far pair ±60 frames", got["off"]
+    assert [round(f["dy"]) for f in got["off"]["shift_far"]] == [-4, 4]
+    assert all(f["epipolar_px"] >= 3 for f in got["off"]["shift_far"])
+    assert abs(got["off"]["dy"] - 4 * 6 / 60) <= 0.05 and abs(got["off"]["dx"]) <= 0.05     # as over Δ
+    for i in ("along", "after", "still"):
+        assert got[i]["verdict"] == "no own motion", got[i]
+    # without the pair after t nothing is judged: both are needed
+    out2 = [{**o, "verdict": "no own motion"} for o in out]
+    assert far_recheck(out2, a, pairs[:1], p) == 0
+
+
 def _dot_field(t: float, n: int = 18) -> np.ndarray:
     """A grid of identical white dots on black rising and falling in a wave (a particle
     field, nothing else moves), dots of several sizes as perspective would draw them."""
