@@ -136,6 +136,27 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
     return doc
 
 
+def run_side_by_side(fixtures: dict[str, Fixture], root: Path,
+                     order: list[str] | None = None) -> dict[str, tuple[dict, Path]]:
+    """{name: (report.json, run folder)} of each fixture's run (run_fixture into root/NAME),
+    two at a time on two threads (a module's runs on its xdist worker), handed out in `order`
+    (slowest first: a slow run handed out last runs alone at the end). The probe and scorer
+    registries load lazily and not thread-safely, so they are loaded here first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from skycity_bench.probes import registry
+    from skycity_bench.scorers import all_scorers
+
+    registry.names()
+    all_scorers()
+
+    def one(name):
+        out = root / name.replace("/", "_")
+        return name, (run_fixture(fixtures[name], out), out)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, order if order is not None else list(fixtures)))
+
 def assert_truth(fx: Fixture, report: dict) -> None:
     rows = compare(report, fx.truth)
     table = print_table(fx.name, rows)

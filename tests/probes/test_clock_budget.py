@@ -65,7 +65,7 @@ def scenario(**timeouts):
     return sc
 
 
-async def _with_page(html: bytes, sc, body):
+async def _with_page(html: bytes, sc, body, fake_clock: bool = True):
     from playwright.async_api import async_playwright
 
     with DemoServer(html) as srv:
@@ -73,7 +73,7 @@ async def _with_page(html: bytes, sc, body):
             h = BrowserHandle(pw)
             await h.start()
             try:
-                dp = await h.open_page(sc, srv.url, viewport=Viewport(width=320, height=240), fake_clock=True)
+                dp = await h.open_page(sc, srv.url, viewport=Viewport(width=320, height=240), fake_clock=fake_clock)
                 try:
                     return await body(dp)
                 finally:
@@ -164,23 +164,6 @@ requestAnimationFrame(frame);
 </script></body></html>"""
 
 
-async def _realtime_page(html: bytes, sc, body):
-    from playwright.async_api import async_playwright
-
-    with DemoServer(html) as srv:
-        async with async_playwright() as pw:
-            h = BrowserHandle(pw)
-            await h.start()
-            try:
-                dp = await h.open_page(sc, srv.url, viewport=Viewport(width=320, height=240))
-                try:
-                    return await body(dp)
-                finally:
-                    await dp.close()
-            finally:
-                await h.kill()
-
-
 def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for_ever():
     """A real-time page answers a call between two of its frames: one whose frames each take
     7 s (CI: the shadow-map room at ~2.3 s a frame beside three other browsers, before any
@@ -195,8 +178,8 @@ def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for
         return dp.slowest_answer_s, dp.slow_limit_s(5.0), a, b, time.monotonic() - t
 
     sc = scenario()
-    answer, limit, a, b, took = asyncio.run(_realtime_page(
-        (SLOW_REALTIME % {"frame_ms": 7000, "hang_after_s": 1e9}).encode(), sc, slow))
+    answer, limit, a, b, took = asyncio.run(_with_page(
+        (SLOW_REALTIME % {"frame_ms": 7000, "hang_after_s": 1e9}).encode(), sc, slow, fake_clock=False))
     assert answer > 5.0, answer                       # the old 5 s limit would have called it hung
     assert limit >= sc.timeouts.answer_margin * answer - 1e-6, (limit, answer)
     assert b >= a, (a, b)
@@ -208,6 +191,7 @@ def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for
             await dp.now_s()
         return str(e.value), time.monotonic() - t
 
-    msg, took = asyncio.run(_realtime_page((SLOW_REALTIME % {"frame_ms": 1, "hang_after_s": 1}).encode(), sc, hangs))
+    msg, took = asyncio.run(_with_page((SLOW_REALTIME % {"frame_ms": 1, "hang_after_s": 1}).encode(), sc, hangs,
+                                       fake_clock=False))
     assert "reading the clock: no answer within" in msg, msg
     assert took < 5.0 + 5                                # the call's 5 s plus a loaded machine's slack

@@ -11,13 +11,12 @@ every assertion reads those runs.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.probes.test_packaging_fixtures import ALL, assert_evidence_files, needs_real_time
-from tests.truth import assert_truth, run_fixture
+from tests.truth import assert_truth, run_side_by_side
 
 pytestmark = pytest.mark.browser
 
@@ -26,23 +25,9 @@ FIXTURES = {name: fx for name, fx in ALL.items() if not needs_real_time(fx)}
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
-    from skycity_bench.probes import registry
-    from skycity_bench.scorers import all_scorers
-
-    root = tmp_path_factory.mktemp("packaging_fake_clock")
-    # The probe and scorer registries load lazily and not thread-safely: load them here,
-    # before two runs start at once.
-    registry.names()
-    all_scorers()
-
-    def one(name):
-        out = root / name
-        return name, (run_fixture(FIXTURES[name], out), out)
-
     # framing (three viewports) before the packaging-only runs, so the two threads end together
     order = sorted(FIXTURES, key=lambda n: "framing" not in (FIXTURES[n].truth.get("probes") or []))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, order))
+    return run_side_by_side(FIXTURES, tmp_path_factory.mktemp("packaging_fake_clock"), order)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))

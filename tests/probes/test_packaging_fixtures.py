@@ -13,12 +13,11 @@ fixture by tests/probes/test_fixture_truth.py.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.truth import all_fixtures, assert_truth, run_fixture
+from tests.truth import all_fixtures, assert_truth, run_side_by_side
 
 pytestmark = pytest.mark.browser
 
@@ -38,23 +37,9 @@ FIXTURES = {name: fx for name, fx in ALL.items() if needs_real_time(fx)}
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
-    from skycity_bench.probes import registry
-    from skycity_bench.scorers import all_scorers
-
-    root = tmp_path_factory.mktemp("packaging")
-    # The probe and scorer registries load lazily and not thread-safely: load them here,
-    # before two runs start at once.
-    registry.names()
-    all_scorers()
-
-    def one(name):
-        out = root / name
-        return name, (run_fixture(FIXTURES[name], out), out)
-
-    # Slowest first, so the two workers finish together.
+    # Slowest first, so the two threads finish together.
     order = sorted(FIXTURES, key=lambda n: -len(FIXTURES[n].truth.get("probes") or ["all", "of", "them"]))
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(pool.map(one, order))
+    return run_side_by_side(FIXTURES, tmp_path_factory.mktemp("packaging"), order)
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURES))

@@ -15,13 +15,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from skycity_bench.cache import LibraryCache
 from skycity_bench.scenario import load_scenario
-from tests.truth import Fixture, all_fixtures, compare, print_table, run_fixture
+from tests.truth import Fixture, all_fixtures, compare, print_table, run_side_by_side
 
 pytestmark = pytest.mark.browser
 
@@ -50,23 +49,13 @@ def single_file_variant(tmp_path) -> Fixture:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from skycity_bench.probes import registry
-    from skycity_bench.scorers import all_scorers
-
     tmp = tmp_path_factory.mktemp("threejs")
-    registry.names()          # load the registries before two runs start at once
-    all_scorers()
     cases = dict(FIXTURES)
     cases["interactive_cubes_single_file"] = single_file_variant(tmp)
-
-    def one(name):
-        return name, run_fixture(cases[name], tmp / name)
-
     # The slowest page first: the threads take the runs in this order, so a slow page handed
     # out last would run alone at the end while the other thread has nothing left to do.
     order = [n for n in SLOWEST_FIRST if n in cases] + sorted(n for n in cases if n not in SLOWEST_FIRST)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return {"cases": cases, "reports": dict(pool.map(one, order))}
+    return {"cases": cases, "reports": {n: rep for n, (rep, _) in run_side_by_side(cases, tmp, order).items()}}
 
 
 # The shadow-map room's frames cost 4-8 times the other pages' at 1280x720 on software WebGL

@@ -9,13 +9,12 @@ side by side to stay inside the area's test budget on a 2-core machine.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from tests.truth import all_fixtures, assert_truth, compare, print_table, run_fixture
+from tests.truth import all_fixtures, assert_truth, compare, print_table, run_side_by_side
 
 pytestmark = pytest.mark.browser
 
@@ -25,19 +24,7 @@ NAMES = [f.name for f in TIMELINE]
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
-    root = tmp_path_factory.mktemp("timeline")
-
-    def one(fx):
-        out = root / fx.name.replace("/", "_")
-        return fx.name, (run_fixture(fx, out), out)
-
-    from skycity_bench.probes import registry      # lazy registries: load before the threads
-    from skycity_bench.scorers import all_scorers
-
-    registry.names()
-    all_scorers()
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        got = dict(pool.map(one, TIMELINE))
+    got = run_side_by_side({fx.name: fx for fx in TIMELINE}, tmp_path_factory.mktemp("timeline"))
     for fx in TIMELINE:
         print_table(fx.name, compare(got[fx.name][0], fx.truth))
     return got
