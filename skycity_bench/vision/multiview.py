@@ -170,7 +170,7 @@ def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centr
            p: TrackParams) -> dict | None:
     """The content of `box` (gray frame A) found in gray view `gv` within p.search_px of
     `centre` (where the hook says the object's centre is there): {x, y (its centre), ncc,
-    margin, off (px from centre)}, or None (no texture, or the search leaves the frame)."""
+    margin, off (px from centre)}, or None (no texture, or too little of the search inside the frame)."""
     x0, y0, x1, y1 = box
     mx, my = int(p.inner * (x1 - x0)), int(p.inner * (y1 - y0))
     tpl = ga[y0 + my:y1 - my, x0 + mx:x1 - mx]
@@ -178,11 +178,14 @@ def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centr
         return None
     th, tw = tpl.shape
     R = p.search_px
-    sx0, sy0 = int(round(centre[0] - tw / 2 - R)), int(round(centre[1] - th / 2 - R))
     H, W = gv.shape
-    if sx0 < 0 or sy0 < 0 or sx0 + tw + 2 * R + 1 > W or sy0 + th + 2 * R + 1 > H:
+    # the search window, cut at the frame's border (an object near the edge of the view)
+    sx0, sy0 = int(round(centre[0] - tw / 2 - R)), int(round(centre[1] - th / 2 - R))
+    sx1, sy1 = min(W, sx0 + tw + 2 * R + 1), min(H, sy0 + th + 2 * R + 1)
+    sx0, sy0 = max(0, sx0), max(0, sy0)
+    if sx1 - sx0 < tw + 2 or sy1 - sy0 < th + 2:
         return None
-    res = cv2.matchTemplate(gv[sy0:sy0 + th + 2 * R + 1, sx0:sx0 + tw + 2 * R + 1], tpl, cv2.TM_CCOEFF_NORMED)
+    res = cv2.matchTemplate(gv[sy0:sy1, sx0:sx1], tpl, cv2.TM_CCOEFF_NORMED)
     _, hi, _, (x, y) = cv2.minMaxLoc(res)
     far = res.copy()
     far[max(0, y - 3):y + 4, max(0, x - 3):x + 4] = -1
