@@ -115,20 +115,8 @@ def cpu_ranges(cpus: Iterable[int]) -> str:
 
 
 async def browser_pid(handle) -> int:
-    """The pid of a BrowserHandle's Chromium browser process (CDP SystemInfo: Playwright
-    starts it from its driver, so this process never sees its pid otherwise)."""
-    s = await handle.browser.new_browser_cdp_session()
-    try:
-        info = await asyncio.wait_for(s.send("SystemInfo.getProcessInfo"), 10)
-    finally:
-        try:
-            await s.detach()
-        except Exception:
-            pass
-    for p in info.get("processInfo", []):
-        if p.get("type") == "browser":
-            return int(p["id"])
-    raise RuntimeError("Chromium did not name its browser process (SystemInfo.getProcessInfo)")
+    """The pid of a BrowserHandle's Chromium browser process (BrowserHandle.pid)."""
+    return await handle.pid()
 
 
 def _threads(pid: int) -> list[int]:

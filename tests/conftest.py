@@ -39,6 +39,7 @@ REALTIME_MODULES = (
     "tests/probes/test_packaging_fixtures.py",
     "tests/probes/test_cache_cdn.py",
     "tests/e2e/test_review_realtime.py",
+    "tests/probes/test_load_time.py",        # makes its own CPU contention and times the wall
 )
 
 # The parallel pass hands whole modules to the workers (scripts/test.sh: --dist loadfile, so a

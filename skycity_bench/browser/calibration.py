@@ -101,13 +101,13 @@ def _own_jiffies() -> int:
     return total
 
 
-def cpu_sample() -> dict | None:
-    """A snapshot of /proc/stat's aggregate CPU line and the bench's own CPU time; None where
-    /proc is not there (not Linux)."""
+def cpu_sample(own: bool = True) -> dict | None:
+    """A snapshot of /proc/stat's aggregate CPU line and (with `own`: a walk of every
+    process) the bench's own CPU time; None where /proc is not there (not Linux)."""
     try:
         line = (_PROC / "stat").read_text().splitlines()[0].split()
         v = [int(x) for x in line[1:]]
-        own = _own_jiffies()
+        own = _own_jiffies() if own else 0
     except (OSError, ValueError, IndexError):
         return None
     user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]

@@ -73,6 +73,7 @@ class ClockLog:
     slowest: dict = field(default_factory=dict)               # the advance with the most wall s per demo s
     slowed: list[dict] = field(default_factory=list)          # advances that ran past their sized budget
     demo_clock: list[dict] = field(default_factory=list)      # keep-up checks under coarse steps
+    load: dict = field(default_factory=dict)                  # the load's wall time and CPU wait (cpu_wait.py)
 
     @property
     def frame_cost_ms(self) -> float | None:
@@ -107,6 +108,8 @@ class ClockLog:
                "advanced_s": round(self.advanced_ms / 1000, 3), "wall_s": round(self.wall_s, 2),
                "fine_s": round(self.fine_ms / 1000, 3), "coarse_s": round(self.coarse_ms / 1000, 3),
                "coarse_steps": self.coarse_steps}
+        if self.load:
+            out["load"] = self.load
         if self.coarse_steps:
             out["coarse_step_ms"] = self.step_ms
         if self.slowest:

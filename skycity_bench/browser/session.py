@@ -26,6 +26,7 @@ from playwright.async_api import Error as PlaywrightError
 from ..errors import DemoCrash, DemoHang, ProbeError
 from ..scenario import Scenario, Viewport
 from .clock_budget import FRAME_MS, ClockLog, RunBudget, watched
+from .cpu_wait import WaitClock
 from .launch import launch
 from .network import NetworkPolicy
 from .world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
@@ -82,6 +83,27 @@ class BrowserHandle:
     @property
     def version(self) -> str:
         return self.browser.version if self.browser else ""
+
+    async def pid(self) -> int:
+        """The pid of this Chromium's browser process (CDP SystemInfo: Playwright starts it
+        from its driver, so this process never sees its pid otherwise); read once per
+        browser (a restart starts another)."""
+        cached = getattr(self, "_pid", None)
+        if cached and cached[0] is self.browser:
+            return cached[1]
+        s = await self.browser.new_browser_cdp_session()
+        try:
+            info = await asyncio.wait_for(s.send("SystemInfo.getProcessInfo"), 10)
+        finally:
+            try:
+                await s.detach()
+            except Exception:
+                pass
+        for p in info.get("processInfo", []):
+            if p.get("type") == "browser":
+                self._pid = (self.browser, int(p["id"]))
+                return self._pid[1]
+        raise RuntimeError("Chromium did not name its browser process (SystemInfo.getProcessInfo)")
 
     async def restart(self) -> None:
         await self.kill()
@@ -157,6 +179,8 @@ class DemoPage:
         self.hook = Hook(self)
         self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")   # issue 16: frame cost, steps
         self.slowest_answer_s = 0.0          # the longest a page script call waited (slow_limit_s)
+        self.load_clock: WaitClock | None = None   # goto's wall time and CPU wait (cpu_wait.py)
+        self._pid: int | None = None               # the browser's pid, for cpu_wait (goto)
         if fake_clock:
             self.budget.pages.append(self.clock)
         self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
@@ -226,6 +250,9 @@ class DemoPage:
         except asyncio.TimeoutError:
             self._check_alive()
             raise DemoHang(f"{what}: no answer within {timeout:.3g} s (the demo's main thread hangs)") from None
+        except ProbeError as e:      # the awaited work's own verdict (goto's load limit)
+            self._check_alive()
+            raise type(e)(f"{what}: {e}") from None
         except Exception as e:
             self._check_alive()
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -255,16 +282,33 @@ class DemoPage:
             raise ProbeError(f"{what}: {e}") from None
 
     async def goto(self) -> None:
-        """Load the demo and establish t = 0 (first animation frame after the load event)."""
-        lt = self.scenario.timeouts.load_s
-        await self.call(self.page.goto(self.url, wait_until="load", timeout=lt * 1000), lt + 5, "loading the demo")
+        """Load the demo and establish t = 0 (first animation frame after the load event).
+
+        The load limit (timeouts.load_s, for the load event and again for the first frame
+        after it) is the demo's own time: wall time less what its browser's threads spent
+        waiting for a CPU that other processes held (cpu_wait.py), never more than
+        load_wall_cap times load_s of wall time. On a quiet machine that is plain wall
+        time, so a page hung at load still ends at load_s."""
+        try:
+            self._pid = await self.handle.pid()
+        except Exception:        # no pid: plain wall time
+            self._pid = None
+        self.load_clock = await self._in_load_time(
+            self.page.goto(self.url, wait_until="load", timeout=0), "loading the demo", "no load event")
+        # how long loading took, and how much of it was the machine's (the page's clock log)
+        self.clock.load = self.load_clock.to_json()
         if self.fake_clock:
             await self.run_for(50)      # lets the first frame after load happen on the fake clock
-        for _ in range(int(lt * 10)):
-            # the first frame after load is part of loading: the load timeout applies to it
-            t0 = await self.evaluate("__SKYCITY__.bench && __SKYCITY__.bench.t0", timeout=lt, what="reading t0")
-            if t0 is not None:
-                self.t0_ms = float(t0)
+        expr = "__SKYCITY__.bench && __SKYCITY__.bench.t0"
+        expr = self.world.bind(expr) if self.world is not None else expr
+        for _ in range(int(self.scenario.timeouts.load_s * 10)):
+            # the first frame after load is part of loading: the load limit applies to it
+            box: list = []
+            wc = await self._in_load_time(self.page.evaluate(expr), "reading t0", "no answer", box)
+            # how long the main thread kept the bench waiting (slow_limit_s, as evaluate does)
+            self.slowest_answer_s = max(self.slowest_answer_s, wc.wall_s)
+            if box[0] is not None:
+                self.t0_ms = float(box[0])
                 self.clock.measuring = self.fake_clock    # the next frames are timed (frame cost)
                 return
             if self.fake_clock:
@@ -272,6 +316,38 @@ class DemoPage:
             else:
                 await asyncio.sleep(0.1)
         raise ProbeError("no animation frame after the load event: the demo never rendered a frame")
+
+    async def _in_load_time(self, aw, what: str, missing: str, result: list | None = None) -> WaitClock:
+        """Await `aw` within load_s of the demo's own time (see goto); its result goes into
+        `result`. Returns the wait's clock (wall time, CPU wait) for the page's evidence."""
+        t = self.scenario.timeouts
+        wc = WaitClock.begin(self._pid)
+        task = asyncio.ensure_future(aw)
+        cap_s = t.load_s * t.load_wall_cap
+
+        async def until_done():
+            try:
+                while True:
+                    left = min(t.load_s - wc.own_s(), cap_s - wc.wall_s)
+                    if left <= 0:
+                        busy = (f", {wc.waited_s:.0f} s of it waiting for a CPU other processes held"
+                                if wc.waited_s >= 0.5 else "")
+                        raise DemoHang(f"{missing} within {t.load_s:g} s of the demo's time "
+                                       f"({wc.wall_s:.0f} s wall{busy})")
+                    # the thread waits are read every poll_s, so an exited thread's wait is
+                    # kept up to its last read
+                    done, _ = await asyncio.wait({task}, timeout=min(left, t.poll_s))
+                    if done:
+                        if result is not None:
+                            result.append(task.result())
+                        return task.result()
+                    wc.read()
+            finally:
+                if not task.done():
+                    task.cancel()
+
+        await self.call(until_done(), cap_s + 5, what)
+        return wc
 
     # ----------------------------------------------------------------- time
     @property
