@@ -83,6 +83,14 @@ def on_grid(t_s: float) -> float:
     return round(t_s * RAF_HZ) / RAF_HZ
 
 
+def frame_time(t_s: float) -> float:
+    """Time of the animation frame on screen at clock time t_s (the last 60 Hz grid point
+    reached). A step to a grid time lands up to 1 ms past it (Stepper.to: whole ms from
+    where the page's clock started), so two pages' clocks read 2.000 and 2.001 s at the same
+    frame; this is the same for both."""
+    return math.floor(t_s * RAF_HZ + 1e-6) / RAF_HZ
+
+
 class Stepper:
     def __init__(self, dp, capture_timeout_s: float = 20.0):
         self.dp = dp
@@ -102,7 +110,7 @@ class Stepper:
     @property
     def frame_s(self) -> float:
         """Time of the animation frame on screen now (the last 60 Hz grid point reached)."""
-        return math.floor(self.pos_ms * RAF_HZ / 1000.0 + 1e-6) / RAF_HZ
+        return frame_time(self.pos_ms / 1000.0)
 
     async def to(self, t_s: float, picture_only: bool = False) -> None:
         """Advance to the first whole ms at or after bench time t_s (never backwards).

@@ -43,7 +43,7 @@ from ..vision.objects import ObjectParams
 from ..vision.segment import SegmentParams
 from ..vision.verify import VerifyParams
 from . import probe
-from ._stepper import RAF_60HZ_JS, Stepper
+from ._stepper import RAF_60HZ_JS, Stepper, frame_time
 
 _FRAME_MS = 1000.0 / 60.0
 
@@ -338,7 +338,10 @@ class _Capture:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
         res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
                                       others if claims is not None else None, self.delta_frames)
-        data = {"t": round(t_a, 3), "t_b": round(t_b, 3), "densified": densified, **res.data}
+        # the frames' times on the 60 Hz grid, not the clock reads: a read lands up to 1 ms past
+        # the frame, by where the page's clock started (frame_time), and the same frames from
+        # the tour and from the probe's own replay must give the same sample
+        data = {"t": round(frame_time(t_a), 3), "t_b": round(frame_time(t_b), 3), "densified": densified, **res.data}
         own = [frames[n + k] for k in (0, self.delta_frames, *p["before"], *(p["after"] if claims is not None else []))]
         data["timing_ms"].update(seek=round(sum(f[2] for f in own)), capture=round(sum(f[3] for f in own)))
         if hook_error:
