@@ -10,7 +10,7 @@ time counts wall time less the time its browser spent runnable but not running: 
 kernel's run-queue wait of each thread (/proc/<pid>/task/<tid>/schedstat, second field, ns).
 
 Which threads: every thread of the run's Chromium (browser, GPU process where SwiftShader
-runs, renderers, utilities), and the figure is the longest wait of any one of them. A page's
+runs, renderers, utilities), and the figure is the largest wait credited to any one of them. A page's
 load moves along one critical path that hops between threads (the renderer's main thread
 waits on the GPU process and back); the most-delayed single thread is a lower bound of that
 path's loss, where a sum would count threads waiting side by side several times over. So a
@@ -19,11 +19,12 @@ figure is ~0 and the limit is plain wall time (a page hung at load still ends at
 
 Whose noise: a thread also waits for its own browser's other threads (a renderer beside
 the GPU process on a busy core, SwiftShader's workers), and that is the demo's own work.
-So the longest wait is credited only in the share of the machine's busy CPU time that was
-not this browser's in the meantime (other processes' work and the hypervisor's steal, from
-/proc/stat, against the browser threads' own run time from the same schedstat files):
-pinned alone to one CPU, the bench's test page waited 0.85 s of a 1.76 s load for its own
-threads, and is credited ~0; beside eight busy processes ~8/9 of the longest wait.
+So a thread's wait is credited only in the share of the CPU time that others used in the
+meantime (other processes' work and the hypervisor's steal, from /proc/stat) against all
+that could have held it up (the others' and its sibling threads' run time, from the same
+schedstat files; not its own): pinned alone to one CPU, the bench's test page waited 0.84 s
+of a 2 s load for its own threads, and is credited ~0; beside six busy processes on that
+CPU about 0.9 of the longest wait.
 
 Where schedstat cannot be read (not Linux, a kernel without it), nothing is credited and
 callers keep plain wall time.
@@ -74,8 +75,8 @@ def _busy_s(a: dict | None, b: dict | None) -> tuple[float, float] | None:
 @dataclass
 class WaitClock:
     """Wall time since `start`, and the part of it credited to the machine's noise
-    (`waited_s`): the longest run-queue wait of one of the browser's threads, times the
-    share of the machine's busy time that was not the browser's. Threads that appear later
+    (`waited_s`): the largest run-queue wait of one of the browser's threads, in the share
+    the other processes had in what could hold it up. Threads that appear later
     count from zero (all their time is inside the interval); threads that exit keep the last
     figures read."""
 
@@ -116,21 +117,39 @@ class WaitClock:
         """Longest run-queue wait of one browser thread since start, seconds."""
         return max(self._delta(1), default=0) / 1e9 if self.readable else 0.0
 
-    @property
-    def others_share(self) -> float:
-        """Of the machine's busy CPU time since start (steal included), the share that was
-        not this browser's threads' (0 when it cannot be read)."""
+    def _others_mine(self) -> tuple[float, float] | None:
+        """(CPU seconds of everything but this browser (steal included), of this browser's
+        threads) since start; None when it cannot be read."""
         busy = _busy_s(self.stat_first, self.stat_last) if self.readable else None
         if busy is None:
-            return 0.0
+            return None
         mine = sum(max(0, d) for d in self._delta(0)) / 1e9
-        others = max(0.0, busy[0] - mine) + busy[1]
-        return others / (others + mine) if others + mine > 0 else 0.0
+        return max(0.0, busy[0] - mine) + busy[1], mine
+
+    @property
+    def others_share(self) -> float:
+        """Of the machine's busy CPU time since start, the share that was not this
+        browser's threads' (0 when it cannot be read)."""
+        got = self._others_mine()
+        if not got or sum(got) <= 0:
+            return 0.0
+        return got[0] / sum(got)
 
     @property
     def waited_s(self) -> float:
-        """The wait credited to other processes: longest wait x others' share."""
-        return self.longest_wait_s * self.others_share
+        """The wait credited to other processes: per thread, its run-queue wait times the
+        share of the CPU time the others used against what could have held it up (the
+        others' and its sibling threads', not its own run time); the largest of these."""
+        got = self._others_mine()
+        if not got or got[0] <= 0:
+            return 0.0
+        others, mine = got
+        best = 0.0
+        for (run, wait) in zip(self._delta(0), self._delta(1)):
+            rest = others + max(0.0, mine - max(0, run) / 1e9)
+            if rest > 0:
+                best = max(best, max(0, wait) / 1e9 * others / rest)
+        return best
 
     def own_s(self) -> float:
         """Wall time less the machine's share: the demo's own time (never below 0)."""
