@@ -30,6 +30,14 @@ def _stat(pid: int) -> tuple[int, int] | None:
         return None
 
 
+def parent_pid(pid: int) -> int:
+    """The parent of a live process (OSError when it is gone)."""
+    st = _stat(pid)
+    if st is None:
+        raise OSError(f"process {pid} is gone")
+    return st[0]
+
+
 def descendants(root: int) -> dict[int, int]:
     """{pid: rss bytes} of every process below `root` (not root itself)."""
     info: dict[int, tuple[int, int]] = {}

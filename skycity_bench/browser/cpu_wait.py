@@ -10,7 +10,10 @@ time counts wall time less the time its browser spent runnable but not running: 
 kernel's run-queue wait of each thread (/proc/<pid>/task/<tid>/schedstat, second field, ns).
 
 Which threads: every thread of the run's Chromium (browser, GPU process where SwiftShader
-runs, renderers, utilities), and the figure is the largest wait credited to any one of them. A page's
+runs, renderers, utilities), of Playwright's driver that started it, and of the bench's own
+process (its request router answers a CDN-importing demo's module requests from the offline
+cache, on the load's critical path), and the figure is the largest wait credited to any one
+of them; another run's browser beside it in the same process is another process here. A page's
 load moves along one critical path that hops between threads (the renderer's main thread
 waits on the GPU process and back); the most-delayed single thread is a lower bound of that
 path's loss, where a sum would count threads waiting side by side several times over. So a
@@ -42,11 +45,12 @@ from .calibration import cpu_sample
 _PROC = "/proc"
 
 
-def thread_times(root: int) -> dict[int, tuple[int, int]] | None:
-    """{tid: (run time, run-queue wait) in ns} of every thread of `root` and the processes
-    below it; None where the root's own figures cannot be read."""
+def thread_times(root: int, also: tuple[int, ...] = ()) -> dict[int, tuple[int, int]] | None:
+    """{tid: (run time, run-queue wait) in ns} of every thread of `root`, the processes
+    below it and the processes `also` (not their children); None where the root's own
+    figures cannot be read."""
     out: dict[int, tuple[int, int]] = {}
-    for pid in [root, *descendants(root)]:
+    for pid in [root, *descendants(root), *also]:
         try:
             tids = os.listdir(f"{_PROC}/{pid}/task")
         except OSError:
@@ -81,6 +85,7 @@ class WaitClock:
     figures read."""
 
     root: int | None
+    also: tuple[int, ...] = ()
     start: float = field(default_factory=time.monotonic)
     first: dict[int, tuple[int, int]] = field(default_factory=dict)
     last: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -89,9 +94,9 @@ class WaitClock:
     readable: bool = False
 
     @classmethod
-    def begin(cls, root: int | None) -> "WaitClock":
-        c = cls(root)
-        got = thread_times(root) if root else None
+    def begin(cls, root: int | None, also: tuple[int, ...] = ()) -> "WaitClock":
+        c = cls(root, tuple(also))
+        got = thread_times(root, c.also) if root else None
         if got is not None:
             c.first, c.last, c.readable = dict(got), dict(got), True
             c.stat_first = c.stat_last = cpu_sample(own=False)
@@ -100,7 +105,7 @@ class WaitClock:
     def read(self) -> None:
         if not self.readable:
             return
-        got = thread_times(self.root)
+        got = thread_times(self.root, self.also)
         if got:
             self.last.update(got)
         self.stat_last = cpu_sample(own=False)

@@ -14,6 +14,7 @@ import asyncio
 import base64
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from importlib import resources
@@ -27,6 +28,7 @@ from ..errors import DemoCrash, DemoHang, ProbeError
 from ..scenario import Scenario, Viewport
 from .clock_budget import FRAME_MS, ClockLog, RunBudget, watched
 from .cpu_wait import WaitClock
+from ..proctree import parent_pid
 from .launch import launch
 from .network import NetworkPolicy
 from .world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
@@ -180,7 +182,7 @@ class DemoPage:
         self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")   # issue 16: frame cost, steps
         self.slowest_answer_s = 0.0          # the longest a page script call waited (slow_limit_s)
         self.load_clock: WaitClock | None = None   # goto's wall time and CPU wait (cpu_wait.py)
-        self._pid: int | None = None               # the browser's pid, for cpu_wait (goto)
+        self._pid: int | None = None               # the driver's pid, for cpu_wait (goto)
         if fake_clock:
             self.budget.pages.append(self.clock)
         self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
@@ -290,7 +292,8 @@ class DemoPage:
         load_wall_cap times load_s of wall time. On a quiet machine that is plain wall
         time, so a page hung at load still ends at load_s."""
         try:
-            self._pid = await self.handle.pid()
+            # the browser's parent, Playwright's driver: the tree cpu_wait reads (with this process)
+            self._pid = parent_pid(await self.handle.pid())
         except Exception:        # no pid: plain wall time
             self._pid = None
         self.load_clock = await self._in_load_time(
@@ -321,7 +324,7 @@ class DemoPage:
         """Await `aw` within load_s of the demo's own time (see goto); its result goes into
         `result`. Returns the wait's clock (wall time, CPU wait) for the page's evidence."""
         t = self.scenario.timeouts
-        wc = WaitClock.begin(self._pid)
+        wc = WaitClock.begin(self._pid, (os.getpid(),))
         task = asyncio.ensure_future(aw)
         cap_s = t.load_s * t.load_wall_cap
 

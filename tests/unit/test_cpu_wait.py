@@ -43,6 +43,8 @@ def test_should_count_a_thread_that_appeared_later_from_zero_and_steal_as_others
 def test_should_read_this_processs_threads_from_proc():
     got = thread_times(os.getpid())
     assert got and os.getpid() in got and all(r >= 0 and w >= 0 for r, w in got.values())
+    # `also`: a process outside the tree, its own threads (here this process's parent)
+    assert os.getppid() in thread_times(os.getpid(), (os.getppid(),))
     c = WaitClock.begin(os.getpid())
     c.read()
     assert c.readable and c.waited_s >= 0 and c.to_json()["measured"] is True
