@@ -23,7 +23,11 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
 - without the hook: the three.js points-wave field, the three.js static-box orbit and the
   Canvas2D orbit get no auto points (status review, or a plain count <= 2 at every sample);
   20 distinct three.js movers are counted within 10 %.
-Groups for --only: the fixture names, static_orbit, hookless, timing. --step S samples the
+- a lying hook over the camera-only orbit that claims still boxes at their TRUE positions in
+  every view the still-point test reads (t ± 1, ± 2 s: boxes centred on corners followed
+  through all five views), over 10 samples: verified by any route (every pair, the far pair,
+  the still-point test) <= 5 %, and how many the still-point test turned.
+Groups for --only: the fixture names, static_orbit, still_orbit, hookless, timing. --step S samples the
 dense window every S s instead of every second (software WebGL on a loaded machine is slow).
 --misses lists, under the 3D recall rows, every claim that failed at some sample with its
 verdict and the shift measured over Δ (what is left to win, and why).
@@ -58,6 +62,15 @@ def row(figure: str, value, target: str, ok: bool) -> None:
 
 
 STEP_S: float | None = None
+SET: dict = {}                     # --set: probes.density settings tried instead of the scenario's
+
+
+def scenario(over: dict | None = None):
+    """The default scenario with `over` and the --set density settings."""
+    over = dict(over or {})
+    if SET:
+        over["probes"] = {"density": {**(over.get("probes") or {}).get("density", {}), **SET}}
+    return load_scenario(None, over)
 
 
 def run(name: str, out: Path, hook: bool = True) -> dict:
@@ -65,7 +78,7 @@ def run(name: str, out: Path, hook: bool = True) -> dict:
     over = {"viewport": fx.truth["scenario"]["viewport"]}
     if STEP_S:
         over["probes"] = {"density": {"step_s": STEP_S}}
-    sc = load_scenario(None, over)
+    sc = scenario(over)
     if not hook:
         sc = sc.model_copy(update={"hook": sc.hook.model_copy(update={"object": "__noHookForThisRun"})})
     t = time.monotonic()
@@ -88,7 +101,7 @@ async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080",
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
 
-    sc = load_scenario(None, {"viewport": viewport})
+    sc = scenario({"viewport": viewport})
     dframes = sc.probe_settings("density").delta_frames
     fx = fixture(f"density/{name}")
     out = []
@@ -122,7 +135,7 @@ def timing(name: str, extra: bool = False) -> None:
     from skycity_bench.vision import analyse_pair
 
     ((a, b, claims),) = asyncio.run(grab_pairs(name, [25.0]))
-    params = load_scenario(None, {}).probe_settings("density").params()
+    params = scenario().probe_settings("density").params()
     cv2.setNumThreads(1)
     ms = []
     for _ in range(9):
@@ -142,10 +155,10 @@ def static_claims_in_orbit() -> None:
 
     from skycity_bench.vision import analyse_pair
 
-    params = load_scenario(None, {}).probe_settings("density").params()
+    params = scenario().probe_settings("density").params()
     rng = np.random.default_rng(1)
     total = held = 0
-    st = load_scenario(None, {}).probe_settings("density")
+    st = scenario().probe_settings("density")
     for a, b, _, more in asyncio.run(grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720",
                                                  others=st.other_pair_frames)):
         claims = [{"id": f"s{i}", "category": "ghost", "x": float(rng.uniform(40, 1240)),
@@ -157,6 +170,71 @@ def static_claims_in_orbit() -> None:
         held += d["verified_count"]
     row(f"camera_orbit3d: static boxes claimed that verify ({total} claims)",
         f"{held} ({100 * held / total:.1f} %)", "<= 5 %", held <= 0.05 * total)
+
+
+def still_claims_over_views(per_sample: int = 64) -> None:
+    """Issue 16 part 1: a lying hook in 3D that claims still things where they really are in
+    every view the still-point test reads (so the appearance check passes), or at positions
+    drifting 4 or 10 px a second off them: boxes centred on corners of the camera-only orbit
+    that one still point explains (followed through all the views, the test's own
+    reconstruction), claimed at t and at t + each of still_point_frames. The analysis as
+    wired: every pair and the far pair (analyse_pair), then, in a 3D scene (a fitted F), the
+    still-point test on the claims they left (still_point_recheck, as analyse_pair calls it
+    last), once per drift. Verified by any route <= 5 % at every drift."""
+    import copy
+
+    import numpy as np
+
+    from skycity_bench.vision import analyse_pair
+    from skycity_bench.vision.camera import estimate
+    from skycity_bench.vision.multiview import reconstruct, still_point_recheck
+
+    st = scenario().probe_settings("density")
+    params = st.params()
+    views_k = sorted(st.still_point_frames)
+    offs = sorted({*st.other_pair_frames, *views_k})
+    rng = np.random.default_rng(2)
+    drifts = (0.0, 4.0, 10.0)
+    total, by_pairs = 0, 0
+    turned = {d: 0 for d in drifts}
+    for a, b, _, more in asyncio.run(grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720",
+                                                 others=offs)):
+        fr = dict(more)
+        order = sorted([*views_k, 0])
+        grays = [cv2.cvtColor(a if k == 0 else fr[k], cv2.COLOR_BGR2GRAY) for k in order]
+        v = reconstruct(grays, params.track)
+        if v is None:
+            continue
+        H, W = a.shape[:2]
+        good = np.flatnonzero(v.corner_err < 1.5)           # corners one still point explains
+        claims, at = [], {d: {k: [] for k in views_k} for d in drifts}
+        for i in rng.choice(good, min(per_sample, len(good)), replace=False):
+            w, h = float(rng.uniform(14, 60)), float(rng.uniform(10, 40))
+            x, y = (float(c) for c in v.corners[order.index(0)][i])
+            if x - w / 2 < 0 or y - h / 2 < 0 or x + w / 2 > W or y + h / 2 > H:
+                continue
+            claims.append({"id": f"s{i}", "category": "ghost", "x": x, "y": y, "w": w, "h": h})
+            ang = rng.uniform(0, 2 * np.pi)
+            for d in drifts:
+                for k in views_k:
+                    xk, yk = v.corners[order.index(k)][i] + d * (k / 60) * np.array([np.cos(ang), np.sin(ang)])
+                    at[d][k].append({"id": f"s{i}", "category": "ghost", "x": float(xk), "y": float(yk), "w": w, "h": h})
+        d0 = analyse_pair(a, b, claims, params, others=[(k, fr[k]) for k in st.other_pair_frames],
+                          primary_frames=st.delta_frames).data
+        total += len(claims)
+        by_pairs += d0["verified_count"]
+        if estimate(a, b, params.camera).F is None:
+            continue                                       # not 3D here: the probe runs no still-point test
+        for d in drifts:
+            recs = copy.deepcopy(d0["claims"])
+            turned[d] += still_point_recheck(recs, a, {k: (fr[k], at[d][k]) for k in views_k}, params.track,
+                                             params.verify, st.delta_frames)
+    for d in drifts:
+        held = by_pairs + turned[d]
+        row(f"camera_orbit3d: still boxes claimed at true positions{f' drifting {d:g} px/s' if d else ''}, "
+            f"verified ({total})", f"{held} ({100 * held / max(1, total):.1f} %)", "<= 5 %",
+            total > 0 and held <= 0.05 * total)
+        row(f"camera_orbit3d: ... of them by the still-point test (drift {d:g} px/s)", f"{turned[d]}", "(evidence)", True)
 
 
 def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> None:
@@ -177,6 +255,10 @@ def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> Non
     row(f"{name}: per-sample verified recall, all {len(ver)} samples", f"{mean:.1f} %", ">= 97 %", mean >= 97)
     row(f"{name}: per-sample verified recall, worst sample", f"{min(ver)} of {truth} ({100 * min(ver) / truth:.1f} %)",
         ">= 95 %", min(ver) >= 0.95 * truth)
+    if data is not None:
+        sm = data["samples"]
+        print(f"      turned by the far pair {sum(s.get('rechecked_by_far_pair') or 0 for s in sm)}, by the still-point "
+              f"test {sum(s.get('rechecked_by_still_point') or 0 for s in sm)} (over {len(sm)} samples)", flush=True)
     if MISSES and data is not None:
         misses(name, data)
 
@@ -191,10 +273,13 @@ def misses(name: str, data: dict) -> None:
     for s in data["samples"]:
         for c in s.get("claims") or []:
             if c.get("verdict") != "moved":
-                per.setdefault(c.get("id"), []).append((s["t"], c.get("verdict", "?"), c.get("shift") or {}))
+                sp = (c.get("still_point") or {}).get("why")
+                per.setdefault(c.get("id"), []).append((s["t"], c.get("verdict", "?")[:40] + (f" / still point: {sp}"
+                                                                                            if sp else ""),
+                                                        c.get("shift") or {}))
     print(f"      {name}: {sum(len(v) for v in per.values())} misses over {len(data['samples'])} samples, by claim:")
     for cid, got in sorted(per.items(), key=lambda kv: -len(kv[1]))[:15]:
-        why = sorted({v[:40] for _, v, _ in got})
+        why = sorted({v for _, v, _ in got})
         sh = ", ".join(f"{t:g}s {d.get('dx', 0):+.1f},{d.get('dy', 0):+.1f} fit {d.get('fit', 1):.2f}" for t, _, d in got[:3])
         print(f"        {cid:6s} x{len(got):<2d} {'; '.join(why)} | {sh}", flush=True)
 
@@ -224,14 +309,29 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
     ap.add_argument("--only", nargs="*", help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44), "
-                                              "static_orbit, hookless, timing")
+                                              "static_orbit, still_orbit, hookless, timing")
     ap.add_argument("--step", type=float, help="sample the dense window every STEP s (default: the scenario's 1 s)")
     ap.add_argument("--misses", action="store_true", help="list the 3D fixtures' claims that failed, with why")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="try probes.density settings other than the scenario's (a YAML value each)")
     args = ap.parse_args()
     global STEP_S, MISSES
     STEP_S, MISSES = args.step, args.misses
+    import yaml
+    for kv in args.set:
+        name, eq, value = kv.partition("=")
+        if not eq:
+            raise SystemExit(f"--set {kv}: give NAME=VALUE")
+        SET[name] = yaml.safe_load(value)
+    if SET:
+        try:
+            scenario().probe_settings("density")
+        except Exception as e:                     # a bad name or value: one line
+            raise SystemExit(f"--set: {e}".splitlines()[0])
+        print(f"density settings tried: {SET}", flush=True)
     want = set(args.only or ["camera_pan_zoom", "camera_orbit3d", "movers_10", "movers_50", "movers_80", "liar",
-                             "movers_orbit3d_30", "movers_three_44", "static_orbit", "hookless", "timing"])
+                             "movers_orbit3d_30", "movers_three_44", "static_orbit", "still_orbit", "hookless",
+                             "timing"])
     tmp = Path(tempfile.mkdtemp(prefix="density-bench-"))
     print(f"density benchmark (evidence under {tmp}); timing figures are noisy on a shared machine", flush=True)
     for name in ("camera_pan_zoom", "camera_orbit3d"):
@@ -270,6 +370,8 @@ def main() -> None:
             within(min(ver), 20) and within(max(ver), 20))
     if "static_orbit" in want:
         static_claims_in_orbit()
+    if "still_orbit" in want:
+        still_claims_over_views()
     if "hookless" in want:
         for name in ("points_wave", "orbit_three_boxes", "camera_orbit3d"):
             hookless_rows(name, tmp)

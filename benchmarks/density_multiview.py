@@ -1,11 +1,12 @@
 """The still-point test over five views (skycity_bench/vision/multiview.py; issue 16 part 1),
-measured before it is wired into the density probe, run on demand:
+measured offline on grabbed frames (the probe runs the same test as wired, last, in
+vision/analyse.py; benchmarks/density_accuracy.py measures the wired figures), run on demand:
 
     .venv/bin/python benchmarks/density_multiview.py [--step S] [--cache DIR]
 
 Prints every figure beside its target:
 - movers_three_44 (44 movers, all unoccluded and on screen: the page's truth): per-sample
-  verified recall as the probe verifies now (every pair, the far pair), and with the claims
+  verified recall by the pairs alone (every pair, the far pair), and with the claims
   it leaves unverified given the still-point test over frames A of t - 2, t - 1, t, t + 1,
   t + 2 s (the hook's positions of the same object at those times): >= 97 % mean, >= 95 %
   at the worst sample;
@@ -128,7 +129,7 @@ def recall(step: float, cache: Path | None) -> None:
         base.append(d["verified_count"])
         more.append(d["verified_count"] + turned)
         print(f"    t {t:g}: verified {d['verified_count']} -> {d['verified_count'] + turned} of {total}", flush=True)
-    for label, v in (("as wired (every pair, the far pair)", base), ("with the still-point test", more)):
+    for label, v in (("pairs only (every pair, the far pair)", base), ("with the still-point test", more)):
         mean = 100 * sum(v) / (total * len(v))
         row(f"movers_three_44 recall, {label}, {len(v)} samples", f"{mean:.1f} %", ">= 97 %", mean >= 97)
         row(f"movers_three_44 worst sample, {label}", f"{min(v)} of {total}", ">= 95 %", min(v) >= 0.95 * total)

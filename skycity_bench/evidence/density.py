@@ -38,7 +38,8 @@ class DensitySample(Part):
     camera: dict[str, Any] = Field(description="the camera model fitted between A and B")
     changed_frac: float = Field(description="share of the frame's pixels that changed")
     full_screen_effect: bool = Field(description="most of the frame changed (not counted as objects)")
-    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, far, total")
+    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, far, "
+                                                      "still_point, total")
     # with a hook (getDynamicObjects answered)
     claims: Optional[list[dict[str, Any]]] = Field(None, description="each visible claim with its verdict ('moved' "
                                                                      "= verified) and own displacement dx, dy")
@@ -51,6 +52,9 @@ class DensitySample(Part):
     # issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is
     rechecked_by_far_pair: Optional[int] = Field(None, description="claims turned into movers by the far pair "
                                                                    "(t ± far_pair_frames, 3D scenes; claims' shift_far)")
+    rechecked_by_still_point: Optional[int] = Field(
+        None, description="claims turned into movers by the still-point test over the views t + still_point_frames "
+                          "(3D scenes, claims no pair verified; each tested claim's record says why in still_point)")
     hook_error: Optional[str] = Field(None, description="getDynamicObjects failed here: the visual count stands in")
     # without a hook
     objects: Optional[dict[str, Any]] = Field(None, description="which counted regions are plainly objects: "
@@ -80,4 +84,8 @@ class DensityEvidence(Evidence):
         None, description="where each pass's frames came from: {main, densified}: 'tour' (the recording's pass "
                           "captured them, probes/_tour.py DensityFrames) or 'replay' (this probe played the window "
                           "on a fresh page); densified null when no sample was densified")
+    # Issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is.
+    still_point_frames: Optional[list[int]] = Field(
+        None, description="frames from t of the still-point test's views (frames A and the hook's claims there; "
+                          "vision/multiview.py); null without a hook")
     note: str = Field(description="what the fake clock cannot show")

@@ -242,21 +242,26 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
             "message": f"the tour pass stopped early: {reason}; the timeline needs the whole tour (0–{end_s:g} s)"}
 
 
-def density_frame_times(sample_times: list[float], offsets_frames: list[int], densify_points: int) -> dict:
+def density_frame_times(sample_times: list[float], offsets_frames: list[int], densify_points: int,
+                        claim_frames: list[int] = ()) -> dict:
     """What the density analysis takes from the tour instead of replaying 20–35 s (issue 18
-    part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time a
-    sample may be taken at (the samples, and the `densify_points` points between each two
-    neighbouring samples where a densified sample can fall), "frames_at": every 60 Hz frame
-    a sample at any of those times needs (t + k / 60 s for k in offsets_frames, which holds
-    0, the pair's Δ and the other pairs' frames)}. All on the 60 Hz animation grid, sorted,
-    so tour_times can merge them with the video's and the timeline's steps."""
+    part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time the
+    hook's claims are asked at (every time a sample may be taken at: the samples, and the
+    `densify_points` points between each two neighbouring samples where a densified sample
+    can fall; and t + k / 60 s from each of those for k in `claim_frames`, the still-point
+    test's views, issue 16), "frames_at": every 60 Hz frame a sample at any of those times
+    needs (t + k / 60 s for k in offsets_frames, which holds 0, the pair's Δ, the other
+    pairs' frames and the views)}. All on the 60 Hz animation grid, sorted, so tour_times
+    can merge them with the video's and the timeline's steps; every claims_at time is among
+    frames_at when claim_frames is among offsets_frames."""
     ts = sorted({round(float(t), 6) for t in sample_times})
     claims = set(ts)
     for a, b in zip(ts, ts[1:]):
         for k in range(1, densify_points + 1):
             claims.add(round(a + (b - a) * k / (densify_points + 1), 3))
-    claims_at = sorted({on_grid(t) for t in claims})
-    frames_at = sorted({on_grid(t + k / 60.0) for t in claims_at for k in set(offsets_frames) | {0}})
+    at = sorted({on_grid(t) for t in claims})
+    frames_at = sorted({on_grid(t + k / 60.0) for t in at for k in set(offsets_frames) | {0}})
+    claims_at = sorted({on_grid(t + k / 60.0) for t in at for k in set(claim_frames) | {0}})
     return {"claims_at": claims_at, "frames_at": frames_at}
 
 
@@ -276,10 +281,11 @@ class DensityFrames:
     DIR = "recordings/density_frames"
 
     def __init__(self, ctx, sample_times: list[float], delta_frames: int, other_frames: list[int],
-                 densify_points: int):
+                 densify_points: int, view_frames: list[int] = ()):
         self.ctx = ctx
         self.sample_times, self.delta_frames = sample_times, delta_frames
         self.other_frames, self.densify_points = list(other_frames), densify_points
+        self.view_frames = list(view_frames)        # the still-point test's views: frames and claims
         self.desc = None
         self.claims_keys: set[int] = set()
         self.frames: dict[str, dict] = {}
@@ -290,10 +296,12 @@ class DensityFrames:
 
     async def prepare(self, dp) -> list[float]:
         """Ask describe() (a sample reads claims only when it answers) and return the frame
-        times to step to: the other pairs' frames only with a hook, as the probe takes them."""
+        times to step to: the other pairs' frames and the still-point views (frames and claims)
+        only with a hook, as the probe takes them."""
         self.desc = await dp.hook.describe()
-        offsets = [0, self.delta_frames] + (self.other_frames if self.desc.ok else [])
-        got = density_frame_times(self.sample_times, offsets, self.densify_points)
+        offsets = [0, self.delta_frames] + (self.other_frames + self.view_frames if self.desc.ok else [])
+        got = density_frame_times(self.sample_times, offsets, self.densify_points,
+                                  self.view_frames if self.desc.ok else [])
         self.claims_keys = {int(round(t * 60)) for t in got["claims_at"]} if self.desc.ok else set()
         return got["frames_at"]
 
@@ -315,6 +323,7 @@ class DensityFrames:
         """Writes index.json; the figures for the recording's evidence (density_frames)."""
         d = self.desc
         index = {"version": 1, "delta_frames": self.delta_frames, "other_frames": self.other_frames,
+                 "view_frames": self.view_frames,
                  "hook": {"ok": bool(d and d.ok), "value": d.value if d and d.ok else None,
                           "error": None if d is None else d.error},
                  "frames": self.frames, "claims": self.claims, "page_errors": dp.events.page_errors[:20]}

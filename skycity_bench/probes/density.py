@@ -39,6 +39,7 @@ from ..evidence.density import DensityEvidence
 from ..vision import Params, analyse_pair
 from ..vision.camera import CameraParams
 from ..vision.draw import draw_evidence
+from ..vision.multiview import TrackParams
 from ..vision.objects import ObjectParams
 from ..vision.segment import SegmentParams
 from ..vision.verify import VerifyParams
@@ -116,6 +117,15 @@ class Settings(BaseModel):
     far_pair_frames: int = Field(ge=0, le=60)
     far_epipolar_px: float = Field(ge=0, le=50)
     far_search_px: int = Field(ge=1, le=400)
+    # the still-point test over views (3D): frames and the hook's claims at t + each of
+    # still_point_frames (as many before t as after; [] = off); vision/multiview.py
+    still_point_frames: list[Annotated[int, Field(ge=-300, le=300)]] = Field(max_length=8)
+    still_search_px: int = Field(ge=2, le=64)
+    still_min_ncc: float = Field(ge=-1, le=1)
+    still_min_margin: float = Field(ge=0, le=2)
+    still_moved_px: float = Field(gt=0, le=200)
+    still_inner: float = Field(ge=0, lt=0.5)
+    still_min_corners: int = Field(ge=8, le=1500)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
     field_min_members: int = Field(ge=2)
     field_share: float = Field(ge=0, le=1)
@@ -127,14 +137,20 @@ class Settings(BaseModel):
         k = self.far_pair_frames
         if k and not {-k, k} <= set(self.other_pair_frames):
             raise ValueError(f"far_pair_frames {k}: other_pair_frames must hold {-k} and {k} (the frames taken)")
+        v = self.still_point_frames
+        if len(set(v)) != len(v) or 0 in v or sum(k < 0 for k in v) != sum(k > 0 for k in v):
+            raise ValueError(f"still_point_frames {v}: distinct, none 0, as many before t as after (t is the "
+                             f"centre view)")
         return self
 
     def params(self) -> Params:
         """The vision layer's parameter sets, each field taken from the setting of its name."""
         def pick(cls):
             return cls(**{f.name: getattr(self, f.name) for f in fields(cls) if f.name in type(self).model_fields})
+        track = pick(TrackParams)
+        track.still_point_frames = tuple(sorted(track.still_point_frames))
         return Params(camera=pick(CameraParams), segment=pick(SegmentParams), verify=pick(VerifyParams),
-                      objects=pick(ObjectParams))
+                      objects=pick(ObjectParams), track=track)
 
 
 def sample_times(main: list[float], a: float, b: float, step: float) -> list[float]:
@@ -150,9 +166,12 @@ def count_of(s: dict) -> int | None:
     return s.get("verified_count") if s.get("verified_count") is not None else s.get("visual_count")
 
 
-def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], hook: bool) -> list[dict]:
+def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], hook: bool,
+              view_frames: list[int] = ()) -> list[dict]:
     """Which frames each sample of one pass uses, as 60 Hz frame numbers: {t, key (frame A),
-    before (offsets < 0), after (offsets > Δ; used only when the hook answers at t)}.
+    before (offsets < 0), after (offsets > Δ; used only when the hook answers at t), views
+    (the still-point test's views, `view_frames`: among before and after, and the hook's
+    claims are asked there too; with a hook only)}.
 
     Every sample gets every frame it asks for: a pass takes the frames of all its samples in
     time order (_Capture.run_pass walks their sorted union forward), so a frame before t is
@@ -162,10 +181,12 @@ def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], ho
     density_frame_times), so both sources give the same frames. (Before the far pair a
     replay's rule left out an earlier frame the walk had passed: a densified sample's frame
     6 before it, now taken.)"""
-    others = sorted({k for k in other_frames if k not in (0, delta_frames)})
+    views = sorted({k for k in view_frames if k != 0}) if hook else []
+    others = sorted({k for k in (*other_frames, *views) if k not in (0, delta_frames)})
     before = [k for k in others if k < 0] if hook else []
     after = [k for k in others if k > delta_frames] if hook else []
-    return [{"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after)} for t in times]
+    return [{"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after), "views": list(views)}
+            for t in times]
 
 
 def _keys(plan: list[dict], delta_frames: int) -> list[int]:
@@ -291,6 +312,7 @@ class _Capture:
         self.ctx = ctx
         self.delta_frames = ctx.settings.delta_frames
         self.other_frames = sorted({k for k in ctx.settings.other_pair_frames if k not in (0, self.delta_frames)})
+        self.view_frames = sorted(ctx.settings.still_point_frames)
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
         self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
@@ -299,13 +321,14 @@ class _Capture:
                        progress=None) -> None:
         """Every sample of one pass, appended to `out` in time order as it is analysed. The
         source is walked forward once; a frame is dropped when no later sample uses it."""
-        plan = plan_pass(times, self.delta_frames, self.other_frames, hook)
+        plan = self.plan(times, hook)
         keys = _keys(plan, self.delta_frames)
         last_use: dict[int, int] = {}
         for i, p in enumerate(plan):
             for k in (0, self.delta_frames, *p["before"], *p["after"]):
                 last_use[p["key"] + k] = i
-        a_keys = {p["key"] for p in plan}
+        # the hook's claims at each sample's frame A and at its still-point views
+        a_keys = {p["key"] + k for p in plan for k in (0, *p["views"])}
         frames: dict[int, tuple] = {}
         claims: dict[int, _Call] = {}
         i = 0
@@ -314,15 +337,19 @@ class _Capture:
             if hook and key in a_keys:
                 claims[key] = await source.claims(key)
             while i < len(plan) and max(plan[i]["key"] + k for k in (self.delta_frames, *plan[i]["after"])) <= key:
-                out.append(await self._analyse(plan[i], frames, claims.get(plan[i]["key"]), hook, densified))
+                out.append(await self._analyse(plan[i], frames, claims, hook, densified))
                 if progress is not None:
                     progress(plan[i]["t"])
                 for k in [k for k in frames if last_use.get(k, -1) <= i]:
                     del frames[k]
                 i += 1
 
-    async def _analyse(self, p: dict, frames: dict, call: _Call | None, hook: bool, densified: bool) -> dict:
+    def plan(self, times: list[float], hook: bool) -> list[dict]:
+        return plan_pass(times, self.delta_frames, self.other_frames, hook, self.view_frames)
+
+    async def _analyse(self, p: dict, frames: dict, calls: dict, hook: bool, densified: bool) -> dict:
         n, t = p["key"], p["t"]
+        call = calls.get(n)
         a, t_a, seek_a, cap_a = frames[n]
         b, t_b, seek_b, cap_b = frames[n + self.delta_frames]
         claims, hook_error = None, None
@@ -331,18 +358,21 @@ class _Capture:
                 claims = [c for c in call.value if not (isinstance(c, dict) and c.get("visible") is False)]
             else:
                 hook_error = call.error or f"getDynamicObjects returned {type(call.value).__name__}, not a list"
-        others = [(k, frames[n + k][0]) for k in p["before"]]
+        others = [(k, frames[n + k][0]) for k in p["before"] if k in self.other_frames]
+        views = None
         if claims is not None:
-            others += [(k, frames[n + k][0]) for k in p["after"]]
+            others += [(k, frames[n + k][0]) for k in p["after"] if k in self.other_frames]
+            # the still-point test's views: the frame and the hook's visible claims there
+            views = {k: (frames[n + k][0], _visible(calls.get(n + k))) for k in p["views"]}
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
         res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
-                                      others if claims is not None else None, self.delta_frames)
+                                      others if claims is not None else None, self.delta_frames, views)
         # the frames' times on the 60 Hz grid, not the clock reads: a read lands up to 1 ms past
         # the frame, by where the page's clock started (frame_time), and the same frames from
         # the tour and from the probe's own replay must give the same sample
         data = {"t": round(frame_time(t_a), 3), "t_b": round(frame_time(t_b), 3), "densified": densified, **res.data}
-        own = [frames[n + k] for k in (0, self.delta_frames, *p["before"], *(p["after"] if claims is not None else []))]
+        own = [frames[n + k] for k in {0, self.delta_frames, *p["before"], *(p["after"] if claims is not None else [])}]
         data["timing_ms"].update(seek=round(sum(f[2] for f in own)), capture=round(sum(f[3] for f in own)))
         if hook_error:
             data["hook_error"] = hook_error[:200]
@@ -385,8 +415,7 @@ async def collect(ctx) -> DensityEvidence:
 
 async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "TourFrames | None") -> DensityEvidence:
     hook_tour = tour is not None and (await tour.describe()).ok
-    if tour is not None and not tour.has(_keys(plan_pass(times, cap.delta_frames, cap.other_frames, hook_tour),
-                                               cap.delta_frames)):
+    if tour is not None and not tour.has(_keys(cap.plan(times, hook_tour), cap.delta_frames)):
         tour = None                  # the tour stopped before the window's end: play it here
     samples: list[dict] = []
     frames_from = {"main": "tour" if tour is not None else "replay", "densified": None}
@@ -408,7 +437,7 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
     densify_error = None
     extra = _densify_times(samples, s)
     if extra:
-        plan_keys = _keys(plan_pass(extra, cap.delta_frames, cap.other_frames, hook), cap.delta_frames)
+        plan_keys = _keys(cap.plan(extra, hook), cap.delta_frames)
         more = tour if tour is not None and tour.has(plan_keys) else Replay(ctx)
         frames_from["densified"] = more.name
         try:
@@ -430,6 +459,7 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
         "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
         "delta_frames": s.delta_frames,
         "other_pair_frames": cap.other_frames,
+        "still_point_frames": cap.view_frames if hook else None,
         "times": times,
         "densified_times": extra,
         "densify_error": densify_error,
@@ -439,6 +469,13 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
         "frames_from": frames_from,
         "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
     })
+
+
+def _visible(call: "_Call | None") -> list | None:
+    """The hook's visible claims of one answer, or None where it failed."""
+    if call is None or not call.ok or not isinstance(call.value, list):
+        return None
+    return [c for c in call.value if not (isinstance(c, dict) and c.get("visible") is False)]
 
 
 def _densify_times(samples: list[dict], s: Settings) -> list[float]:

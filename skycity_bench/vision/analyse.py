@@ -12,6 +12,7 @@ import numpy as np
 
 from .camera import (CameraModel, CameraParams, background_displacement, dense_background, epipolar_px, estimate,
                      warp_to_a)
+from .multiview import TrackParams, still_point_recheck
 from .objects import ObjectParams, plain_objects
 from .segment import PARALLAX, SegmentParams, Segmentation, segment
 from .verify import FarPair, OtherPair, VerifyParams, far_recheck, measure_shift, recheck_claims, verify_claims
@@ -23,6 +24,7 @@ class Params:
     segment: SegmentParams = field(default_factory=SegmentParams)
     verify: VerifyParams = field(default_factory=VerifyParams)
     objects: ObjectParams = field(default_factory=ObjectParams)
+    track: TrackParams = field(default_factory=TrackParams)
 
 
 @dataclass
@@ -90,13 +92,16 @@ def _explains(s, v: VerifyParams) -> bool:
 
 
 def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None,
-                 others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6) -> PairResult:
+                 others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6,
+                 views: dict[int, tuple[np.ndarray, list | None]] | None = None) -> PairResult:
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
     or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
     (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
     each (vision/verify.py: recheck_claims); those at ± params.verify.far_pair_frames are the
-    far pair, judged last by its own rule in a 3D scene (verify.py: far_recheck). Δ is
-    `primary_frames` frames."""
+    far pair, judged by its own rule in a 3D scene (verify.py: far_recheck). `views`: frames
+    from t -> (frame at t + k, the hook's claims there) for k in params.track.still_point_frames;
+    in a 3D scene a claim no pair verified gets the still-point test over those views and t
+    last (vision/multiview.py: still_point_recheck). Δ is `primary_frames` frames."""
     p = params or Params()
     t0 = time.perf_counter()
     model, bw, valid, alt = compensate(a, b, p.camera)
@@ -159,6 +164,15 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
                 fars.append(FarPair(frames=k, bw=fw, raw=f, model=fm))
             data["rechecked_by_far_pair"] = far_recheck(checked, a, fars, p.verify, primary_frames)
             data.setdefault("timing_ms", {})["far"] = round((time.perf_counter() - tf) * 1000, 1)
+        if views and p.track.still_point_frames and model.F is not None and \
+                any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
+            # last, in a 3D scene (a fitted F): is the track of a claim no pair verified, its
+            # content followed through the views at the hook's positions of the same object,
+            # that of one still 3D point? (vision/multiview.py)
+            ts = time.perf_counter()
+            data["rechecked_by_still_point"] = still_point_recheck(checked, a, views, p.track, p.verify,
+                                                                   primary_frames)
+            data.setdefault("timing_ms", {})["still_point"] = round((time.perf_counter() - ts) * 1000, 1)
         moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claimed_count"] = len(checked)
         data["verified_count"] = len(moved)

@@ -1,5 +1,6 @@
 """Is a claimed object's image track over several seconds that of ONE still 3D point?
-(issue 16 part 1; measured by benchmarks/density_multiview.py, not yet wired into the probe)
+(issue 16 part 1; measured by benchmarks/density_multiview.py; wired into the density analysis
+last, after every pair: still_point_recheck, called by vision/analyse.py analyse_pair)
 
 Why: a slow mover flying the camera's way round moves under about 1 px against its
 background over Δ, and over any one pair its shift lies near its epipolar line, where a
@@ -17,12 +18,12 @@ How:
    one still point is a projective question.
 2. The object, from its pixels: the claim's box content (its inner part: the corners of a
    box hold background that slides) found again in every other view, searched only within
-   `search_px` of where the hook says the object is there (normalised cross-correlation).
-   That is the appearance check: it must match (`min_ncc`), uniquely (`min_margin` above the
+   `still_search_px` of where the hook says the object is there (normalised cross-correlation).
+   That is the appearance check: it must match (`still_min_ncc`), uniquely (`still_min_margin` above the
    best match more than 3 px away), and not at the edge of the search (found within
-   `search_px` - 1 px of the claimed position). A hook that lies about positions fails here.
+   `still_search_px` - 1 px of the claimed position). A hook that lies about positions fails here.
 3. The test: the measured track (not the claimed one) triangulated to the best still 3D
-   point; its largest reprojection error at least `static_px` means no still point explains
+   point; its largest reprojection error at least `still_moved_px` means no still point explains
    the track: the object moved. A hook that claims a still thing's true positions fails here.
 """
 
@@ -34,17 +35,21 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .verify import RECHECKED, VerifyParams, _overlap, _tight
+
 
 @dataclass
 class TrackParams:
-    search_px: int = 6             # the content is searched this far around the hook's position
-    min_ncc: float = 0.3           # least normalised cross-correlation of the content there
-    min_margin: float = 0.02       # ... above the best match more than 3 px away (unique)
-    static_px: float = 8.0         # least reprojection error of the best still point: moved
-    inner: float = 0.15            # share of the box cut off each side for the template
-    min_texture: float = 6.0       # gray std the template needs
-    work_width: int = 960          # corners tracked on a copy this wide
-    min_corners: int = 30          # fewer corners followed through every view: no camera
+    still_point_frames: tuple[int, ...] = ()   # the views besides t, in 60 Hz frames from t (as many
+                                       # before t as after; () = the test is off)
+    still_search_px: int = 6           # the content is searched this far around the hook's position
+    still_min_ncc: float = 0.3         # least normalised cross-correlation of the content there
+    still_min_margin: float = 0.02     # ... above the best match more than 3 px away (unique)
+    still_moved_px: float = 8.0        # least reprojection error of the best still point: moved
+    still_inner: float = 0.15          # share of the box cut off each side for the template
+    min_texture: float = 6.0           # gray std the template needs
+    work_width: int = 960              # corners tracked on a copy this wide
+    still_min_corners: int = 30        # fewer corners followed through every view: no camera
 
 
 def _norm(p: np.ndarray) -> np.ndarray:
@@ -98,7 +103,7 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
     scale = min(1.0, p.work_width / W)
     g = [cv2.resize(x, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA) if scale != 1 else x for x in grays]
     pts = cv2.goodFeaturesToTrack(cv2.pyrDown(g[c]), maxCorners=1500, qualityLevel=0.005, minDistance=4, blockSize=3)
-    if pts is None or len(pts) < p.min_corners:
+    if pts is None or len(pts) < p.still_min_corners:
         return None
     pts = (pts.reshape(-1, 2) * 2 + 0.5).astype(np.float32)
     pos = {c: pts.copy()}
@@ -112,7 +117,7 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
             alive &= (s1.ravel() == 1) & (s2.ravel() == 1) & (np.linalg.norm(back.reshape(-1, 2) - cur, axis=1) < 0.8)
             cur = p1.reshape(-1, 2)
             pos[k] = cur.copy()
-    if alive.sum() < p.min_corners:
+    if alive.sum() < p.still_min_corners:
         return None
     P = [pos[k][alive] / scale for k in range(n)]
     T = [_norm(P[k]) for k in range(n)]
@@ -121,7 +126,7 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
     if F is None or F.shape != (3, 3):
         return None
     idx = np.flatnonzero(inl.ravel())
-    if len(idx) < p.min_corners:
+    if len(idx) < p.still_min_corners:
         return None
     Fn = np.linalg.inv(T[n - 1]).T @ F @ np.linalg.inv(T[0])
     e2 = np.linalg.svd(Fn.T)[2][-1]
@@ -168,16 +173,16 @@ def still_point_px(v: Views, xs: list[tuple[float, float]]) -> float:
 
 def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centre: tuple[float, float],
            p: TrackParams) -> dict | None:
-    """The content of `box` (gray frame A) found in gray view `gv` within p.search_px of
+    """The content of `box` (gray frame A) found in gray view `gv` within p.still_search_px of
     `centre` (where the hook says the object's centre is there): {x, y (its centre), ncc,
     margin, off (px from centre)}, or None (no texture, or too little of the search inside the frame)."""
     x0, y0, x1, y1 = box
-    mx, my = int(p.inner * (x1 - x0)), int(p.inner * (y1 - y0))
+    mx, my = int(p.still_inner * (x1 - x0)), int(p.still_inner * (y1 - y0))
     tpl = ga[y0 + my:y1 - my, x0 + mx:x1 - mx]
     if min(tpl.shape[:2]) < 4 or float(tpl.std()) < p.min_texture:
         return None
     th, tw = tpl.shape
-    R = p.search_px
+    R = p.still_search_px
     H, W = gv.shape
     # the search window, cut at the frame's border (an object near the edge of the view)
     sx0, sy0 = int(round(centre[0] - tw / 2 - R)), int(round(centre[1] - th / 2 - R))
@@ -206,7 +211,7 @@ def track_moved(v: Views, grays: list[np.ndarray], box: tuple[int, int, int, int
                 claimed: list[tuple[float, float] | None], p: TrackParams | None = None) -> dict:
     """The still-point test of one claim: `box` its tight box in the centre view, `claimed`
     the hook's centre of the same object in every view (None where it did not claim it).
-    {moved: bool, why, still_point_px, ncc, margin}."""
+    {moved: bool, why, still_point_px, ncc, margin, track (the measured centres, one per view)}."""
     p = p or TrackParams()
     c = len(grays) // 2
     ga = grays[c]
@@ -221,13 +226,101 @@ def track_moved(v: Views, grays: list[np.ndarray], box: tuple[int, int, int, int
         f = follow(ga, g, box, claimed[k], p)
         if f is None:
             return {"moved": False, "why": "no texture to follow, or off the frame"}
-        if f["ncc"] < p.min_ncc or f["margin"] < p.min_margin or f["off"] >= p.search_px - 1:
+        if f["ncc"] < p.still_min_ncc or f["margin"] < p.still_min_margin or f["off"] >= p.still_search_px - 1:
             return {"moved": False, "why": "its content is not where the hook says", "ncc": round(f["ncc"], 2),
                     "margin": round(f["margin"], 3), "off": round(f["off"], 1)}
         xs.append((f["x"], f["y"]))
         nccs.append(f["ncc"])
         margins.append(f["margin"])
     err = still_point_px(v, xs)
-    return {"moved": err >= p.static_px, "why": "no still point explains its track" if err >= p.static_px
+    return {"moved": err >= p.still_moved_px, "why": "no still point explains its track" if err >= p.still_moved_px
             else "one still point explains its track", "still_point_px": round(err, 2),
-            "ncc": round(min(nccs), 2), "margin": round(min(margins), 3)}
+            "ncc": round(min(nccs), 2), "margin": round(min(margins), 3),
+            "track": [[round(x, 1), round(y, 1)] for x, y in xs]}
+
+
+# --------------------------------------------------------------------------- wired
+def claimed_at(claims: list | None) -> dict[str, tuple[float, float]]:
+    """The hook's centres by object id in one view (its visible claims); an id claimed twice
+    there says nothing about where that object is and is left out."""
+    out: dict[str, tuple[float, float] | None] = {}
+    for c in claims or []:
+        if not isinstance(c, dict) or c.get("visible") is False or "id" not in c:
+            continue
+        try:
+            x, y = float(c.get("x")), float(c.get("y"))
+        except (TypeError, ValueError):
+            continue
+        if not (math.isfinite(x) and math.isfinite(y)):
+            continue
+        key = str(c["id"])[:60]                    # as verify.py records a claim's id
+        out[key] = None if key in out else (x, y)
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def still_point_recheck(out: list[dict], a: np.ndarray, views: dict[int, tuple[np.ndarray, list | None]],
+                        p: TrackParams, vp: VerifyParams, primary_frames: int = 6) -> int:
+    """The last chance of a claim no pair verified (vision/verify.py records in `out`, updated
+    in place): its box content followed through the views (`views`: frames from t -> (frame
+    at t + k, the hook's claims there), k = p.still_point_frames) at the hook's positions of
+    the same object id, and its measured track tested against one still 3D point
+    (track_moved). Not when it moves alike, in every view, with a verified claim it overlaps
+    (a part, or a parked car a mover drives over: the guard of the other pairs). Returns how
+    many claims it turned into movers. Every claim tested keeps why in its record
+    (`still_point`: why, the best still point's error, the appearance figures: ncc, margin,
+    off = px from the hook's position where the content failed there; for one it
+    turned, the views' frames and the measured track)."""
+    todo = [r for r in out if str(r.get("verdict", "")).startswith(RECHECKED) and "w" in r]
+    ks = sorted(p.still_point_frames)
+    if not todo or not ks or any(k not in views for k in ks):
+        return 0
+    offsets = sorted([*ks, 0])
+    H, W = a.shape[:2]
+    grays = [cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
+             for img in (a if k == 0 else views[k][0] for k in offsets)]
+    if any(g.shape != grays[0].shape for g in grays):
+        return 0
+    v = reconstruct(grays, p)
+    if v is None:
+        for rec in todo:
+            rec["still_point"] = {"why": "no camera: too few corners followed through every view"}
+        return 0
+    at = {k: claimed_at(views[k][1]) for k in ks}
+    moved = [r for r in out if r.get("verdict") == "moved" and "w" in r]
+    turned = 0
+    for rec in todo:
+        t = _tight(rec)
+        box = (max(0, t[0]), max(0, t[1]), min(W, t[2]), min(H, t[3]))
+        if box[2] - box[0] < 3 or box[3] - box[1] < 3:
+            continue
+        pos = [None if k == 0 else at[k].get(rec["id"]) for k in offsets]
+        r = track_moved(v, grays, box, pos, p)
+        rec["still_point"] = {k: r[k] for k in ("why", "still_point_px", "ncc", "margin", "off") if k in r}
+        if not r["moved"]:
+            continue
+        track = np.array(r["track"])
+        c = offsets.index(0)
+        area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
+        borrowed = None
+        for o in moved:
+            to = _tight(o)
+            if _overlap(t, to) < vp.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+                continue
+            op = [(o["x"], o["y"]) if k == 0 else at[k].get(o["id"]) for k in offsets]
+            if any(q is None for q in op):
+                continue
+            op = np.array(op, float)
+            off = np.linalg.norm((track - track[c]) - (op - op[c]), axis=1)
+            if all(off[j] < vp.distinct_motion_px * max(1.0, abs(k) / max(1, primary_frames))
+                   for j, k in enumerate(offsets) if k != 0):
+                borrowed = o
+                break
+        if borrowed is not None:
+            rec["still_point"]["why"] = f"moves alike with {borrowed['id']}, which it overlaps"
+            continue
+        rec["verdict"], rec["how"] = "moved", f"still point over {len(offsets)} views"
+        rec["still_point"]["frames"] = offsets
+        rec["still_point"]["track"] = r["track"]
+        moved.append(rec)
+        turned += 1
+    return turned

@@ -50,7 +50,9 @@ def test_should_list_the_frames_in_the_recordings_evidence_and_remove_them_once_
     assert after["probes"]["recording"]["evidence_version"] == "5"
     df = rec["density_frames"]
     # 2, 3, 4 s and three points between each two, each with Δ and the other pairs' frames
-    assert df["frames"] >= 9 * 3 and df["claims"] == 9
+    # the hook's claims at each possible sample time and at its still-point views (±1, ±2 s):
+    # 0-6 s every quarter second
+    assert df["frames"] >= 9 * 3 and df["claims"] == 25
     index = d / df["index"]
     assert index.is_file()
     assert not list(index.parent.glob("*.png"))                    # read, then removed

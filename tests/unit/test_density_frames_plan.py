@@ -89,3 +89,46 @@ def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(
     tour = TourFrames.of_run(ctx("ok", df))
     plan = plan_pass([20.0, 21.0], 6, [-6, 15, -15], hook=True)
     assert tour.has(_keys(plan[:1], 6)) and not tour.has(_keys(plan, 6))   # stopped before 21 s
+
+
+def test_should_take_the_still_point_views_frames_and_claims_with_a_hook_only():
+    # issue 16 part 1: frames and the hook's claims at t ± 60 and ± 120 frames (the
+    # still-point test's views) are among a sample's frames, not among the other pairs'
+    plan = plan_pass([20.0, 21.0], 6, [-6, 15, -15, -60, 60], hook=True, view_frames=[-120, -60, 60, 120])
+    assert all(p["before"] == [-120, -60, -15, -6] and p["after"] == [15, 60, 120] for p in plan)
+    assert all(p["views"] == [-120, -60, 60, 120] for p in plan)
+    assert {1200 - 120, 1260 + 120} <= set(_keys(plan, 6))
+    bare = plan_pass([20.0], 6, [-6, 15, -15, -60, 60], hook=False, view_frames=[-120, -60, 60, 120])
+    assert bare[0]["views"] == [] and _keys(bare, 6) == [1200, 1206]
+
+
+def test_should_find_every_frame_and_claim_a_still_point_sample_needs_among_the_tours():
+    times = sample_times([20, 25, 30, 35], 20, 35, 1.0)
+    others, views = [-6, 15, -15, -60, 60], [-120, -60, 60, 120]
+    got = density_frame_times(times, [0, 6, *others, *views], 3, views)
+    frames = {round(t * 60) for t in got["frames_at"]}
+    claims = {round(t * 60) for t in got["claims_at"]}
+    assert claims <= frames                       # claims are asked right after their frame
+    for ts in [times] + [[round(a + 0.25 * k, 3) for k in (1, 2, 3)] for a in times[:-1]]:
+        plan = plan_pass(ts, 6, others, True, views)
+        assert set(_keys(plan, 6)) <= frames
+        assert {p["key"] + k for p in plan for k in (0, *p["views"])} <= claims
+    # the views reach 18-37 s: a few frames more than the far pair's 19-36 s
+    assert min(frames) == 1200 - 120 and max(frames) == 2100 + 120
+    # without claim frames, claims only where a sample can fall (as before)
+    assert len(density_frame_times(times, [0, 6, *others, *views], 3)["claims_at"]) == 61
+
+
+def test_should_refuse_still_point_views_not_centred_on_t():
+    import pytest
+
+    from skycity_bench.errors import UserError
+    from skycity_bench.scenario import load_scenario
+
+    ok = load_scenario(None, {}).probe_settings("density")
+    assert ok.params().track.still_point_frames == (-120, -60, 60, 120)
+    for bad in ([-120, 60, 120], [0, 60, -60], [60, 60, -60, -60]):
+        with pytest.raises((UserError, ValueError)):
+            load_scenario(None, {"probes": {"density": {"still_point_frames": bad}}}).probe_settings("density")
+    off = load_scenario(None, {"probes": {"density": {"still_point_frames": []}}}).probe_settings("density")
+    assert off.params().track.still_point_frames == ()

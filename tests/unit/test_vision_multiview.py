@@ -85,14 +85,14 @@ def test_should_reconstruct_the_views_so_that_one_still_point_explains_each_corn
     assert still_point_px(v, still) < 2.0
     assert still_point_px(v, flying) > 10
     level = [tuple(project(camera(t), mover(t, 0.0))) for t in TIMES]
-    assert still_point_px(v, level) < TrackParams().static_px
+    assert still_point_px(v, level) < TrackParams().still_moved_px
 
 
 def test_should_verify_a_traveller_and_not_a_still_thing_claimed_where_it_is_or_where_it_is_not(scene, views):
     v = views
     p = TrackParams()
     mv = track_moved(v, scene, _box(0.0, mover(0.0)), [tuple(project(camera(t), mover(t))) for t in TIMES], p)
-    assert mv["moved"] and mv["still_point_px"] >= p.static_px, mv
+    assert mv["moved"] and mv["still_point_px"] >= p.still_moved_px, mv
     # a lying hook: the still object at its true positions (one still point explains it) ...
     st = track_moved(v, scene, _box(0.0, STILL), [tuple(project(camera(t), STILL)) for t in TIMES], p)
     assert not st["moved"] and st["why"] == "one still point explains its track", st
@@ -104,3 +104,52 @@ def test_should_verify_a_traveller_and_not_a_still_thing_claimed_where_it_is_or_
     gap = [tuple(project(camera(t), mover(t))) for t in TIMES]
     gap[0] = None
     assert not track_moved(v, scene, _box(0.0, mover(0.0)), gap, p)["moved"]
+
+
+def _claim(cid, t, X, verdict="no own motion"):
+    x, y = project(camera(t), X)
+    return {"id": cid, "category": "drone", "x": float(x), "y": float(y), "w": 30.0, "h": 24.0, "verdict": verdict}
+
+
+def test_should_turn_only_the_traveller_when_wired_after_the_pairs(scene):
+    """still_point_recheck (what analyse_pair calls last, in a 3D scene): the claims no pair
+    verified, followed through the views at the hook's positions of the same id; a claim the
+    hook names nowhere else, or a still one claimed where it is, stays unverified, each
+    record saying why."""
+    from skycity_bench.vision.multiview import still_point_recheck
+    from skycity_bench.vision.verify import VerifyParams
+
+    p = TrackParams(still_point_frames=(-120, -60, 60, 120))
+    ks = (-120, -60, 60, 120)
+    views = {k: (scene[TIMES.index(k / 60)], [_claim("m", k / 60, mover(k / 60)), _claim("s", k / 60, STILL),
+                                               _claim("dup", k / 60, STILL), _claim("dup", k / 60, mover(k / 60))])
+             for k in ks}
+    out = [_claim("m", 0.0, mover(0.0)), _claim("s", 0.0, STILL), _claim("gone", 0.0, mover(0.0)),
+           _claim("dup", 0.0, mover(0.0))]
+    turned = still_point_recheck(out, scene[2], views, p, VerifyParams(), 6)
+    by = {r["id"]: r for r in out}
+    assert turned == 1 and by["m"]["verdict"] == "moved" and by["m"]["how"] == "still point over 5 views"
+    assert by["m"]["still_point"]["frames"] == [-120, -60, 0, 60, 120] and len(by["m"]["still_point"]["track"]) == 5
+    assert by["s"]["verdict"] == "no own motion" and by["s"]["still_point"]["why"] == "one still point explains its track"
+    assert by["gone"]["still_point"]["why"] == "not claimed in every view"
+    assert by["dup"]["still_point"]["why"] == "not claimed in every view"       # an id claimed twice: nowhere
+    # off: no views asked for, or one missing
+    again = [_claim("m", 0.0, mover(0.0))]
+    assert still_point_recheck(again, scene[2], views, TrackParams(), VerifyParams(), 6) == 0
+    assert still_point_recheck(again, scene[2], {k: views[k] for k in ks[:3]}, p, VerifyParams(), 6) == 0
+    assert again[0]["verdict"] == "no own motion"
+
+
+def test_should_not_turn_a_claim_that_moves_alike_with_a_verified_one_it_overlaps(scene):
+    """A part, or a parked car under a mover: the hook's claim rides on a verified mover's
+    box (its positions are the mover's): its track is the mover's, which is no own motion."""
+    from skycity_bench.vision.multiview import still_point_recheck
+    from skycity_bench.vision.verify import VerifyParams
+
+    p = TrackParams(still_point_frames=(-120, -60, 60, 120))
+    ks = (-120, -60, 60, 120)
+    views = {k: (scene[TIMES.index(k / 60)], [_claim("m", k / 60, mover(k / 60)), _claim("rider", k / 60, mover(k / 60))])
+             for k in ks}
+    out = [_claim("m", 0.0, mover(0.0), verdict="moved"), _claim("rider", 0.0, mover(0.0))]
+    assert still_point_recheck(out, scene[2], views, p, VerifyParams(), 6) == 0
+    assert out[1]["verdict"] == "no own motion" and out[1]["still_point"]["why"].startswith("moves alike with m")
