@@ -67,7 +67,7 @@ class HookNames(Strict):
 
 class Timeouts(Strict):
     load_s: float = Field(20, gt=0, le=600)
-    load_wall_cap: float = Field(4, ge=1, le=30)
+    busy_wall_cap: float = Field(4, ge=1, le=30)
     probe_grace_s: float = Field(25, gt=0, le=600)
     # Fake-clock budgets from the measured frame cost (issue 16, browser/clock_budget.py);
     # the reasons for the values are in scenarios/skycity.yaml.

@@ -47,11 +47,13 @@ that really hangs. So:
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from dataclasses import dataclass, field
 
 from ..errors import DemoHang, DemoSlow
+from .cpu_wait import WaitClock
 
 FRAME_MS = 1000 / 60
 
@@ -289,20 +291,32 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
     seen_cost: float | None = None                # wall ms per 60 Hz frame seen in this advance
     hang_s = max(hang_limit_s(t, cost), t.load_s if loading else 0.0)
     last_move = last_poll = start
+    # The hang limit counts the demo's own time since the last frame: wall less the CPU wait
+    # other processes caused (cpu_wait.py, as for the load), read from the first poll on (an
+    # advance that ends before it, nearly all of them, reads nothing), never past
+    # busy_wall_cap x the limit of wall.
+    quiet: WaitClock | None = None
     first_pos, first_at = start_pos, start        # the rate is measured from here
     last_pos: float | None = start_pos
     charged_wall = charged_ms = 0.0
     try:
         while True:
             now = time.monotonic()
-            wait = min(t.poll_s, last_move + hang_s - now, end_by - now)
+            credit = quiet.waited_s if quiet is not None else 0.0
+            wait = min(t.poll_s, last_move + hang_s + credit - now, end_by - now)
             done, _ = await asyncio.wait({task}, timeout=max(0.0, wait))
             if done:
                 break
+            if quiet is None:
+                quiet = WaitClock.begin(getattr(dp, "_pid", None), (os.getpid(),))
+                quiet.start = last_move
+            quiet.read()
             now = time.monotonic()
             at = f"the clock at +{last_pos - (dp.t0_ms or 0):.0f} ms" if last_pos is not None else "the clock not read"
-            if now - last_move >= hang_s:
-                raise DemoHang(f"{what}: hung: no animation frame for {hang_s:.0f} s; {at} "
+            still, credit = now - last_move, quiet.waited_s
+            if still - credit >= hang_s or still >= hang_s * t.busy_wall_cap:
+                busy = f" ({still:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)" if credit >= 0.5 else ""
+                raise DemoHang(f"{what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {at} "
                                f"({_cost_note(cost, seen_cost)}; the demo's main thread hangs)")
             if now >= end_by:
                 came = (f"frames kept coming (the last {now - last_move:.0f} s ago)" if last_move > start
@@ -321,6 +335,7 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
                 charged_wall += now - last_poll
                 charged_ms += pos - last_pos
                 last_move = now
+                quiet = WaitClock.begin(quiet.root, quiet.also)    # the next frame's wait from here
                 if first_pos is not None and pos > first_pos and not single:
                     # Re-estimate from the rate seen: wall ms per 60 Hz frame so far.
                     seen_cost = (now - first_at) * 1000.0 * FRAME_MS / (pos - first_pos)

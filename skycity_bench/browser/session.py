@@ -289,7 +289,7 @@ class DemoPage:
         The load limit (timeouts.load_s, for the load event and again for the first frame
         after it) is the demo's own time: wall time less what its browser's threads spent
         waiting for a CPU that other processes held (cpu_wait.py), never more than
-        load_wall_cap times load_s of wall time. On a quiet machine that is plain wall
+        busy_wall_cap times load_s of wall time. On a quiet machine that is plain wall
         time, so a page hung at load still ends at load_s."""
         try:
             # the browser's parent, Playwright's driver: the tree cpu_wait reads (with this process)
@@ -326,7 +326,7 @@ class DemoPage:
         t = self.scenario.timeouts
         wc = WaitClock.begin(self._pid, (os.getpid(),))
         task = asyncio.ensure_future(aw)
-        cap_s = t.load_s * t.load_wall_cap
+        cap_s = t.load_s * t.busy_wall_cap
 
         async def until_done():
             try:

@@ -3,7 +3,7 @@ DemoPage.goto): in a real Chromium, a page whose load costs a fixed amount of wo
 loop in its script, so the work is the same however busy the machine is) loads within a
 limit it passes easily alone although, beside six busy processes sharing its one CPU, its
 wall time goes past that limit (plain wall time, the old rule, would have stopped it); the
-same contention with plain wall time (load_wall_cap 1) stops it, saying the CPU wait; and a
+same contention with plain wall time (busy_wall_cap 1) stops it, saying the CPU wait; and a
 page that loops for ever at load is still stopped at the limit on a quiet machine.
 
 The contention is made, not hoped for: this process (and with it Playwright's driver and the
@@ -120,9 +120,9 @@ def test_should_load_a_page_within_its_own_time_on_a_busy_cpu_and_stop_one_that_
 
     # beside the busy processes: the demo's own time within `limit` though the wall went past
     # it (plain wall time, the old rule, would have stopped it); then plain wall time
-    # (load_wall_cap 1) at the quiet load's own time: stopped, and the message says why
+    # (busy_wall_cap 1) at the quiet load's own time: stopped, and the message says why
     new, old = _pinned_to_one_cpu(lambda: _with_hogs(lambda: asyncio.run(_loads(page(work), [
-        scenario(load_s=limit, load_wall_cap=10, poll_s=0.25), scenario(load_s=quiet, load_wall_cap=1)]))))
+        scenario(load_s=limit, busy_wall_cap=10, poll_s=0.25), scenario(load_s=quiet, busy_wall_cap=1)]))))
     _, clock, err = new
     assert err is None, (quiet, limit, new)
     assert clock["wall_s"] > limit and clock["wall_s"] - clock["cpu_wait_s"] < limit, (quiet, limit, new)
