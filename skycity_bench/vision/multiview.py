@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .verify import RECHECKED, VerifyParams, _overlap, _tight
+from .verify import RECHECKED, VerifyParams, _overlaps_enough, _tight
 
 
 @dataclass
@@ -300,11 +300,10 @@ def still_point_recheck(out: list[dict], a: np.ndarray, views: dict[int, tuple[n
             continue
         track = np.array(r["track"])
         c = offsets.index(0)
-        area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
         borrowed = None
         for o in moved:
             to = _tight(o)
-            if _overlap(t, to) < vp.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+            if not _overlaps_enough(t, to, vp.borrow_overlap):
                 continue
             op = [(o["x"], o["y"]) if k == 0 else at[k].get(o["id"]) for k in offsets]
             if any(q is None for q in op):

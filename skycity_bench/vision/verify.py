@@ -203,6 +203,13 @@ def _own_support(seg: Segmentation, ident: np.ndarray, area: dict, box, own_shar
             if n >= own_share * area.get(int(lab), n)}
 
 
+def _overlaps_enough(t, to, share: float) -> bool:
+    """Boxes t and to overlap by at least `share` of the smaller one's area (a claim riding on
+    a verified claim: borrow_overlap)."""
+    area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
+    return _overlap(t, to) >= share * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1])))
+
+
 def _overlap(t, b) -> float:
     """Intersection area of two (x0, y0, x1, y1) boxes."""
     return max(0.0, min(t[2], b[2]) - max(t[0], b[0])) * max(0.0, min(t[3], b[3]) - max(t[1], b[1]))
@@ -464,10 +471,9 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
                     continue
             # moving with a verified claim it overlaps: a part of it, or its motion borrowed
             with_other = None
-            area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
             for o in moved:
                 to = _tight(o)
-                if _overlap(t, to) < p.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+                if not _overlaps_enough(t, to, p.borrow_overlap):
                     continue
                 so = shift_of(o)
                 if so is None or math.hypot(s.dx - so.dx, s.dy - so.dy) < p.distinct_motion_px * max(1.0, pr.scale):
@@ -579,11 +585,10 @@ def far_recheck(out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyP
             got.append((pr, s, epi))
         if len(got) < len(grays):
             continue
-        area = max(1.0, (t[2] - t[0]) * (t[3] - t[1]))
         borrowed = False
         for o in moved:
             to = _tight(o)
-            if _overlap(t, to) < p.borrow_overlap * min(area, max(1.0, (to[2] - to[0]) * (to[3] - to[1]))):
+            if not _overlaps_enough(t, to, p.borrow_overlap):
                 continue
             # moving alike in every far pair with a verified claim it overlaps
             scale = max(1.0, abs(pairs[0].frames) / max(1, primary_frames))
