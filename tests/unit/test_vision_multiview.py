@@ -43,13 +43,12 @@ def mover(t: float, climb: float = 8.0) -> np.ndarray:
 STILL = np.array([-120.0, -40.0, 60.0])
 
 
-@pytest.fixture(scope="module")
-def scene():
-    rng = np.random.default_rng(5)
+def _film(rng, cast) -> list[np.ndarray]:
+    """The orbit's frames at TIMES: a still cloud of 9 x 9 textured dots drawn from `rng`,
+    then `cast(rng)`'s objects: a function of t giving (3D point, its 24 x 30 look at t)."""
     cloud = rng.uniform([-300, -150, -300], [300, 60, 300], (250, 3))
     dots = np.repeat(np.repeat(rng.integers(20, 240, (250, 3, 3)).astype(np.uint8), 3, 1), 3, 2)     # 9 x 9
-    tex_m = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)   # 24 x 30
-    tex_s = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)
+    objects = cast(rng)
     frames = []
     for t in TIMES:
         P = camera(t)
@@ -58,11 +57,20 @@ def scene():
             x, y = np.round(project(P, X)).astype(int)
             if 5 <= x < W - 5 and 5 <= y < H - 5:
                 img[y - 4:y + 5, x - 4:x + 5] = d
-        for X, tex in ((STILL, tex_s), (mover(t), tex_m)):
+        for X, tex in objects(t):
             x, y = np.round(project(P, X)).astype(int)
             img[y - 12:y + 12, x - 15:x + 15] = tex
         frames.append(img)
     return frames
+
+
+@pytest.fixture(scope="module")
+def scene():
+    def cast(rng):
+        tex_m = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)   # 24 x 30
+        tex_s = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)
+        return lambda t: ((STILL, tex_s), (mover(t), tex_m))
+    return _film(np.random.default_rng(5), cast)
 
 
 @pytest.fixture(scope="module")
@@ -153,3 +161,42 @@ def test_should_not_turn_a_claim_that_moves_alike_with_a_verified_one_it_overlap
     out = [_claim("m", 0.0, mover(0.0), verdict="moved"), _claim("rider", 0.0, mover(0.0))]
     assert still_point_recheck(out, scene[2], views, p, VerifyParams(), 6) == 0
     assert out[1]["verdict"] == "no own motion" and out[1]["still_point"]["why"].startswith("moves alike with m")
+
+
+def _turning_texture(rng) -> "callable":
+    """A look that turns with time, as a glider's does: at t it is cos(45° t) A + sin(45° t) B
+    of two independent sign patterns, so its look at t = 0 correlates cos 90° = 0 with its
+    look at ±2 s (below still_min_ncc) and cos 45° = 0.71 with its look at ±1 s."""
+    a = rng.choice([-1.0, 1.0], (24, 30))           # fine grain: few chance matches in the search
+    b = rng.choice([-1.0, 1.0], (24, 30))
+
+    def at(t: float) -> np.ndarray:
+        th = math.radians(45 * t)
+        return np.clip(128 + 50 * (math.cos(th) * a + math.sin(th) * b), 0, 255).astype(np.uint8)
+    return at
+
+
+@pytest.fixture(scope="module")
+def turning_scene():
+    """The orbit's still cloud with a turning traveller (mover's path) and a turning still
+    thing (STILL, a sign that spins in place)."""
+    def cast(rng):
+        turner, spinner = _turning_texture(rng), _turning_texture(rng)
+        return lambda t: ((STILL, spinner(t)), (mover(t), turner(t)))
+    return _film(np.random.default_rng(11), cast)
+
+
+def test_should_follow_a_turning_traveller_view_to_view_and_still_refuse_a_spinning_still_thing(turning_scene):
+    """A mover whose look changes over 2 s (a turning glider) is found at ±2 s from its look
+    at ±1 s (the chain), under the same thresholds and at the hook's positions; a sign that
+    spins in place is followed the same way and one still point explains it; a hook whose
+    positions drift off the turning traveller's still fails the appearance check."""
+    v = reconstruct(turning_scene)
+    p = TrackParams()
+    truth = [tuple(project(camera(t), mover(t))) for t in TIMES]
+    mv = track_moved(v, turning_scene, _box(0.0, mover(0.0)), truth, p)
+    assert mv["moved"] and mv["chained"] == 2, mv
+    st = track_moved(v, turning_scene, _box(0.0, STILL), [tuple(project(camera(t), STILL)) for t in TIMES], p)
+    assert not st["moved"] and st["why"] == "one still point explains its track" and st["chained"] == 2, st
+    lie = track_moved(v, turning_scene, _box(0.0, mover(0.0)), [(x + 10 * t, y) for (x, y), t in zip(truth, TIMES)], p)
+    assert not lie["moved"] and lie["why"] == "its content is not where the hook says", lie
