@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-import os
 import time
 import traceback
 from dataclasses import dataclass, replace
@@ -39,52 +38,15 @@ from .probes.base import Wanted
 from .progress import Progress, RunProgress
 from .report import Candidate, ProbeRecord, Report, save
 from .rubric import Rubric, load_rubric
+from .overlap_pass import NoOverlap, run_overlapped
 from .scenario import Scenario
 from .scoring import run_problems, score_report
+from .side_by_side import more_browsers, run_side_by_side
 from .watchdog import MemoryWatchdog, kill_reason
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_MEMORY_MB = 3072
-# What one more browser running a fake-clock probe side by side needs (`run --jobs`): a
-# Chromium with a 1920x1080 WebGL page (renderer, GPU process, SwiftShader's buffers) and the
-# probe's frames on this side; about 1.5 GB measured on the reference demo at 1080p.
-JOB_MEMORY_MB = 1536
-
-
-# At most this many cores, one browser (issue 18, measured): a single tour pass already keeps
-# two cores busy (the demo's software rendering and Chromium's captures, the encoder and the
-# registration threads beside them). On the 2-core machine (load 4-6 from other work) two tour
-# passes side by side (benchmarks/tour_cost.py, 20 frames each) took 45 s and 36 s against 20 s
-# alone: no throughput gained (45 s for two against 40 s one after the other), and each step
-# and capture up to 1.5x slower, which brings the run's wall-clock limits closer (a --jobs 2
-# run at load 17 timed out reading the demo's clock in shops).
-SOLO_MAX_CPUS = 2
-
-
-def default_jobs(cpus: Optional[int] = None) -> int:
-    """`run --jobs` when not given: one browser per core this process may run on
-    (sched_getaffinity), no more than the available memory holds at JOB_MEMORY_MB each; one
-    on a machine of SOLO_MAX_CPUS cores or fewer (see there: side by side gains nothing
-    there and makes wall-clock timeouts likelier). `cpus`: the cores the fake-clock probes
-    get instead (`run --overlap pinned`: those the pacing browser leaves them)."""
-    if cpus is None:
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except (AttributeError, OSError):
-            cpus = os.cpu_count() or 1
-    if cpus <= SOLO_MAX_CPUS:
-        return 1
-    avail_mb = None
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    avail_mb = int(line.split()[1]) / 1024
-    except (OSError, ValueError):
-        pass
-    by_memory = int(avail_mb // JOB_MEMORY_MB) if avail_mb is not None else cpus
-    return max(1, min(cpus, by_memory))
 
 
 @dataclass(frozen=True)
@@ -105,11 +67,11 @@ class Profile:
     # its report never judges an item from evidence that was not collected for it.
     items: Optional[tuple[str, ...]] = None
     # Browsers running the fake-clock probes side by side after the real-time ones, which
-    # always run alone (`run --jobs`; _run_side_by_side). 1: one after the other.
+    # always run alone (`run --jobs`; side_by_side.py). 1: one after the other.
     jobs: int = 1
     # `run --overlap`: off (the real-time probes alone, then the rest); pinned: the fake-clock
     # probes on `jobs` more browsers during the real-time ones, pinned to other cores
-    # (_run_overlapped, pinning.py); pinned-force: the same on a machine without spare cores
+    # (overlap_pass.py, pinning.py); pinned-force: the same on a machine without spare cores
     # (testing the mechanics).
     overlap: str = "off"
 
@@ -332,20 +294,20 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 # measures), in run order; then the fake-clock probes, side by side on
                 # `jobs` browsers, each after the probes whose evidence it reads. Or, with
                 # `run --overlap pinned`, the fake-clock probes during the real-time ones on
-                # cores of their own (_run_overlapped).
+                # cores of their own (overlap_pass.py).
                 realtime = [s for s in specs if s.realtime]
                 rest = [s for s in specs if not s.realtime]
                 weight = lambda s: float(s.budget(scenario))   # noqa: E731
                 extra: list = []
                 try:
                     if profile.overlap != "off" and realtime and rest:
-                        extra = await _more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
+                        extra = await more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
                     why = None
                     if extra:
                         try:
-                            await _run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
+                            await run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
                                                   progress, weight)
-                        except _NoOverlap as e:       # nothing ran yet: the default order instead
+                        except NoOverlap as e:       # nothing ran yet: the default order instead
                             why = str(e)
                             report.warnings.append(f"--overlap {profile.overlap}: {why}; the real-time probes ran "
                                                    "alone first, as without it")
@@ -361,8 +323,8 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                         want = min(profile.jobs, len(rest)) - 1
                         while len(extra) > max(0, want):
                             await extra.pop().kill()
-                        extra += await _more_browsers(pw, handle, want - len(extra))
-                        await _run_side_by_side(rest, [handle, *extra], one, weight=weight)
+                        extra += await more_browsers(pw, handle, want - len(extra))
+                        await run_side_by_side(rest, [handle, *extra], one, weight=weight)
                 finally:
                     if view is not None:
                         view.close()
@@ -384,218 +346,6 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 _page_events(report, handle)
                 _render_cost(report, handle, progress)
                 await handle.kill()
-
-
-async def _more_browsers(pw, handle, n: int) -> list:
-    """n more browsers for probes side by side: the same network policy and library cache,
-    and the run's one record of requests, page events and render budget (the report's
-    network log, page events and render cost cover every browser of the run)."""
-    if n <= 0:
-        return []
-    out = []
-    for _ in range(n):
-        h = BrowserHandle(pw, offline=handle.offline, resolvers=handle.resolvers)
-        h.requests, h.misses, h.page_events = handle.requests, handle.misses, handle.page_events
-        h.budget = handle.budget
-        out.append(h)
-    got = await asyncio.gather(*(h.start() for h in out), return_exceptions=True)
-    failed = [e for e in got if isinstance(e, BaseException)]
-    if failed:                         # fewer browsers side by side, never a failed run
-        log.warning("could not start %d more browser(s) for --jobs: %s", len(failed), failed[0])
-        for h, r in zip(out, got):
-            if isinstance(r, BaseException):
-                await h.kill()
-    return [h for h, r in zip(out, got) if not isinstance(r, BaseException)]
-
-
-async def _run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weight=None) -> None:
-    """Run `specs` on these browsers, one probe per browser at a time; whenever a browser is
-    free it takes a ready probe: one whose inputs (ProbeSpec.after, or a pass that produces
-    them) are no longer waiting or running. With one browser that is the plain run order;
-    with more, the longest first by `weight` (the probe's budget), so the long tour pass
-    starts at once instead of after the short probes, and its readers with it."""
-    pending = list(specs)
-    busy: set[str] = set()
-    changed = asyncio.Condition()
-
-    def names(s: ProbeSpec) -> set[str]:
-        return {s.name, *s.produces}
-
-    async def worker(h) -> None:
-        while True:
-            async with changed:
-                while True:
-                    if not pending:
-                        return
-                    blocked = busy | {n for s in pending for n in names(s)}
-                    can = [s for s in pending if not set(s.after) & (blocked - names(s))]
-                    if can:
-                        ready = max(can, key=weight) if weight is not None and len(handles) > 1 else can[0]
-                        break
-                    await changed.wait()
-                pending.remove(ready)
-                busy.update(names(ready))
-            try:
-                await one(ready, h)
-            finally:
-                async with changed:
-                    busy.difference_update(names(ready))
-                    changed.notify_all()
-
-    tasks = [asyncio.ensure_future(worker(h)) for h in handles]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:              # one browser's failure ends the others' work too
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-
-
-class _NoOverlap(Exception):
-    """`run --overlap` cannot be done in this run (before anything ran): why."""
-
-
-async def _run_overlapped(report: Report, scenario: Scenario, profile: Profile, realtime: list, rest: list, handle,
-                          side: list, one, progress: Progress, weight) -> None:
-    """`run --overlap pinned` (issue 18 part 3; pinning.py): the fake-clock probes on the
-    `side` browsers DURING the real-time probes on `handle`, pinned apart. Around it a blank
-    page's rAF on the pinned pacing browser alone (before the probes start) and beside them;
-    scorers/overlap.py judges the change, and when it is too large the terminal and the
-    report say so and the real-time probes run again alone once the others are done. The
-    report's environment.overlap keeps the CPUs, what the kernel said of every thread's
-    mask, the timeline, the perturbation figures, and the pacing figures of both passes."""
-    from . import pinning
-    from .scorers.overlap import perturbation
-
-    o = scenario.overlap
-    try:
-        split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
-        pacing_pid = await pinning.browser_pid(handle)
-    except Exception as e:   # `run` refuses the first before a browser starts; a Chromium that names no pid
-        raise _NoOverlap(str(e).removeprefix(f"--overlap {profile.overlap}: ").removeprefix("--overlap pinned: ")
-                         ) from None
-    long_ms, res = _long_frame_ms(profile, scenario)
-    rec: dict = {"mode": profile.overlap, "used": True, **split.to_json(), "side_browsers": len(side)}
-    report.environment["overlap"] = rec
-    # a fake-clock probe reading a real-time one's evidence waits for it (none does today)
-    made = {n for s in realtime for n in (s.name, *s.produces)}
-    now = [s for s in rest if not set(s.after) & made]
-    later = [s for s in rest if s not in now]
-    pinner = pinning.Pinner(split, pacing_pid)
-    rec["pacing_browser_pid"] = pinner.pacing_pid
-    progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
-                 f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
-                 + (" (forced: too few cores for a fair split)" if split.forced else ""))
-    t0 = time.monotonic()
-    timeline: dict[str, list] = {}
-
-    async def timed(spec: ProbeSpec, h) -> None:
-        start = round(time.monotonic() - t0, 2)
-        try:
-            await one(spec, h)
-        finally:
-            timeline[spec.name] = [start, round(time.monotonic() - t0, 2)]
-
-    async def blank(what: str) -> dict:
-        start = round(time.monotonic() - t0, 2)
-        row = progress.task(f"overlap: a blank page on the pacing cores, {what}", o.calibration_s)
-        try:
-            return await calibrate(handle, scenario, o.calibration_s, long_frame_ms=long_ms + res if long_ms else None)
-        except Exception as e:   # a wedged browser: unmeasured, which the judgement counts
-            return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
-        finally:
-            row.close()
-            timeline[f"blank page {what}"] = [start, round(time.monotonic() - t0, 2)]
-
-    side_task = None
-    pinner.apply()
-    keeper = asyncio.ensure_future(pinner.keep(o.repin_every_s, handle))
-    try:
-        alone = await blank("alone")
-        side_task = asyncio.ensure_future(_run_side_by_side(now, side, timed, weight=weight))
-        beside = {"before the real-time probes": await blank("beside the probes, before")}
-        for spec in realtime:
-            await timed(spec, handle)
-        if not side_task.done():
-            beside["after the real-time probes"] = await blank("beside the probes, after")
-        pinner.apply()
-        rec["affinity"], rec["pacing_browser_pid"] = pinner.read_back(), pinner.pacing_pid
-    except BaseException:
-        if side_task is not None:
-            side_task.cancel()
-            await asyncio.gather(side_task, return_exceptions=True)
-        raise
-    finally:
-        keeper.cancel()
-        await asyncio.gather(keeper, return_exceptions=True)
-        pinner.restore()                  # the probes still running get every core back
-        rec["pinning"] = pinner.counts()
-    rec["real_time_ended_s"] = round(time.monotonic() - t0, 2)
-    await side_task
-    rec["timeline"] = timeline
-    p = perturbation(alone, beside, scenario.scorer_settings("overlap"))
-    rec["perturbation"] = p
-    rec["overlapped_pass"] = _pacing_figures(report, realtime, long_ms, res)
-    if p["too_perturbed"]:
-        why = f"overlap: the probes beside the real-time run disturbed the pacing cores ({'; '.join(p['too_perturbed'])})"
-        report.warnings.append(f"{why}: the real-time probes ran again alone (environment.overlap keeps both "
-                               "passes' figures)")
-        progress.log(f"[yellow]{why}: running the real-time probes again alone[/]")
-        for h in side:                    # alone: no browser beside it, not even an idle one
-            await h.kill()
-        for spec in realtime:
-            start = round(time.monotonic() - t0, 2)
-            await one(spec, handle)
-            timeline[f"{spec.name} (alone)"] = [start, round(time.monotonic() - t0, 2)]
-        rec["solo_pass"] = _pacing_figures(report, realtime, long_ms, res)
-    else:
-        progress.log(f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
-                     f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
-                     f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)")
-    rec["rerun_alone"] = bool(p["too_perturbed"])
-    if later:
-        await _run_side_by_side(later, [handle], one, weight=weight)
-
-
-def _pct(v, points: bool = False) -> str:
-    if v is None:
-        return "not measured"
-    return f"{v * 100:+.2f} points" if points else f"{v:+.1%}"
-
-
-def _long_frame_ms(profile: Profile, scenario: Scenario) -> tuple[float | None, float]:
-    """The rubric's long-frame threshold (smoothness.frame_pacing) and the clock resolution
-    the frame-pacing scorer adds to it; (None, ...) for a rubric without the item."""
-    res = scenario.scorer_settings("frame_pacing").clock_resolution_ms
-    try:
-        return float(profile.rubric().item("smoothness.frame_pacing").long_frame_ms), res
-    except (KeyError, AttributeError, TypeError):
-        return None, res
-
-
-def _pacing_figures(report: Report, realtime: list, long_ms: float | None, res: float) -> dict:
-    """Each real-time probe's status and wall time, and the frame-pacing pass's P95 and
-    long-frame share on the frame clock (rAF timestamps, full run): the figures of the pass
-    beside the probes and of the one alone, side by side in the report."""
-    import numpy as np
-
-    from .scorers.frame_pacing import window_stats
-
-    out: dict = {}
-    for spec in realtime:
-        r = report.probes.get(spec.name)
-        if r is None:
-            continue
-        out[spec.name] = {"status": r.status, "error": r.error, "duration_s": r.duration_s}
-    fp = report.probes.get("frame_pacing")
-    if fp is not None and fp.status == "ok" and long_ms is not None:
-        d = fp.data if isinstance(fp.data, dict) else fp.data.model_dump()
-        st = window_stats(np.asarray(d.get("raf_ms") or [], float), 0.0, float(d.get("duration_s") or 0), long_ms, res)
-        out["frame_pacing"].update({"clock": "rAF timestamp, 0 s to the end", "frames": d.get("frames"),
-                                    "p95_ms": None if st is None else round(st["p95_ms"], 3),
-                                    "long_frame_share": None if st is None else round(st["long_frame_ratio"], 5)})
-    return out
 
 
 def _not_calibrated(scenario: Scenario) -> dict:

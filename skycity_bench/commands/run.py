@@ -77,7 +77,8 @@ def register(app: typer.Typer) -> None:
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
     ) -> None:
         """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
-        from ..runner import Profile, default_jobs, execute, exit_code
+        from ..runner import Profile, execute, exit_code
+        from ..side_by_side import default_jobs
 
         if network not in ("offline", "allow"):
             raise UserError(f"--network: expected offline or allow, got {network!r}")

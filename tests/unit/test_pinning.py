@@ -182,7 +182,7 @@ def test_should_refuse_overlap_without_spare_cores_in_one_line_before_a_browser_
 
 
 def test_should_size_the_default_jobs_by_the_cores_the_pacing_browser_leaves():
-    from skycity_bench.runner import SOLO_MAX_CPUS, default_jobs
+    from skycity_bench.side_by_side import SOLO_MAX_CPUS, default_jobs
 
     assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1     # as on a machine that small
     assert 1 <= default_jobs(SOLO_MAX_CPUS + 2) <= SOLO_MAX_CPUS + 2

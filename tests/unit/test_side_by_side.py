@@ -5,7 +5,7 @@ tests/e2e/test_run_jobs.py compares a real run's items at --jobs 1 and 2)."""
 import asyncio
 
 from skycity_bench.probes import ProbeSpec
-from skycity_bench.runner import _run_side_by_side, default_jobs
+from skycity_bench.side_by_side import default_jobs, run_side_by_side
 
 
 async def _noop(ctx):
@@ -27,7 +27,7 @@ def _run(specs, n):
         live.discard(spec.name)
         log.append(("end", spec.name, h))
 
-    asyncio.run(_run_side_by_side(specs, [f"browser{i}" for i in range(n)], one))
+    asyncio.run(run_side_by_side(specs, [f"browser{i}" for i in range(n)], one))
     return log, most[0]
 
 
@@ -56,12 +56,12 @@ def test_should_allow_at_least_one_browser():
 
 
 def test_should_run_one_browser_on_two_cores_and_one_per_core_beyond(monkeypatch):
-    """runner.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
-    import skycity_bench.runner as runner
+    """side_by_side.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
+    import skycity_bench.side_by_side as side_by_side
 
-    monkeypatch.setattr(runner, "JOB_MEMORY_MB", 1)          # memory never the limit here
+    monkeypatch.setattr(side_by_side, "JOB_MEMORY_MB", 1)    # memory never the limit here
     for cpus, jobs in ((1, 1), (2, 1), (3, 3), (8, 8)):
-        monkeypatch.setattr(runner.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
+        monkeypatch.setattr(side_by_side.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
         assert default_jobs() == jobs, cpus
 
 
@@ -74,8 +74,8 @@ def test_should_start_the_longest_probe_first_when_there_are_several_browsers():
         await asyncio.sleep(0.01)
 
     weight = {"a": 1, "b": 2, "long": 10, "reader": 5}
-    asyncio.run(_run_side_by_side(specs, ["b0", "b1"], one, weight=lambda s: weight[s.name]))
+    asyncio.run(run_side_by_side(specs, ["b0", "b1"], one, weight=lambda s: weight[s.name]))
     assert log[:2] == ["long", "b"] and log.index("reader") > log.index("long")
     log.clear()
-    asyncio.run(_run_side_by_side(specs, ["b0"], one, weight=lambda s: weight[s.name]))
+    asyncio.run(run_side_by_side(specs, ["b0"], one, weight=lambda s: weight[s.name]))
     assert log == ["a", "b", "long", "reader"]                     # one browser: the run order
