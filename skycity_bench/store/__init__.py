@@ -6,7 +6,7 @@ InvalidReview never import SQLAlchemy; ReviewStore does."""
 
 from typing import Any
 
-_WHERE = {"ReviewStore": ".store", "ImportResult": ".store", "StoredFile": ".store", "DEFAULT_DB": ".store",
+_WHERE = {"ReviewStore": ".store", "ImportResult": ".runs", "StoredFile": ".runs", "DEFAULT_DB": ".store",
           "is_postgres": ".db", "InvalidReview": ".validate"}
 
 __all__ = sorted(_WHERE)

@@ -26,7 +26,8 @@ import json
 import secrets
 from typing import Any, Optional
 
-from .store import ReviewStore, _q, now
+from .sql import _q, now
+from .store import ReviewStore
 from .validate import InvalidReview, check_reviewer_name
 
 ROLES = ("reviewer", "admin")

@@ -20,17 +20,13 @@ from typing import TYPE_CHECKING, Optional
 
 from ..calibration import DRIFT_LAST_DEFAULT, DRIFT_LAST_MAX, Anchor, CalibrationReport, Score, calibrate, \
     levels_from_sheet, mark_sheet
+from .sql import _q, now
 from .validate import InvalidReview, check_candidate_id
 
 if TYPE_CHECKING:
     from .store import ReviewStore
 
 DRIFT_KEY = "calibration_drift_last"
-
-
-def _q(con, sql: str, **params):
-    from .store import _q as q
-    return q(con, sql, **params)
 
 
 def anchor_candidates(con) -> list[str]:
@@ -100,7 +96,6 @@ class Calibration:
     def set_by_hand(self, cid: str, item_id: str, level: str, reason: str, by: str) -> Anchor:
         """An anchor set by hand: a graded item, one of the rubric's levels, and a reason
         (at least as long as an override's: rubric review.override_reason_min_chars)."""
-        from .store import now
 
         self._check(cid)
         self._item(item_id)
@@ -122,7 +117,6 @@ class Calibration:
     def from_sheet(self, cid: str, by: str) -> dict:
         """Anchors from a finalised sheet: each graded item's agreed level (levels_from_sheet);
         items without one are listed as skipped, with why."""
-        from .store import now
 
         self._check(cid)
         sheet = self.store.sheet(cid)
@@ -140,7 +134,6 @@ class Calibration:
         return {"candidate_id": cid, "set": levels, "skipped": skipped}
 
     def remove(self, cid: str, by: str, item_id: Optional[str] = None) -> int:
-        from .store import now
 
         self._check(cid)
         with self.store.db.write() as con:
@@ -185,7 +178,6 @@ class Calibration:
         return int(row["value"]) if row else DRIFT_LAST_DEFAULT
 
     def set_drift_last(self, n, by: str) -> int:
-        from .store import now
 
         try:
             n = int(str(n).strip())

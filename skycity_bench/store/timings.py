@@ -14,7 +14,8 @@ import datetime as dt
 import statistics
 from typing import Optional
 
-from .store import ReviewStore, _q
+from .sql import _q
+from .store import ReviewStore
 
 
 def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at: str) -> Optional[float]:

@@ -248,7 +248,7 @@ def test_should_make_a_missing_thumbnail_once_and_write_it_back(target, opened, 
         con.execute(sa.text("DELETE FROM thumbnails"))
     made = []
     real = artefacts.thumbnail
-    monkeypatch.setattr("skycity_bench.store.store.thumbnail", lambda data: made.append(1) or real(data))
+    monkeypatch.setattr("skycity_bench.store.runs.thumbnail", lambda data: made.append(1) or real(data))
     first, second = st.thumbnail(fid), st.thumbnail(fid)
     assert first.mime == second.mime == "image/webp" and first.read_bytes() == second.read_bytes()
     assert len(made) == 1 and len(q(st, "SELECT file_id FROM thumbnails")) == 1
