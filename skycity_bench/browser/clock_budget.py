@@ -47,7 +47,6 @@ that really hangs. So:
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -308,14 +307,13 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
             if done:
                 break
             if quiet is None:
-                quiet = WaitClock.begin(getattr(dp, "_pid", None), (os.getpid(),))
-                quiet.start = last_move
+                quiet = dp.wait_clock(start=last_move)
             quiet.read()
             now = time.monotonic()
             at = f"the clock at +{last_pos - (dp.t0_ms or 0):.0f} ms" if last_pos is not None else "the clock not read"
-            still, credit = now - last_move, quiet.waited_s
-            if still - credit >= hang_s or still >= hang_s * t.busy_wall_cap:
-                busy = f" ({still:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)" if credit >= 0.5 else ""
+            if quiet.own_s() >= hang_s or quiet.wall_s >= hang_s * t.busy_wall_cap:
+                credit = quiet.waited_s
+                busy = f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)" if credit >= 0.5 else ""
                 raise DemoHang(f"{what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {at} "
                                f"({_cost_note(cost, seen_cost)}; the demo's main thread hangs)")
             if now >= end_by:
@@ -335,7 +333,7 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
                 charged_wall += now - last_poll
                 charged_ms += pos - last_pos
                 last_move = now
-                quiet = WaitClock.begin(quiet.root, quiet.also)    # the next frame's wait from here
+                quiet = dp.wait_clock(start=now)                   # the next frame's wait from here
                 if first_pos is not None and pos > first_pos and not single:
                     # Re-estimate from the rate seen: wall ms per 60 Hz frame so far.
                     seen_cost = (now - first_at) * 1000.0 * FRAME_MS / (pos - first_pos)

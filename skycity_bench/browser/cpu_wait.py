@@ -94,8 +94,10 @@ class WaitClock:
     readable: bool = False
 
     @classmethod
-    def begin(cls, root: int | None, also: tuple[int, ...] = ()) -> "WaitClock":
-        c = cls(root, tuple(also))
+    def begin(cls, root: int | None, also: tuple[int, ...] = (), start: float | None = None) -> "WaitClock":
+        """Counting from now; `start` (a time.monotonic() a little before) dates the wall
+        time from there instead (the waits are counted from now either way)."""
+        c = cls(root, tuple(also)) if start is None else cls(root, tuple(also), start=start)
         got = thread_times(root, c.also) if root else None
         if got is not None:
             c.first, c.last, c.readable = dict(got), dict(got), True

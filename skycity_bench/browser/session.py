@@ -119,7 +119,6 @@ class BrowserHandle:
         try:
             await asyncio.wait_for(b.close(), 10)
         except Exception:
-            proc = getattr(getattr(b, "_impl_obj", None), "_browser_process", None)
             log.warning("browser did not close in time; abandoning it")
 
     async def open_page(self, scenario: Scenario, url: str, *, viewport: Viewport | None = None,
@@ -320,11 +319,17 @@ class DemoPage:
                 await asyncio.sleep(0.1)
         raise ProbeError("no animation frame after the load event: the demo never rendered a frame")
 
+    def wait_clock(self, start: float | None = None) -> WaitClock:
+        """A clock of this page's own time from now (or `start`): wall time and the CPU wait
+        other processes caused its browser, Playwright's driver and this process (cpu_wait.py;
+        plain wall time before goto has found the driver's pid)."""
+        return WaitClock.begin(self._pid, (os.getpid(),), start)
+
     async def _in_load_time(self, aw, what: str, missing: str, result: list | None = None) -> WaitClock:
         """Await `aw` within load_s of the demo's own time (see goto); its result goes into
         `result`. Returns the wait's clock (wall time, CPU wait) for the page's evidence."""
         t = self.scenario.timeouts
-        wc = WaitClock.begin(self._pid, (os.getpid(),))
+        wc = self.wait_clock()
         task = asyncio.ensure_future(aw)
         cap_s = t.load_s * t.busy_wall_cap
 

@@ -4,6 +4,7 @@ textured points, one textured object flying the camera's way round at half its r
 climbing, one still textured object. No browser."""
 
 import math
+from typing import Callable
 
 import numpy as np
 import pytest
@@ -163,7 +164,7 @@ def test_should_not_turn_a_claim_that_moves_alike_with_a_verified_one_it_overlap
     assert out[1]["verdict"] == "no own motion" and out[1]["still_point"]["why"].startswith("moves alike with m")
 
 
-def _turning_texture(rng) -> "callable":
+def _turning_texture(rng) -> Callable[[float], np.ndarray]:
     """A look that turns with time, as a glider's does: at t it is cos(45° t) A + sin(45° t) B
     of two independent sign patterns, so its look at t = 0 correlates cos 90° = 0 with its
     look at ±2 s (below still_min_ncc) and cos 45° = 0.71 with its look at ±1 s."""
