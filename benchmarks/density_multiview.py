@@ -90,7 +90,7 @@ def _gray(img):
 def recall(step: float, cache: Path | None) -> None:
     from skycity_bench.vision import analyse_pair
     from skycity_bench.vision.multiview import reconstruct, track_moved
-    from skycity_bench.vision.verify import _tight
+    from skycity_bench.vision.recheck import _tight
 
     st = load_scenario(None, {}).probe_settings("density")
     params = st.params()

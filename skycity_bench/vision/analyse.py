@@ -15,7 +15,8 @@ from .camera import (CameraModel, CameraParams, background_displacement, dense_b
 from .multiview import TrackParams, still_point_recheck
 from .objects import ObjectParams, plain_objects
 from .segment import PARALLAX, SegmentParams, Segmentation, segment
-from .verify import FarPair, OtherPair, VerifyParams, far_recheck, measure_shift, recheck_claims, verify_claims
+from .recheck import FarPair, OtherPair, far_recheck, recheck_claims
+from .verify import VerifyParams, measure_shift, verify_claims
 
 
 @dataclass
@@ -97,8 +98,8 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
     or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
     (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
-    each (vision/verify.py: recheck_claims); those at ± params.verify.far_pair_frames are the
-    far pair, judged by its own rule in a 3D scene (verify.py: far_recheck). `views`: frames
+    each (vision/recheck.py: recheck_claims); those at ± params.verify.far_pair_frames are the
+    far pair, judged by its own rule in a 3D scene (recheck.py: far_recheck). `views`: frames
     from t -> (frame at t + k, the hook's claims there) for k in params.track.still_point_frames;
     in a 3D scene a claim no pair verified gets the still-point test over those views and t
     last (vision/multiview.py: still_point_recheck). Δ is `primary_frames` frames."""
@@ -155,7 +156,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         if len({k for k, _ in far}) == 2 and model.F is not None and \
                 any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
             # the far pair (3D only: a fitted F), compensated by the camera model alone: over
-            # a second the dense background flow follows the movers (verify.py: far_recheck)
+            # a second the dense background flow follows the movers (recheck.py: far_recheck)
             tf = time.perf_counter()
             fars = []
             for k, f in sorted(far):

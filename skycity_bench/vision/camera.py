@@ -195,7 +195,7 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
     model.residual_px = float(np.median(err))
     if model.kind == "mesh" and len(q0) >= 16:
         # a 3D scene: every static point's motion lies on its epipolar line, whatever its
-        # depth (what no 2D model can say; verify.py uses it in the longer pairs)
+        # depth (what no 2D model can say; recheck.py uses it in the longer pairs)
         F, _ = cv2.findFundamentalMat(q0.astype(np.float64), q1.astype(np.float64), cv2.FM_RANSAC, p.ransac_px, 0.99)
         model.F = F if F is not None and F.shape == (3, 3) else None
     return model

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .verify import RECHECKED, VerifyParams, _overlaps_enough, _tight
+from .recheck import RECHECKED, _tight
+from .verify import VerifyParams, _overlaps_enough
 
 
 @dataclass

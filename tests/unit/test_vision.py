@@ -295,7 +295,8 @@ def test_should_verify_in_the_far_pair_only_a_shift_off_the_epipolar_line_both_b
     # after it; one moving along its line (what a still thing at another depth does) and one
     # that moved only after t stay unverified, as does a still box.
     from skycity_bench.vision.camera import CameraModel
-    from skycity_bench.vision.verify import FarPair, VerifyParams, far_recheck
+    from skycity_bench.vision.recheck import FarPair, far_recheck
+    from skycity_bench.vision.verify import VerifyParams
 
     base = view(world, 60, 40)
 
