@@ -28,7 +28,7 @@ from typing import Any, Callable, Optional
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .browser.session import HookCall
+from .browser.hook import HookCall
 from .errors import UserError
 
 CHECK_PROFILE = Path(__file__).resolve().parent.parent / "scenarios" / "check.yaml"

@@ -5,32 +5,30 @@ fresh context each time (cookies, storage, clock and routes are never shared bet
 probes). `DemoPage` wraps the page with what every probe needs: the closed network, the
 bench's t = 0, the fake clock, the hook client, screenshots as numpy arrays, and hard time
 limits on every call into the page, so a demo that hangs its main thread costs a bounded
-number of seconds and never hangs the bench.
+number of seconds and never hangs the bench. Its fake clock is page_clock.py's
+FakeClockMixin, its screenshots page_pixels.py's PixelsMixin, its hook client hook.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
-import math
 import os
 import time
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Optional
-
-import cv2
-import numpy as np
-from playwright.async_api import Error as PlaywrightError
+from typing import Any
 
 from ..errors import DemoCrash, DemoHang, ProbeError
 from ..scenario import Scenario, Viewport
-from .clock_budget import FRAME_MS, ClockLog, RunBudget, watched
-from .cpu_wait import WaitClock
 from ..proctree import parent_pid
+from .clock_budget import ClockLog
+from .cpu_wait import WaitClock
+from .hook import Hook
 from .launch import launch
 from .network import NetworkPolicy
+from .page_clock import FakeClockMixin
+from .page_pixels import PixelsMixin
 from .world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
 
 log = logging.getLogger(__name__)
@@ -165,7 +163,7 @@ class BrowserHandle:
         return dp
 
 
-class DemoPage:
+class DemoPage(FakeClockMixin, PixelsMixin):
     def __init__(self, handle: BrowserHandle, context, page, scenario: Scenario, url: str, *,
                  fake_clock: bool, viewport: Viewport):
         self.handle = handle
@@ -357,236 +355,6 @@ class DemoPage:
         await self.call(until_done(), cap_s + 5, what)
         return wc
 
-    # ----------------------------------------------------------------- time
-    @property
-    def budget(self) -> RunBudget:
-        """The run's budget (the runner sets one per run; a page opened outside a run makes one)."""
-        b = getattr(self.handle, "budget", None)
-        if b is None:
-            b = self.handle.budget = RunBudget(self.scenario.timeouts)
-        return b
-
-    async def run_for(self, ms: float, *, picture_only: bool = False) -> None:
-        """Advance the fake clock by `ms`, firing every timer and animation frame on the way.
-
-        Limits come from the page's measured frame cost (browser/clock_budget.py): a slow page
-        is waited for while its frames keep coming, a hung one is stopped after hang_s. The
-        first frames after load are advanced one at a time to measure that cost. With
-        `picture_only` (the caller needs the picture at the end, not every frame on the way)
-        the last frame is drawn at exactly the end time, and a slow page is advanced in
-        coarse steps, one rendered frame per step."""
-        if not self.fake_clock:
-            raise RuntimeError("run_for needs a page opened with fake_clock=True")
-        left = int(round(ms))
-        log, t = self.clock, self.scenario.timeouts
-        while left > 0 and log.measuring and len(log.samples_ms) < t.frame_cost_frames:
-            step = min(left, int(FRAME_MS) + 1)              # one 60 Hz frame (17 ms)
-            wall = await self._advance(step, fine=True)
-            log.samples_ms.append(wall * 1000.0 * FRAME_MS / step)
-            left -= step
-        if left <= 0:
-            return
-        cost = log.frame_cost_ms
-        one = int(FRAME_MS) + 1                              # one 60 Hz frame (17 ms)
-        if not picture_only:
-            await self._advance(left, fine=True)
-            return
-        # The picture asked for is the demo at exactly that time: the last step is a jump of
-        # at least one frame (Playwright's fastForward fires the pending animation frame at
-        # the jump's end), not the last 16 ms grid point before it (a replay started between
-        # two grid points would otherwise be compared with frames up to 16 ms off).
-        if cost is not None and cost > t.coarse_above_ms:
-            # Slow page: coarse steps, one frame each. The first is one 60 Hz frame, so the
-            # frame after whatever the probe just did (a key, a hook call) comes as soon as
-            # on a fine clock and a demo that restarts its time at the next frame does not
-            # start a step late.
-            log.step_ms = log.step_ms or t.coarse_step_ms
-            step = min(left, one)
-            while left > 0:
-                await self._advance(step, fine=False)
-                left -= step
-                step = min(left, log.step_ms)
-                if 0 < left - step < one:                # keep the last step a whole frame
-                    step = left - one
-            return
-        if left > one:
-            await self._advance(left - one, fine=True)      # every frame on the way ...
-        await self._advance(min(left, one), fine=False, exact=True)   # ... the last at the exact time
-
-    async def _advance(self, ms: int, *, fine: bool, exact: bool = False) -> float:
-        """One clock call under its sized budget; returns its wall seconds. `fine`: every
-        timer and frame on the way (runFor); else one jump (fastForward: every due timer and
-        the pending frame once, at the end), logged as a coarse step unless `exact` (a fine
-        advance's last frame, drawn at its exact time)."""
-        log = self.clock
-        if fine:
-            coro, frames = self._clock_run_for(ms), ms / 16.0    # Playwright's rAF: every 16 ms
-        else:
-            coro, frames = self.page.clock.fast_forward(ms), 1.0      # every due timer once, one frame
-        wall = await watched(self, coro, ms=ms, frames=frames,
-                             what=f"advancing the clock {ms} ms" + ("" if fine or exact else " (coarse step)"))
-        if log.measuring:
-            log.advanced_ms += ms
-            log.wall_s += wall
-            if fine or exact:
-                log.fine_ms += ms
-            else:
-                log.coarse_ms += ms
-                log.coarse_steps += 1
-            per = wall * 1000.0 / ms
-            if ms >= FRAME_MS and per > log.slowest.get("wall_ms_per_demo_ms", 0):
-                log.slowest = {"demo_ms": ms, "wall_s": round(wall, 3), "wall_ms_per_demo_ms": round(per, 2),
-                               "coarse": not (fine or exact)}
-        return wall
-
-    async def _clock_run_for(self, ms: int) -> None:
-        """Playwright's clock.run_for(ms); on a page that opted in (`direct_clock`) and has no
-        subframe, the same call of the page's clock controller (globalThis.__pwClock) straight
-        through the bench's CDP session: the same timers and frames, and the same error when a
-        timer throws ('Clock.run_for: Error: ...'). What it leaves out: Playwright registers an
-        init script per call (one more round trip to the page) so that a document loaded later
-        replays the clock; here a second document means the demo left its own and every later
-        call fails (_check_alive), and a page with subframes keeps Playwright's call (it
-        advances every frame's clock). A 30 fps step of the reference demo at 1920x1080 took
-        81 -> 71 ms (median of 100 each, interleaved, load 12; benchmarks/tour_cost.py)."""
-        if not (self.direct_clock and self.world is not None and len(self.page.frames) == 1):
-            await self.page.clock.run_for(ms)
-            return
-        r = await self.world.cdp.send("Runtime.evaluate", {
-            "expression": f"globalThis.__pwClock.controller.runFor({int(ms)})", "awaitPromise": True})
-        exc = r.get("exceptionDetails")
-        if exc:
-            what = (exc.get("exception") or {}).get("description") or exc.get("text") or "error"
-            raise PlaywrightError(f"Clock.run_for: {what}")
-
-    async def hook_time(self) -> float | None:
-        """The hook's getState().time when it answers with a number, else None."""
-        st = await self.hook.call("getState")
-        if st.ok and isinstance(st.value, dict) and isinstance(st.value.get("time"), (int, float)):
-            return float(st.value["time"])
-        return None
-
-    async def now_s(self) -> float:
-        """Seconds since t = 0 on this page's clock (the bench's time, not the demo's own)."""
-        now = await self.evaluate("performance.now()", what="reading the clock")
-        return (float(now) - (self.t0_ms or 0.0)) / 1000.0
-
-    async def seek(self, t_s: float, *, picture_only: bool = False) -> None:
-        """Fake clock: advance until bench time t_s (never backwards). With `picture_only` a
-        slow page may get there in coarse steps (run_for); then the demo's own clock is
-        checked against the bench's (hook getState().time) and the step halved if it lagged."""
-        cur = await self.now_s()
-        if t_s <= cur:
-            return
-        log, t = self.clock, self.scenario.timeouts
-        steps0 = log.coarse_steps
-        # the hook's time before, when this may go coarse (also when the frame cost is not
-        # measured yet: the first advance measures it, then may go coarse)
-        cost = log.frame_cost_ms
-        coarse = picture_only and (cost is None or cost > t.coarse_above_ms)
-        h0 = await self.hook_time() if coarse else None
-        await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only)
-        if log.coarse_steps == steps0:
-            return
-        clock_s = round(t_s - cur, 3)
-        h1 = await self.hook_time() if h0 is not None else None
-        if h0 is None or h1 is None:
-            log.demo_clock.append({"clock_s": clock_s, "step_ms": log.step_ms, "kept_up": None,
-                                   "note": "not checked: no hook getState().time; the demo rendered one frame per "
-                                           f"{log.step_ms} ms step, so a demo that animates per frame rather than "
-                                           "by the clock shows an earlier moment"})
-            return
-        if h1 == h0:
-            # its time stood still (paused, or a hook that reports a constant): nothing to
-            # compare, and no reason to step more finely
-            log.demo_clock.append({"clock_s": clock_s, "demo_s": 0.0, "step_ms": log.step_ms, "kept_up": None,
-                                   "note": "not checked: the hook's getState().time stood still"})
-            return
-        kept = (h1 - h0) >= t.clock_keepup * clock_s
-        log.demo_clock.append({"clock_s": clock_s, "demo_s": round(h1 - h0, 3), "step_ms": log.step_ms,
-                               "kept_up": kept})
-        if not kept:
-            log.step_ms = max(int(FRAME_MS) + 1, log.step_ms // 2)
-
-    # ----------------------------------------------------------------- pixels
-    def slow_limit_s(self, timeout: float) -> float:
-        """`timeout`, or hang_frames of the page's measured frame cost if longer: a page that
-        renders slowly answers slowly (a screenshot waits for the GPU work it queued), and is
-        hung only when it has not answered in that many of its own frames (issue 16)."""
-        t = self.scenario.timeouts
-        clock = getattr(self, "clock", None)
-        cost = clock.frame_cost_ms if clock is not None else None
-        if clock is not None and cost is not None:
-            cost = max(cost, clock.seen_cost_ms or 0.0)
-        if cost is None:
-            # not measured on this page (real time, or still loading): what this run measured
-            # of the same demo on its other pages
-            cost = self.budget.worst_cost_ms()
-        if cost is None and self.fake_clock:
-            # Nothing measured of this demo yet: a fake-clock page between its load and its
-            # measured frames is still loading (shader compiles, first uploads; software WebGL
-            # blocks the main thread on them): the load timeout applies to its calls, as to its
-            # clock advances (clock_budget.watched). CI: the shadow-map room (~2.3 s a frame)
-            # took over 5 s to answer its first clock read beside three other browsers, and
-            # every item of it came out `untested`.
-            return max(timeout, t.load_s)
-        if cost is None:
-            # A real-time page answers a call between two of its frames: the slowest answer it
-            # gave (its first, "reading t0", is timed with the load timeout) is at least one
-            # frame's cost (scenarios/skycity.yaml: answer_margin). An infinite loop answers
-            # nothing after it starts, so it is still caught at `timeout` when its earlier
-            # answers were quick.
-            return max(timeout, t.answer_margin * self.slowest_answer_s)
-        return max(timeout, t.hang_frames * (cost or 0.0) / 1000.0)
-
-    async def screenshot_png(self, timeout: float = 20.0, **kw) -> bytes:
-        """PNG of the viewport, or of `clip` (viewport CSS px, as Playwright's)."""
-        at = await self._plain_capture_at(timeout) if set(kw) <= {"clip"} else None
-        params: dict[str, Any] = {"format": "png", "optimizeForSpeed": True}
-        if at is not None and kw.get("clip") is not None:
-            box = _trimmed(kw["clip"], self.viewport)
-            # as Playwright: the box trimmed to the viewport, in document coordinates
-            params["clip"] = None if box is None else {**box, "x": at[0] + box["x"], "y": at[1] + box["y"], "scale": 1}
-        if at is not None and params.get("clip", True) is not None:
-            # Straight from CDP with Chromium's fast PNG settings: the same lossless pixels as
-            # Playwright's screenshot (tests/probes/test_plain_capture.py) at about half the
-            # cost (PNG encoding is most of a frame's cost; Playwright also prepares and
-            # restores every frame of the page around each shot).
-            r = await self.call(self.world.cdp.send("Page.captureScreenshot", params), timeout, "screenshot")
-            return base64.b64decode(r["data"])
-        # Playwright's own limit (30 s by default) must not end a screenshot the bench still
-        # waits for: a slow page's limit is longer (slow_limit_s; the shadow-map example at
-        # 1920x1080 took over 30 s for one real-time frame under load).
-        limit = self.slow_limit_s(timeout)
-        return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
-                               timeout, "screenshot")
-
-
-    async def _plain_capture_at(self, timeout: float) -> tuple[float, float] | None:
-        """Where the viewport is in the document (its scroll) when a plain capture shows what
-        Playwright's screenshot would, else None. Playwright hides the caret of editable
-        elements and waits for the page's fonts; so the plain capture is taken only when
-        nothing that could hold a caret has the focus (the body, the document or a canvas; an
-        iframe or a shadow host could hide one) and the page is not zoomed, after the fonts
-        (read in the bench's isolated world)."""
-        if not getattr(self, "plain_capture", False) or self.world is None:
-            return None
-        try:
-            at = await self.evaluate_isolated(_PLAIN_CAPTURE_AT, timeout=timeout, what="screenshot (the focus)")
-        except (DemoHang, DemoCrash):
-            raise
-        except ProbeError:
-            return None           # Playwright's screenshot then says what is wrong
-        return (float(at[0]), float(at[1])) if isinstance(at, list) and len(at) == 2 else None
-
-    async def frame(self, timeout: float = 20.0) -> np.ndarray:
-        """The viewport as a BGR uint8 array in CSS pixels (hook coordinates index it directly)."""
-        png = await self.screenshot_png(timeout)
-        img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
-        if img is None:
-            raise ProbeError("screenshot could not be decoded")
-        return img
-
     async def close(self) -> None:
         try:
             await asyncio.wait_for(self.context.close(), 10)
@@ -596,86 +364,8 @@ class DemoPage:
             await self.handle.restart()
 
 
-# DemoPage._plain_capture_at, in the bench's isolated world (its own timers: the page's are
-# the fake clock's). Fonts: as Playwright, up to 2 s.
-_PLAIN_CAPTURE_AT = """async () => {
-  await Promise.race([document.fonts.ready, new Promise(r => setTimeout(r, 2000))]);
-  const a = document.activeElement, v = window.visualViewport;
-  const plain = document.designMode !== 'on' && (!a || !a.isContentEditable && (a === document.body
-                || a === document.documentElement || a.tagName === 'CANVAS'));
-  return plain && v && v.scale === 1 ? [v.pageLeft, v.pageTop] : null;
-}"""
-
-
-def _trimmed(clip: dict, vp: Viewport) -> dict | None:
-    """A viewport clip trimmed to the viewport, whole CSS px in size (Playwright's
-    trimClipToSize and enclosingIntSize); None when nothing is left (Playwright then says so)."""
-    x0, y0 = max(0.0, min(clip["x"], vp.width)), max(0.0, min(clip["y"], vp.height))
-    x1 = max(0.0, min(clip["x"] + clip["width"], vp.width))
-    y1 = max(0.0, min(clip["y"] + clip["height"], vp.height))
-    w, h = math.floor(x1 - x0 + 1e-3), math.floor(y1 - y0 + 1e-3)
-    return {"x": x0, "y": y0, "width": w, "height": h} if w > 0 and h > 0 else None
-
-
 async def _quiet_close(page) -> None:
     try:
         await asyncio.wait_for(page.close(), 5)
     except Exception:
         pass
-
-
-@dataclass
-class HookCall:
-    ok: bool
-    value: Any = None
-    error: Optional[str] = None      # "missing", "threw: ...", "hung", "not JSON"
-
-    def to_json(self) -> dict:
-        return {"ok": self.ok, "value": self.value, "error": self.error}
-
-
-class Hook:
-    """Calls into window.skyCityTest (names from the scenario), never trusting it: a missing,
-    throwing, hanging or garbage-returning method gives HookCall(ok=False, error=...)."""
-
-    _CALL = """async ([obj, method, args]) => {
-      const h = window[obj];
-      if (h === undefined || h === null) return {error: 'missing: no window.' + obj};
-      if (method === null) {
-        try { return {value: JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(h).map(([k, v]) => [k, typeof v === 'function' ? 'function' : v]))))}; }
-        catch (e) { return {error: 'not JSON: ' + e}; }
-      }
-      if (typeof h[method] !== 'function') return {error: 'missing: window.' + obj + '.' + method + ' is not a function'};
-      let v;
-      try { v = await h[method](...args); } catch (e) { return {error: 'threw: ' + (e && e.message || e)}; }
-      try { return {value: v === undefined ? null : JSON.parse(JSON.stringify(v))}; }
-      catch (e) { return {error: 'not JSON: ' + e}; }
-    }"""
-
-    def __init__(self, page: DemoPage):
-        self.dp = page
-
-    def _names(self) -> tuple[str, dict[str, str]]:
-        h = self.dp.scenario.hook
-        return h.object, h.methods
-
-    async def describe(self) -> HookCall:
-        """The hook object's own properties (functions shown as 'function')."""
-        obj, _ = self._names()
-        return await self._call(obj, None, [])
-
-    async def call(self, method: str, *args) -> HookCall:
-        obj, names = self._names()
-        return await self._call(obj, names.get(method, method), list(args))
-
-    async def _call(self, obj: str, method: str | None, args: list) -> HookCall:
-        try:
-            r = await self.dp.evaluate(self._CALL, [obj, method, args], timeout=self.dp.scenario.hook.call_timeout_s,
-                                       what=f"hook {method or obj}")
-        except DemoHang:
-            return HookCall(False, error=f"hung: no answer within {self.dp.scenario.hook.call_timeout_s:g} s")
-        if not isinstance(r, dict):
-            return HookCall(False, error="bad answer")
-        if "error" in r:
-            return HookCall(False, error=r["error"])
-        return HookCall(True, value=r.get("value"))
