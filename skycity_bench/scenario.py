@@ -82,6 +82,7 @@ class Timeouts(Strict):
     coarse_above_ms: float = Field(50, gt=0)
     coarse_step_ms: int = Field(100, ge=17, le=1000)
     clock_keepup: float = Field(0.9, gt=0, le=1)
+    coarse_checked_fast: bool = True
 
 
 class Calibration(Strict):

@@ -74,6 +74,7 @@ class ClockLog:
     slowest: dict = field(default_factory=dict)               # the advance with the most wall s per demo s
     slowed: list[dict] = field(default_factory=list)          # advances that ran past their sized budget
     demo_clock: list[dict] = field(default_factory=list)      # keep-up checks under coarse steps
+    fast_coarse: bool | None = None                           # a fast page's clock kept up under them
     load: dict = field(default_factory=dict)                  # the load's wall time and CPU wait (cpu_wait.py)
 
     @property

@@ -19,7 +19,7 @@ class FakeClockMixin:
             b = self.handle.budget = RunBudget(self.scenario.timeouts)
         return b
 
-    async def run_for(self, ms: float, *, picture_only: bool = False) -> None:
+    async def run_for(self, ms: float, *, picture_only: bool = False, checked: bool = False) -> None:
         """Advance the fake clock by `ms`, firing every timer and animation frame on the way.
 
         Limits come from the page's measured frame cost (browser/clock_budget.py): a slow page
@@ -27,7 +27,9 @@ class FakeClockMixin:
         first frames after load are advanced one at a time to measure that cost. With
         `picture_only` (the caller needs the picture at the end, not every frame on the way)
         the last frame is drawn at exactly the end time, and a slow page is advanced in
-        coarse steps, one rendered frame per step."""
+        coarse steps, one rendered frame per step. With `checked` (seek: the demo's own clock
+        is read before and after) a fast page is advanced so too, unless its clock has been
+        seen not to keep up under coarse steps (then it renders every frame, as before)."""
         if not self.fake_clock:
             raise RuntimeError("run_for needs a page opened with fake_clock=True")
         left = int(round(ms))
@@ -48,8 +50,9 @@ class FakeClockMixin:
         # at least one frame (Playwright's fastForward fires the pending animation frame at
         # the jump's end), not the last 16 ms grid point before it (a replay started between
         # two grid points would otherwise be compared with frames up to 16 ms off).
-        if cost is not None and cost > t.coarse_above_ms:
-            # Slow page: coarse steps, one frame each. The first is one 60 Hz frame, so the
+        fast_ok = checked and t.coarse_checked_fast and cost is not None and log.fast_coarse is not False
+        if cost is not None and (cost > t.coarse_above_ms or fast_ok):
+            # Slow page (or a fast one whose clock is checked): coarse steps, one frame each. The first is one 60 Hz frame, so the
             # frame after whatever the probe just did (a key, a hook call) comes as soon as
             # on a fine clock and a demo that restarts its time at the next frame does not
             # start a step late.
@@ -127,7 +130,12 @@ class FakeClockMixin:
     async def seek(self, t_s: float, *, picture_only: bool = False) -> None:
         """Fake clock: advance until bench time t_s (never backwards). With `picture_only` a
         slow page may get there in coarse steps (run_for); then the demo's own clock is
-        checked against the bench's (hook getState().time) and the step halved if it lagged."""
+        checked against the bench's (hook getState().time) and the step halved if it lagged.
+        A fast page goes coarse too where its clock can be checked so (`coarse_checked_fast`):
+        a demo whose time is a function of its clock shows the same picture at t after 100 ms
+        steps as after every frame (the reference demo: the same shop, playback and framing
+        items, 20 s less; README), and one whose clock lags under them is stepped frame by
+        frame from then on."""
         cur = await self.now_s()
         if t_s <= cur:
             return
@@ -136,11 +144,15 @@ class FakeClockMixin:
         # the hook's time before, when this may go coarse (also when the frame cost is not
         # measured yet: the first advance measures it, then may go coarse)
         cost = log.frame_cost_ms
-        coarse = picture_only and (cost is None or cost > t.coarse_above_ms)
-        h0 = await self.hook_time() if coarse else None
-        await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only)
+        may_slow = cost is None or cost > t.coarse_above_ms
+        may_fast = t.coarse_checked_fast and log.fast_coarse is not False and (cost is None or cost <= t.coarse_above_ms)
+        h0 = await self.hook_time() if picture_only and (may_slow or may_fast) else None
+        # a fast page only where its clock is read before and after (h0, h1 below)
+        await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only, checked=may_fast and h0 is not None)
         if log.coarse_steps == steps0:
             return
+        cost = log.frame_cost_ms                 # measured by now
+        fast = cost is not None and cost <= t.coarse_above_ms
         clock_s = round(t_s - cur, 3)
         h1 = await self.hook_time() if h0 is not None else None
         if h0 is None or h1 is None:
@@ -153,10 +165,17 @@ class FakeClockMixin:
             # its time stood still (paused, or a hook that reports a constant): nothing to
             # compare, and no reason to step more finely
             log.demo_clock.append({"clock_s": clock_s, "demo_s": 0.0, "step_ms": log.step_ms, "kept_up": None,
-                                   "note": "not checked: the hook's getState().time stood still"})
+                                   "note": "not checked: the hook's getState().time stood still",
+                                   **({"fast_page": True} if fast else {})})
+            if fast:
+                log.fast_coarse = False        # unverified: a fast page is stepped frame by frame again
             return
         kept = (h1 - h0) >= t.clock_keepup * clock_s
         log.demo_clock.append({"clock_s": clock_s, "demo_s": round(h1 - h0, 3), "step_ms": log.step_ms,
-                               "kept_up": kept})
-        if not kept:
+                               "kept_up": kept, **({"fast_page": True} if fast else {})})
+        if fast:
+            # a fast page needs no coarse steps: one whose clock lagged is stepped frame by
+            # frame from here on, one that kept up goes on coarsely
+            log.fast_coarse = kept
+        elif not kept:
             log.step_ms = max(int(FRAME_MS) + 1, log.step_ms // 2)
