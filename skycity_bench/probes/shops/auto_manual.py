@@ -131,7 +131,8 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
     fol = None
     try:
         t_h = iv["start_s"] + min(s.manual_hover_after_s, iv["duration_s"] / 3)
-        # Coarse on a slow renderer (only the moment matters); the hold itself is stepped finely.
+        # Coarse on a slow renderer or a checked fast one (only the moment matters: DemoPage.seek);
+        # the hold itself is stepped finely.
         await pg.dp.seek(t_h, picture_only=True)
         t_h = round(await pg.dp.now_s(), 3)
         before = await pg.read(shops)

@@ -56,7 +56,8 @@ def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) ->
 async def _fresh(pg: ShopPage, times: list[float]) -> None:
     await pg.open()
     if times:
-        # Only the moment matters, not the frames before it: coarse steps on a slow renderer.
+        # Only the moment matters, not the frames before it: coarse steps on a slow renderer,
+        # and on a fast one whose clock is checked (DemoPage.seek).
         await pg.dp.seek(times[0], picture_only=True)
 
 

@@ -9,8 +9,9 @@ is raw figures (the ShopsEvidence model, evidence/shops.py) and scorers/shops.py
 (so `rescore` can re-judge a stored run).
 
 Four fresh pages, all on the fake clock so the camera holds still between steps (each
-phase's starting moment is reached with `seek(..., picture_only=True)`: on a slow renderer
-in coarse clock steps, since only the picture there matters; browser/clock_budget.py):
+phase's starting moment is reached with `seek(..., picture_only=True)`: in coarse clock
+steps on a slow renderer, and on a fast one whose clock is checked, since only the picture
+there matters; browser/page_clock.py, browser/clock_budget.py):
   1. hover, shop by shop, at hover_times_s (outside the automatic window);
   2. automatic display, no input, sampled through auto_window_s;
   3. manual priority, a hover during one of the automatic cards seen in 2, the pointer
