@@ -28,8 +28,7 @@ class FakeClockMixin:
         `picture_only` (the caller needs the picture at the end, not every frame on the way)
         the last frame is drawn at exactly the end time, and a slow page is advanced in
         coarse steps, one rendered frame per step. With `checked` (seek: the demo's own clock
-        is read before and after) a fast page is advanced so too, unless its clock has been
-        seen not to keep up under coarse steps (then it renders every frame, as before)."""
+        is read before and after, and has not been seen to lag) a fast page is advanced so too."""
         if not self.fake_clock:
             raise RuntimeError("run_for needs a page opened with fake_clock=True")
         left = int(round(ms))
@@ -50,12 +49,11 @@ class FakeClockMixin:
         # at least one frame (Playwright's fastForward fires the pending animation frame at
         # the jump's end), not the last 16 ms grid point before it (a replay started between
         # two grid points would otherwise be compared with frames up to 16 ms off).
-        fast_ok = checked and t.coarse_checked_fast and cost is not None and log.fast_coarse is not False
-        if cost is not None and (cost > t.coarse_above_ms or fast_ok):
-            # Slow page (or a fast one whose clock is checked): coarse steps, one frame each. The first is one 60 Hz frame, so the
-            # frame after whatever the probe just did (a key, a hook call) comes as soon as
-            # on a fine clock and a demo that restarts its time at the next frame does not
-            # start a step late.
+        if cost is not None and (cost > t.coarse_above_ms or checked):
+            # Slow page (or a fast one whose clock is checked): coarse steps, one frame each.
+            # The first is one 60 Hz frame, so the frame after whatever the probe just did (a
+            # key, a hook call) comes as soon as on a fine clock and a demo that restarts its
+            # time at the next frame does not start a step late.
             log.step_ms = log.step_ms or t.coarse_step_ms
             step = min(left, one)
             while left > 0:
@@ -134,8 +132,8 @@ class FakeClockMixin:
         A fast page goes coarse too where its clock can be checked so (`coarse_checked_fast`):
         a demo whose time is a function of its clock shows the same picture at t after 100 ms
         steps as after every frame (the reference demo: the same shop, playback and framing
-        items, 20 s less; README), and one whose clock lags under them is stepped frame by
-        frame from then on."""
+        items, those probes 61 -> 43-48 s; README), and one whose clock lags under them is
+        stepped frame by frame from then on."""
         cur = await self.now_s()
         if t_s <= cur:
             return
@@ -144,8 +142,8 @@ class FakeClockMixin:
         # the hook's time before, when this may go coarse (also when the frame cost is not
         # measured yet: the first advance measures it, then may go coarse)
         cost = log.frame_cost_ms
+        may_fast = t.coarse_checked_fast and log.fast_coarse is not False
         may_slow = cost is None or cost > t.coarse_above_ms
-        may_fast = t.coarse_checked_fast and log.fast_coarse is not False and (cost is None or cost <= t.coarse_above_ms)
         h0 = await self.hook_time() if picture_only and (may_slow or may_fast) else None
         # a fast page only where its clock is read before and after (h0, h1 below)
         await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only, checked=may_fast and h0 is not None)
@@ -163,7 +161,7 @@ class FakeClockMixin:
             return
         if h1 == h0:
             # its time stood still (paused, or a hook that reports a constant): nothing to
-            # compare, and no reason to step more finely
+            # compare; a slow page keeps its step, a fast one goes back to every frame
             log.demo_clock.append({"clock_s": clock_s, "demo_s": 0.0, "step_ms": log.step_ms, "kept_up": None,
                                    "note": "not checked: the hook's getState().time stood still",
                                    **({"fast_page": True} if fast else {})})

@@ -69,7 +69,6 @@ class PixelsMixin:
         return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
                                timeout, "screenshot")
 
-
     async def _plain_capture_at(self, timeout: float) -> tuple[float, float] | None:
         """Where the viewport is in the document (its scroll) when a plain capture shows what
         Playwright's screenshot would, else None. Playwright hides the caret of editable
