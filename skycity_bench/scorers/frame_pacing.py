@@ -316,15 +316,17 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                                + (f" (also after {d.passes} passes)" if d.passes > 1 else "")
                                + ": " + "; ".join(noise["too_noisy"]))
     meas = {"smoothness." + k: v for k, v in m.items()}
+    if not drew.any() and d.page_errors:
+        # Nothing was ever drawn and the page threw: there is no playback to judge, whether or
+        # not its empty frames were timed (on a loaded machine the first frame after load can
+        # come so late that no interval is left in the pass: that is no freeze to fail).
+        ev["outcome"] = Outcome.THREW_BEFORE_DRAWING.value
+        ev["reason"] = f"the demo threw before drawing anything: {d.page_errors[0]}"
+        return ItemScore("untested", None, ev, meas)
     if worst is None:
         ev["outcome"] = Outcome.NO_INTERVALS.value
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", floor, ev, meas)
-    if not drew.any() and d.page_errors:
-        # Nothing was ever drawn and the page threw: there is no playback to judge.
-        ev["outcome"] = Outcome.THREW_BEFORE_DRAWING.value
-        ev["reason"] = f"the demo threw before drawing anything: {d.page_errors[0]}"
-        return ItemScore("untested", None, ev, meas)
     both = (f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
             f"Chromium: {_chrom_text(chrom)}")
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s

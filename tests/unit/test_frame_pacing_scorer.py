@@ -283,3 +283,15 @@ def test_should_note_when_the_run_is_too_short_for_the_dense_window():
     r = score(evidence(steady(5), duration=5), duration=5)
     assert "dense window" in r.evidence["note"]
     assert r.points == 10
+
+
+@pytest.mark.parametrize("frames", [0, 1, 120])
+def test_should_leave_a_demo_that_threw_before_drawing_untested_however_many_frames_were_timed(frames):
+    # A loaded machine can time no interval at all of a broken page (its first frame after
+    # load comes late): that is still a demo that threw, not a playback that froze.
+    d = evidence(steady(frames / 60), drew=[0] * (int(frames) + 1) if frames else None, duration=2.0)
+    if frames == 0:
+        d.update(frames=0, raf_ms=[], entry_ms=[], drew=[])
+    d["page_errors"] = ["Uncaught Error: boom"]
+    r = score(d, duration=2.0)
+    assert r.status == "untested" and "boom" in r.evidence["reason"]
