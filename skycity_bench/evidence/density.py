@@ -20,8 +20,13 @@ from pydantic import Field
 from . import Evidence, Part
 
 
+# `locator.kind` of claims located by the three.js scene graph (probes/_scene_graph.py)
+SCENE_GRAPH_LOCATOR = "three_scene_graph"
+
+
 class DensityHook(Part):
-    present: bool = Field(description="describe() answered: claims are read and checked at every sample")
+    present: bool = Field(description="describe() answered: the hook's claims are read and checked at every sample "
+                                      "(without it, `locator` says what located claims, if anything)")
     describe: Any = Field(description="what describe() returned")
     error: Optional[str] = Field(description="why describe() failed")
 
@@ -88,4 +93,10 @@ class DensityEvidence(Evidence):
     still_point_frames: Optional[list[int]] = Field(
         None, description="frames from t of the still-point test's views (frames A and the hook's claims there; "
                           "vision/multiview.py); null without a hook")
+    # Issue 16 part 4, optional so that version 4 evidence written before it stays valid as it
+    # is (it was located by the hook alone).
+    locator: Optional[dict[str, Any]] = Field(
+        None, description="what located the claims checked at each sample: {kind: 'hook' | 'three_scene_graph' "
+                          "| 'none', scene_graph: what the page's scene graph watch saw (renderers, scenes, "
+                          "failures) when it was asked} (probes/_scene_graph.py)")
     note: str = Field(description="what the fake clock cannot show")

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..browser.clock_budget import PassBudget
 from ..errors import DemoSlow, ProbeError
-from . import _city_name
+from . import _city_name, _scene_graph
 from ..analysis import motion as _motion
 from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
 
@@ -281,8 +281,12 @@ class DensityFrames:
     DIR = "recordings/density_frames"
 
     def __init__(self, ctx, sample_times: list[float], delta_frames: int, other_frames: list[int],
-                 densify_points: int, view_frames: list[int] = ()):
+                 densify_points: int, view_frames: list[int] = (), scene=None):
         self.ctx = ctx
+        # density's Settings when the three.js scene graph may locate claims without a hook
+        # (probes/_scene_graph.py; its watch is then on the tour's page), else None
+        self.scene = scene
+        self.locator: dict = _scene_graph.locator(None)
         self.sample_times, self.delta_frames = sample_times, delta_frames
         self.other_frames, self.densify_points = list(other_frames), densify_points
         self.view_frames = list(view_frames)        # the still-point test's views: frames and claims
@@ -295,14 +299,16 @@ class DensityFrames:
         self.index_rel: str | None = None
 
     async def prepare(self, dp) -> list[float]:
-        """Ask describe() (a sample reads claims only when it answers) and return the frame
-        times to step to: the other pairs' frames and the still-point views (frames and claims)
-        only with a hook, as the probe takes them."""
+        """Ask describe() and choose what locates the claims (the hook, else the three.js scene
+        graph: probes/_scene_graph.py; a sample reads claims only with one) and return the
+        frame times to step to: the other pairs' frames and the still-point views (frames and
+        claims) only with claims, as the probe takes them."""
         self.desc = await dp.hook.describe()
-        offsets = [0, self.delta_frames] + (self.other_frames + self.view_frames if self.desc.ok else [])
-        got = density_frame_times(self.sample_times, offsets, self.densify_points,
-                                  self.view_frames if self.desc.ok else [])
-        self.claims_keys = {int(round(t * 60)) for t in got["claims_at"]} if self.desc.ok else set()
+        self.locator = await _scene_graph.choose(dp, self.desc.ok, self.scene is not None)
+        on = self.locator["kind"] != "none"
+        offsets = [0, self.delta_frames] + (self.other_frames + self.view_frames if on else [])
+        got = density_frame_times(self.sample_times, offsets, self.densify_points, self.view_frames if on else [])
+        self.claims_keys = {int(round(t * 60)) for t in got["claims_at"]} if on else set()
         return got["frames_at"]
 
     async def take(self, dp, t: float) -> None:
@@ -316,8 +322,12 @@ class DensityFrames:
         self.bytes += len(png)
         self.frames[str(key)] = {"file": path.name, "now_s": now}
         if key in self.claims_keys:
-            hc = await dp.hook.call("getDynamicObjects")
-            self.claims[str(key)] = {"ok": hc.ok, "value": hc.value if hc.ok else None, "error": hc.error}
+            if self.locator["kind"] == _scene_graph.KIND:
+                ok, value, error = await _scene_graph.claims(dp, self.scene)
+            else:
+                hc = await dp.hook.call("getDynamicObjects")
+                ok, value, error = hc.ok, hc.value if hc.ok else None, hc.error
+            self.claims[str(key)] = {"ok": ok, "value": value, "error": error}
 
     def finish(self, dp) -> dict:
         """Writes index.json; the figures for the recording's evidence (density_frames)."""
@@ -326,6 +336,7 @@ class DensityFrames:
                  "view_frames": self.view_frames,
                  "hook": {"ok": bool(d and d.ok), "value": d.value if d and d.ok else None,
                           "error": None if d is None else d.error},
+                 "locator": self.locator,
                  "frames": self.frames, "claims": self.claims, "page_errors": dp.events.page_errors[:20]}
         path, self.index_rel = self.ctx.file(f"{self.DIR}/index.json")
         path.write_text(json.dumps(index))
@@ -363,7 +374,8 @@ async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | 
     advance that the run's budget stops, DemoSlow, too) the pass stops stepping. The video
     is finished with what was captured; the timeline's part is then its partial data (it
     needs the whole tour) and "stopped" says where and why."""
-    dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS])
+    scene = [_scene_graph.SCENE_GRAPH_JS] if density is not None and density.scene is not None else []
+    dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS, *scene])
     # ~2045 steps: each calls the page's clock controller straight, one round trip fewer than
     # Playwright's clock.run_for (DemoPage._clock_run_for: same timers, frames and errors)
     dp.direct_clock = True

@@ -43,7 +43,7 @@ from ..vision.multiview import TrackParams
 from ..vision.objects import ObjectParams
 from ..vision.segment import SegmentParams
 from ..vision.verify import VerifyParams
-from . import probe
+from . import _scene_graph, probe
 from ._stepper import RAF_60HZ_JS, Stepper, frame_time
 
 _FRAME_MS = 1000.0 / 60.0
@@ -126,6 +126,11 @@ class Settings(BaseModel):
     still_moved_px: float = Field(gt=0, le=200)
     still_inner: float = Field(ge=0, lt=0.5)
     still_min_corners: int = Field(ge=8, le=1500)
+    # without a hook: the three.js scene graph locates claims (probes/_scene_graph.py)
+    scene_graph: bool
+    scene_recent_ms: int = Field(ge=17, le=5000)
+    scene_frame_ms: int = Field(ge=17, le=1000)
+    scene_world_share: float = Field(gt=0, le=1)
     # without a hook: which counted regions are plainly objects (vision/objects.py)
     field_min_members: int = Field(ge=2)
     field_share: float = Field(ge=0, le=1)
@@ -211,14 +216,23 @@ class Replay:
         self.ctx = ctx
         self.dp = None
         self.st = None
+        self.kind = None            # what locates the claims (locate)
 
     async def open(self) -> None:
-        self.dp = await self.ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS])
+        scene = [_scene_graph.SCENE_GRAPH_JS] if self.ctx.settings.scene_graph else []
+        self.dp = await self.ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, *scene])
         self.st = await Stepper(self.dp).start()
 
     async def describe(self) -> _Call:
         d = await self.dp.hook.describe()
         return _Call(d.ok, d.value, d.error)
+
+    async def locate(self, desc: _Call) -> dict:
+        """What locates the claims: the hook when describe() answered, else the three.js
+        scene graph when the page renders one (and the scenario allows it), else nothing."""
+        loc = await _scene_graph.choose(self.dp, desc.ok, self.ctx.settings.scene_graph)
+        self.kind = loc["kind"]
+        return loc
 
     async def frame(self, key: int):
         """(frame, page clock s, ms stepping, ms capturing) at 60 Hz frame `key`. The way to
@@ -235,6 +249,8 @@ class Replay:
         return img, now, (c1 - c0) * 1000, (time.perf_counter() - c1) * 1000
 
     async def claims(self, key: int) -> _Call:
+        if self.kind == _scene_graph.KIND:
+            return _Call(*await _scene_graph.claims(self.dp, self.ctx.settings))
         hc = await self.dp.hook.call("getDynamicObjects")
         return _Call(hc.ok, hc.value, hc.error)
 
@@ -279,6 +295,10 @@ class TourFrames:
         h = self.index["hook"]
         return _Call(h["ok"], h["value"], h["error"])
 
+    async def locate(self, desc: _Call) -> dict:
+        # an index written before the scene graph (issue 16) located by the hook alone
+        return self.index.get("locator") or _scene_graph.locator("hook" if desc.ok else None)
+
     async def frame(self, key: int):
         c0 = time.perf_counter()
         f = self.index["frames"][str(key)]
@@ -316,6 +336,9 @@ class _Capture:
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
         self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
+        # claims from a locator that can miss objects (the three.js scene graph): the pixels'
+        # plain-object figures are kept beside the verified claims (vision/analyse.py: plain)
+        self.plain_too = False
 
     async def run_pass(self, source, times: list[float], hook: bool, densified: bool, out: list[dict],
                        progress=None) -> None:
@@ -367,7 +390,8 @@ class _Capture:
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
         res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
-                                      others if claims is not None else None, self.delta_frames, views)
+                                      others if claims is not None else None, self.delta_frames, views,
+                                      self.plain_too)
         # the frames' times on the 60 Hz grid, not the clock reads: a read lands up to 1 ms past
         # the frame, by where the page's clock started (frame_time), and the same frames from
         # the tour and from the probe's own replay must give the same sample
@@ -414,7 +438,7 @@ async def collect(ctx) -> DensityEvidence:
 
 
 async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "TourFrames | None") -> DensityEvidence:
-    hook_tour = tour is not None and (await tour.describe()).ok
+    hook_tour = tour is not None and (await tour.locate(await tour.describe()))["kind"] != "none"
     if tour is not None and not tour.has(_keys(cap.plan(times, hook_tour), cap.delta_frames)):
         tour = None                  # the tour stopped before the window's end: play it here
     samples: list[dict] = []
@@ -424,7 +448,10 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
     try:
         await source.open()
         desc = await source.describe()
-        hook = desc.ok
+        # claims come from the hook, else from the three.js scene graph (probes/_scene_graph.py)
+        loc = await source.locate(desc)
+        hook = loc["kind"] != "none"
+        cap.plain_too = loc["kind"] == _scene_graph.KIND
         await cap.run_pass(source, times, hook, False, samples,
                            progress=lambda t: task.update(len(samples), note=f"t = {t:g} s"))
     except ProbeError as e:
@@ -442,6 +469,7 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
         frames_from["densified"] = more.name
         try:
             await more.open()
+            await more.locate(await more.describe())
             await cap.run_pass(more, extra, hook, True, samples)
         except ProbeError as e:
             densify_error = str(e)
@@ -455,7 +483,8 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
     # The figures as the evidence model (evidence/density.py): a figure the model does not
     # know is an error here, not a silent change of the report's shape.
     return DensityEvidence.model_validate({
-        "hook": {"present": hook, "describe": desc.value if desc.ok else None, "error": desc.error},
+        "hook": {"present": desc.ok, "describe": desc.value if desc.ok else None, "error": desc.error},
+        "locator": loc,
         "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
         "delta_frames": s.delta_frames,
         "other_pair_frames": cap.other_frames,

@@ -243,7 +243,8 @@ def _density_frames(ctx) -> DensityFrames | None:
     from .density import sample_times          # the density probe's own plan of its samples
     s, sc = ctx.scenario.probe_settings("density"), ctx.scenario
     return DensityFrames(ctx, sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
-                         s.delta_frames, list(s.other_pair_frames), s.densify_points, list(s.still_point_frames))
+                         s.delta_frames, list(s.other_pair_frames), s.densify_points, list(s.still_point_frames),
+                         scene=s if s.scene_graph else None)
 
 
 # No run order against the timeline: its pass yields the timeline's evidence (produces). Like

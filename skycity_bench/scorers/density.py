@@ -11,10 +11,18 @@
   plainly an object than `hookless_doubt_share` of it (and more than `hookless_doubt_min`),
   density.count and density.categories go to `review` with the counts and evidence as the
   reviewer's hint (issue 16: never auto points from blobs; a missing hook is not penalised).
+  A demo without a hook that renders a three.js scene has its claims located by the scene
+  graph instead (probes/_scene_graph.py: the nodes that move on their own), verified by the
+  same pixel checks; since the scene graph can miss what moves by other means (a shader,
+  instance buffers, one merged geometry), its N stands only where, at every sample, the
+  pixels' own plainly-object count exceeds the verified claims by no more than the
+  disagreement allowance (`claim_disagreement` of it and `disagreement_min_objects`); else
+  density.count goes to `review` with both counts as the hint.
 - count points = item.points × min(N / item.full_at, 1).
 - C: categories among the verified objects of one sample, the minimum over samples;
   points = min(C, item.full_at) × item.points / item.full_at. Without the hook, categories
-  cannot be verified from pixels: `untested` (points null), never a silent zero.
+  cannot be verified from pixels, and the scene graph names none: `untested` (points null),
+  never a silent zero.
 - density.behavior stays `review`: reviewers score it with the speed / direction / route /
   lockstep evidence and the plot.
 
@@ -31,6 +39,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..evidence.density import SCENE_GRAPH_LOCATOR as SCENE_GRAPH
 from ..evidence.density import DensityEvidence, DensitySample
 from ..vision.behavior import summarise
 from . import ItemScore, ScoreInput, scorer, scorer_settings
@@ -70,20 +79,24 @@ def summary(inp: ScoreInput) -> dict:
     samples = d.samples
     st = _settings(inp)
     hook_used = any(s.verified_count is not None for s in samples)
+    # what located the claims: evidence written before the scene graph had the hook alone
+    located = (d.locator or {}).get("kind") or ("hook" if hook_used else "none")
+    who = "the three.js scene graph" if located == SCENE_GRAPH else "the hook"
     rows, notes = [], []
     limit = st.claim_disagreement
     for s in samples:
         v = s.verified_count
         rows.append({"t": s.t, "visual_count": s.visual_count, "verified_count": v,
-                     "categories": s.categories if v is not None else None,
+                     # the scene graph names no categories (its claims' category is null)
+                     "categories": s.categories if v is not None and located != SCENE_GRAPH else None,
                      "claimed_count": s.claimed_count, "densified": s.densified, "evidence": s.evidence})
         claimed = s.claimed_count
         if v is not None and claimed is not None and abs(claimed - v) > limit * max(claimed, v, 1):
-            notes.append(f"at {s.t:.2f} s the hook claimed {claimed} visible dynamic objects, but only {v} of them "
+            notes.append(f"at {s.t:.2f} s {who} claimed {claimed} visible dynamic objects, but only {v} of them "
                          f"moved on screen ({_why(s)})")
         if v is not None and abs(s.visual_count - v) > limit * max(v, 1) \
                 and abs(s.visual_count - v) > st.disagreement_min_objects:
-            notes.append(f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and the hook's "
+            notes.append(f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and {who}'s "
                          f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}")
         if s.full_screen_effect:
             notes.append(f"at {s.t:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
@@ -92,12 +105,14 @@ def summary(inp: ScoreInput) -> dict:
     out_extra: dict = {}
     if not hook_used:
         _hookless(samples, rows, out_extra, st)
+    elif located == SCENE_GRAPH:
+        _unaccounted(samples, rows, out_extra, st)
     counts = [(r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
               for r in rows]
     counts = [c for c in counts if c[0] is not None]
-    out = {"samples": rows, "hook_used": hook_used, "notes": notes[:12], "notes_total": len(notes)}
-    if not hook_used:
-        out.update(out_extra)
+    out = {"samples": rows, "hook_used": hook_used, "located_by": located, "notes": notes[:12],
+           "notes_total": len(notes)}
+    out.update(out_extra)
     if counts:
         n, t_n = min(counts, key=lambda c: (c[0], c[1]))
         out.update(N=n, N_at=t_n)
@@ -105,7 +120,7 @@ def summary(inp: ScoreInput) -> dict:
     if vis:
         out.update(visual_min=min(vis), visual_max=max(vis))
     cats = [(len(r["categories"]), r["t"], r["categories"]) for r in rows if r["categories"] is not None]
-    if hook_used and cats:
+    if hook_used and located != SCENE_GRAPH and cats:
         c, t_c, names = min(cats, key=lambda c: (c[0], c[1]))
         out.update(C=c, C_at=t_c, C_names=names)
     return out
@@ -130,6 +145,23 @@ def _hookless(samples: list[DensitySample], rows: list[dict], out: dict, st: Den
                           "not_plainly_objects": why, "evidence": r.get("evidence")})
     out["doubt"] = doubt
     out["largest_field"] = fields
+
+
+def _unaccounted(samples: list[DensitySample], rows: list[dict], out: dict, st: DensityScorerSettings) -> None:
+    """Claims located by the scene graph: the samples where the pixels show more moving
+    regions that are plainly objects than the verified claims, beyond the disagreement
+    allowance (`out["unaccounted"]`): what moved there was not a scene node of its own."""
+    miss = []
+    for s, r in zip(samples, rows):
+        plain = (s.objects or {}).get("plain_count")
+        r["plain_count"] = plain
+        v = r["verified_count"]
+        if plain is None or v is None:
+            continue
+        more = plain - v
+        if more > st.disagreement_min_objects and more > st.claim_disagreement * max(plain, 1):
+            miss.append({"t": r["t"], "verified_count": v, "plain_count": plain, "evidence": r.get("evidence")})
+    out["unaccounted"] = miss
 
 
 def _review_hint(sm: dict) -> dict:
@@ -175,7 +207,9 @@ def _measurements(sm: dict) -> dict:
 def density_count(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.require("full_at"))
-    ev = {"basis": "verified hook claims (own pixels moved)" if sm["hook_used"] else
+    ev = {"basis": "verified hook claims (own pixels moved)" if sm["located_by"] == "hook" else
+          "verified claims located by the three.js scene graph (no answering hook: the scene nodes that moved on "
+          "their own, each checked against the pixels as a hook's claim is)" if sm["located_by"] == SCENE_GRAPH else
           "visual count of plain objects (no answering hook: moving regions found in the pixels, camera motion "
           "removed, particle fields, camera-explained motion and fragments of one surface not counted)",
           "N": sm.get("N"), "N_at_s": sm.get("N_at"), "full_at": full_at, "samples": len(sm["samples"]),
@@ -185,6 +219,13 @@ def density_count(inp: ScoreInput) -> ItemScore:
         return ItemScore("untested", None, ev, _measurements(sm))
     if not sm["hook_used"] and sm.get("doubt"):
         ev.update(_review_hint(sm))
+        return ItemScore("review", None, ev, _measurements(sm))
+    if sm.get("unaccounted"):
+        u = sm["unaccounted"]
+        ev["reason"] = (f"the three.js scene graph located objects, but at {len(u)} of {len(sm['samples'])} samples "
+                        "the pixels show more moving objects than its verified claims: something moves by other "
+                        "means (a shader, instance buffers, one merged geometry), so a person decides")
+        ev["hint"] = {"verified_lowest": sm.get("N"), "samples_unaccounted": u[:8]}
         return ItemScore("review", None, ev, _measurements(sm))
     n = sm["N"]
     pts = inp.item.points * min(n / full_at, 1.0)
@@ -201,9 +242,10 @@ def density_categories(inp: ScoreInput) -> ItemScore:
     if not sm["hook_used"] and sm.get("doubt"):
         ev.update(_review_hint(sm))
         return ItemScore("review", None, ev, {"density.C": None})
-    if not sm["hook_used"]:
-        ev["reason"] = ("no answering getDynamicObjects(): categories cannot be verified from pixels alone, "
-                        "so this item is untested (not zero)")
+    if not sm["hook_used"] or sm["located_by"] == SCENE_GRAPH:
+        ev["reason"] = ("no answering getDynamicObjects(): categories cannot be verified from pixels alone"
+                        + (" and the three.js scene graph that located the objects names none" if
+                           sm["located_by"] == SCENE_GRAPH else "") + ", so this item is untested (not zero)")
         return ItemScore("untested", None, ev, {"density.C": None})
     c = sm.get("C", 0)
     pts = min(c, full_at) * inp.item.points / full_at

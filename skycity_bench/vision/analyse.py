@@ -94,7 +94,8 @@ def _explains(s, v: VerifyParams) -> bool:
 
 def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None,
                  others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6,
-                 views: dict[int, tuple[np.ndarray, list | None]] | None = None) -> PairResult:
+                 views: dict[int, tuple[np.ndarray, list | None]] | None = None,
+                 plain: bool = False) -> PairResult:
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
     or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
     (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
@@ -102,7 +103,10 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
     far pair, judged by its own rule in a 3D scene (recheck.py: far_recheck). `views`: frames
     from t -> (frame at t + k, the hook's claims there) for k in params.track.still_point_frames;
     in a 3D scene a claim no pair verified gets the still-point test over those views and t
-    last (vision/multiview.py: still_point_recheck). Δ is `primary_frames` frames."""
+    last (vision/multiview.py: still_point_recheck). Δ is `primary_frames` frames. `plain`:
+    with claims too, the no-hook figures of which counted regions are plainly objects (claims
+    from a locator that can miss objects, the three.js scene graph: the pixels' own count
+    beside the verified one)."""
     p = params or Params()
     t0 = time.perf_counter()
     model, bw, valid, alt = compensate(a, b, p.camera)
@@ -122,7 +126,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         "changed_frac": round(seg.changed_frac, 4),
         "full_screen_effect": seg.full_screen,
     }
-    if claims is None:
+    if claims is None or plain:
         # no hook: figures for judging whether the visual count found plain objects
         ob = plain_objects(seg, a, bw if alt is None else alt, p.verify, p.objects, parallax=alt is not None)
         per = ob.pop("per_region")
@@ -130,7 +134,7 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         data["regions"] = [{**r.to_json(), **({"plain": True} if per.get(r.label, {}).get("plain") else
                                                {"doubt": per[r.label]["why"]} if r.label in per else {})}
                            for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400]
-    else:
+    if claims is not None:
         checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
         data["claims"] = checked
         far_k = p.verify.far_pair_frames

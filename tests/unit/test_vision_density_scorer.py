@@ -23,18 +23,20 @@ def _sample(t, visual, verified=None, cats=None, claimed=None):
     return s
 
 
-def _evidence(samples, hook=True) -> DensityEvidence:
+def _evidence(samples, hook=True, locator=None) -> DensityEvidence:
     return DensityEvidence.model_validate({
         "hook": {"present": hook, "describe": None, "error": None}, "delta_ms": 100, "delta_frames": 6,
         "other_pair_frames": [], "times": [s["t"] for s in samples], "densified_times": [], "densify_error": None,
-        "lowest_evidence": None, "samples": samples, "page_errors": [], "note": ""})
+        "lowest_evidence": None, "samples": samples, "page_errors": [], "note": "",
+        **({"locator": locator} if locator else {})})
 
 
-def _score(item_id, samples, **thresholds):
+def _score(item_id, samples, locator=None, **thresholds):
     rub = load_rubric()
     sc = load_scenario(None, {"scorers": {"density": thresholds}} if thresholds else None)
+    ev = _evidence(samples, hook=locator is None, locator=locator)
     inp = ScoreInput(item=rub.item(item_id), rubric=rub, scenario=sc,
-                     records={"density": ProbeRecord(name="density", data=_evidence(samples))})
+                     records={"density": ProbeRecord(name="density", data=ev)})
     return all_scorers()[item_id].fn(inp)
 
 
@@ -166,3 +168,33 @@ def test_what_the_vision_layer_writes_for_a_pair_fits_the_density_evidence_model
     rec["timing_ms"].update(seek=1, capture=2)
     s = DensitySample.model_validate(rec)
     assert (s.verified_count is not None) == hook and (s.objects is not None) == (not hook)
+
+
+SCENE = {"kind": "three_scene_graph", "scene_graph": {"renderers": 1, "scenes": 1, "failures": 0}}
+
+
+def _scene_sample(t, verified, plain):
+    s = _sample(t, plain + 1, verified, ["None"])   # a null category, as vision/verify.py writes it
+    s["objects"] = {"plain_count": plain, "counted": plain + 1, "doubtful": {}}
+    return s
+
+
+def test_should_score_claims_the_scene_graph_located_and_leave_categories_untested():
+    samples = [_scene_sample(20, 20, 18), _scene_sample(25, 19, 21), _scene_sample(30, 20, 4)]
+    r = _score("density.count", samples, locator=SCENE)
+    assert r.measurements["density.N"] == 19 and r.status == "partial" and r.points == 10 * 19 / 50
+    assert "scene graph" in r.evidence["basis"]
+    c = _score("density.categories", samples, locator=SCENE)
+    assert c.status == "untested" and c.points is None and "scene graph" in c.evidence["reason"]
+    assert all(x["categories"] is None for x in r.measurements["density.samples"])
+
+
+def test_should_send_scene_graph_claims_to_review_where_the_pixels_show_more_objects():
+    # 2 plainly-separate moving objects more than verified is within the allowance
+    # (disagreement_min_objects); 9 more at one sample is not: something moved that was no
+    # scene node of its own (a shader, instance buffers), so no auto points
+    ok = _score("density.count", [_scene_sample(20, 6, 8), _scene_sample(25, 6, 6)], locator=SCENE)
+    assert ok.status == "partial"
+    r = _score("density.count", [_scene_sample(20, 6, 8), _scene_sample(25, 6, 15)], locator=SCENE)
+    assert r.status == "review" and r.points is None
+    assert [u["t"] for u in r.evidence["hint"]["samples_unaccounted"]] == [25]
