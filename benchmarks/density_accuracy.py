@@ -20,9 +20,11 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
   camera-only orbit that verify <= 5 %. The three.js city's 44 movers are all unoccluded and
   on screen at every frame of 19.5-35.5 s by construction (its page's truth, printed as a
   row), so recall is measured against all of them at every sample;
-- without the hook: the three.js points-wave field, the three.js static-box orbit and the
-  Canvas2D orbit get no auto points (status review, or a plain count <= 2 at every sample);
-  20 distinct three.js movers are counted within 10 %.
+- without the hook: the three.js points-wave field (also with the scene-graph locator off:
+  the pixels' own judgement), the three.js static-box orbit and the Canvas2D orbit get no
+  auto points (status review, or a plain count <= 2 at every sample); 20 distinct three.js
+  movers are counted within 10 % (their claims located by the scene graph, verified by the
+  pixels).
 - a lying hook over the camera-only orbit that claims still boxes at their TRUE positions in
   every view the still-point test reads (t ± 1, ± 2 s: boxes centred on corners followed
   through all five views), over 10 samples: verified by any route (every pair, the far pair,
@@ -73,17 +75,18 @@ def scenario(over: dict | None = None):
     return load_scenario(None, over)
 
 
-def run(name: str, out: Path, hook: bool = True) -> dict:
+def run(name: str, out: Path, hook: bool = True, scene_graph: bool = True) -> dict:
     fx = fixture(f"density/{name}")
-    over = {"viewport": fx.truth["scenario"]["viewport"]}
+    over = {"viewport": fx.truth["scenario"]["viewport"], "probes": {"density": {"scene_graph": scene_graph}}}
     if STEP_S:
-        over["probes"] = {"density": {"step_s": STEP_S}}
+        over["probes"]["density"]["step_s"] = STEP_S
     sc = scenario(over)
     if not hook:
         sc = sc.model_copy(update={"hook": sc.hook.model_copy(update={"object": "__noHookForThisRun"})})
     t = time.monotonic()
     rep = asyncio.run(run_candidate(fx.html, sc, out, probes=["density"])).to_json()
-    print(f"  (ran {name}{'' if hook else ' without hook'} in {time.monotonic() - t:.0f} s)", flush=True)
+    print(f"  (ran {name}{'' if hook else ' without hook'}{'' if scene_graph else ', scene graph off'} in "
+          f"{time.monotonic() - t:.0f} s)", flush=True)
     if rep["probes"]["density"]["status"] != "ok":
         raise SystemExit(f"{name}: probe failed: {rep['probes']['density']['error']}")
     return rep
@@ -284,25 +287,28 @@ def misses(name: str, data: dict) -> None:
         print(f"        {cid:6s} x{len(got):<2d} {'; '.join(why)} | {sh}", flush=True)
 
 
-def hookless_rows(name: str, out: Path, plain_k: int | None = None) -> None:
+def hookless_rows(name: str, out: Path, plain_k: int | None = None, scene_graph: bool = True) -> None:
     """Issue 16: without the hook, never auto points from blobs: a scene with no objects gets
-    review or a plain count <= 2 at every sample and 0 points; distinct movers within 10 %."""
-    rep = run(name, out / f"{name}-nohook", hook=False)
+    review or a plain count <= 2 at every sample and 0 points; distinct movers within 10 %.
+    A three.js scene's claims are located by its scene graph (probes/_scene_graph.py) unless
+    `scene_graph` is off (the pixels' own judgement alone)."""
+    rep = run(name, out / f"{name}-nohook{'' if scene_graph else '-pixels'}", hook=False, scene_graph=scene_graph)
     m, it = rep["measurements"]["density"], rep["items"]["density.count"]
-    plain = [s["objects"].get("plain_count") or 0 for s in rep["probes"]["density"]["data"]["samples"]
-             if s.get("objects")]
+    data = rep["probes"]["density"]["data"]
+    plain = [s["objects"].get("plain_count") or 0 for s in data["samples"] if s.get("objects")]
     vis = [s["visual_count"] for s in m["samples"]]
+    located = (data.get("locator") or {}).get("kind", "none")
+    label = f"{name} (no hook{'' if scene_graph else ', scene graph off'}; located by: {located})"
     shown = f"{it['status']}, {it['points']} pts"
+    rng = lambda xs: f"{min(xs)}..{max(xs)}" if xs else "-"
     if plain_k is None:
         ok = it["points"] in (None, 0, 0.0) and (it["status"] == "review" or max(plain, default=0) <= 2)
-        row(f"{name} (no hook): density.count status, points", shown, "review or N <= 2; 0 points", ok)
-        row(f"{name} (no hook): visual / plain count range", f"{min(vis)}..{max(vis)} / {min(plain)}..{max(plain)}",
-            "(evidence)", True)
+        row(f"{label}: density.count status, points", shown, "review or N <= 2; 0 points", ok)
+        row(f"{label}: visual / plain count range", f"{rng(vis)} / {rng(plain)}", "(evidence)", True)
     else:
-        row(f"{name} (no hook): N (plain objects, lowest sample)", m["N"], f"{plain_k} ± 10 %",
-            within(m["N"], plain_k) and it["status"] != "review")
-        row(f"{name} (no hook): density.count status, points; visual range", f"{shown}; {min(vis)}..{max(vis)}",
-            "auto points", it["status"] != "review")
+        row(f"{label}: N (lowest sample)", m["N"], f"{plain_k} ± 10 %", within(m["N"], plain_k) and it["status"] != "review")
+        row(f"{label}: density.count status, points; visual range", f"{shown}; {rng(vis)}", "auto points",
+            it["status"] != "review")
 
 
 def main() -> None:
@@ -375,6 +381,7 @@ def main() -> None:
     if "hookless" in want:
         for name in ("points_wave", "orbit_three_boxes", "camera_orbit3d"):
             hookless_rows(name, tmp)
+        hookless_rows("points_wave", tmp, scene_graph=False)
         hookless_rows("movers_three_nohook_20", tmp, plain_k=20)
     if "timing" in want:
         timing("movers_80")
