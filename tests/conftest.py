@@ -62,6 +62,7 @@ SLOW_FIRST = (
     "tests/e2e/test_run_jobs.py",                  # 85 s: --jobs 1 and 2
     "tests/e2e/test_check.py",                     # 73 s
     "tests/e2e/test_queue_workers.py",             # 63 s
+    "tests/probes/test_scene_graph.py",            # 58 s alone: the hookless 20-mover city's density run
     "tests/probes/test_timeline_recording.py",     # 54 s
     "tests/e2e/test_cli_contract.py",              # 48 s
     "tests/probes/test_packaging_fake_clock.py",   # 40-90 s: six framing/network runs
