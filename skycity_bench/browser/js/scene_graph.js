@@ -43,6 +43,9 @@
   const track = (scene, camera, canvas) => {
     const now = perf.now();
     renders.set(scene, { camera, canvas, at: now });
+    if (renders.size > 16) {            // a demo that builds scenes as it goes: forget the old ones
+      for (const [k, r] of renders) if (now - r.at > 1000) renders.delete(k);
+    }
     if (!armed) return;
     scene.traverse((node) => {
       const l = node.matrix && node.matrix.elements, w = node.matrixWorld && node.matrixWorld.elements;
