@@ -24,7 +24,7 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
   the pixels' own judgement), the three.js static-box orbit and the Canvas2D orbit get no
   auto points (status review, or a plain count <= 2 at every sample); 20 distinct three.js
   movers are counted within 10 % (their claims located by the scene graph, verified by the
-  pixels).
+  pixels); the scene-graph town's truth file (scene_graph_parts) holds.
 - a lying hook over the camera-only orbit that claims still boxes at their TRUE positions in
   every view the still-point test reads (t ± 1, ± 2 s: boxes centred on corners followed
   through all five views), over 10 samples: verified by any route (every pair, the far pair,
@@ -53,7 +53,7 @@ import cv2  # noqa: E402
 
 from skycity_bench.runner import extra_resolvers, run_candidate  # noqa: E402
 from skycity_bench.scenario import load_scenario  # noqa: E402
-from tests.truth import fixture  # noqa: E402
+from tests.truth import compare, fixture  # noqa: E402
 
 ROWS: list[tuple[str, str, str, bool]] = []
 
@@ -311,6 +311,18 @@ def hookless_rows(name: str, out: Path, plain_k: int | None = None, scene_graph:
             it["status"] != "review")
 
 
+def truth_rows(name: str, out: Path) -> None:
+    """A fixture's truth file, row by row (the scene-graph town: what located its claims and
+    its categories; its claims themselves are checked by tests/probes/test_scene_graph.py),
+    and the lowest verified count as evidence (nested movers verify only where they move
+    apart from what carries them: no count is pinned)."""
+    rep = run(name, out / name, hook=False)
+    for path, exp, got, ok in compare(rep, fixture(f"density/{name}").truth):
+        row(f"{name} (no hook): {path}", got, str(exp), ok)
+    row(f"{name} (no hook): N (lowest sample), density.count", f"{rep['measurements']['density']['N']}, "
+        f"{rep['items']['density.count']['status']}", "(evidence: 9 movers by construction)", True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
@@ -383,6 +395,7 @@ def main() -> None:
             hookless_rows(name, tmp)
         hookless_rows("points_wave", tmp, scene_graph=False)
         hookless_rows("movers_three_nohook_20", tmp, plain_k=20)
+        truth_rows("scene_graph_parts", tmp)
     if "timing" in want:
         timing("movers_80")
         timing("camera_orbit3d")

@@ -13,7 +13,7 @@ only without); `to_data` leaves the unwritten ones out.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field
 
@@ -29,6 +29,16 @@ class DensityHook(Part):
                                       "(without it, `locator` says what located claims, if anything)")
     describe: Any = Field(description="what describe() returned")
     error: Optional[str] = Field(description="why describe() failed")
+
+
+class DensityLocator(Part):
+    """What located the claims checked at each sample (probes/_scene_graph.py)."""
+    kind: Literal["hook", "three_scene_graph", "none"] = Field(
+        description="the hook's getDynamicObjects(), the three.js scene graph (no answering hook), or nothing "
+                    "(the visual count alone)")
+    scene_graph: Optional[dict[str, Any]] = Field(
+        None, description="what the page's scene graph watch had seen when it was chosen (renderers wrapped, "
+                          "scenes rendered, failures, armed); null where it was not asked")
 
 
 class DensitySample(Part):
@@ -95,8 +105,5 @@ class DensityEvidence(Evidence):
                           "vision/multiview.py); null without a hook")
     # Issue 16 part 4, optional so that version 4 evidence written before it stays valid as it
     # is (it was located by the hook alone).
-    locator: Optional[dict[str, Any]] = Field(
-        None, description="what located the claims checked at each sample: {kind: 'hook' | 'three_scene_graph' "
-                          "| 'none', scene_graph: what the page's scene graph watch saw (renderers, scenes, "
-                          "failures) when it was asked} (probes/_scene_graph.py)")
+    locator: Optional[DensityLocator] = Field(None, description="what located the claims checked at each sample")
     note: str = Field(description="what the fake clock cannot show")

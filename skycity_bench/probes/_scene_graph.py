@@ -1,9 +1,10 @@
 """Density's locator without a hook: the three.js scene graph (browser/js/scene_graph.js).
 
 A demo with no answering getDynamicObjects() but a three.js renderer still tells the bench
-where its objects are, in the scene graph it renders: the nodes whose own matrix changed in
-the last moments are the candidates, one per moving subtree (parts of one object are one
-object), cameras, lights, the camera's rig and particle fields left out. They are *claims*,
+where its objects are, in the scene graph it renders: the nodes that moved in the world in
+the last moments and are no rigid part of a moving parent are the candidates (parts of one
+object are one object; the rules are browser/js/scene_graph.js's), cameras, lights, the
+camera's rig and particle fields left out. They are *claims*,
 never counts: density checks each against the pixels exactly as it checks a hook's claim
 (vision/verify.py), so the count is of claims whose own pixels moved. The scene graph has no
 categories: density.categories stays untested for such a demo (scorers/density.py).
@@ -35,18 +36,19 @@ async def state(dp) -> dict | None:
     return got if isinstance(got, dict) else None
 
 
-async def arm(dp) -> bool:
+async def arm(dp) -> dict | None:
     """Start noting the scene nodes' motion after every render (until then only the renders
-    are: a demo whose hook answers pays nothing for the watch). Claims need a quarter second
-    of history (scene_recent_ms), so this is called when the locator is chosen, long before
-    the dense window."""
+    are: a demo whose hook answers pays nothing for the watch); the watch's state, armed, or
+    None when it did not answer. Claims need a quarter second of history (scene_recent_ms),
+    so this is called when the locator is chosen, long before the dense window."""
     try:
-        return bool(await dp.evaluate("__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.arm() : false",
-                                      what="arming the three.js scene graph watch"))
+        got = await dp.evaluate("__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.arm() : null",
+                                what="arming the three.js scene graph watch")
     except DemoCrash:
         raise
     except ProbeError:
-        return False
+        return None
+    return got if isinstance(got, dict) else None
 
 
 def usable(st: dict | None) -> bool:
@@ -84,5 +86,7 @@ async def choose(dp, hook_ok: bool, enabled: bool) -> dict:
     if not enabled:
         return locator(None)
     st = await state(dp)
-    ok = usable(st) and await arm(dp)
-    return locator(KIND if ok else None, st)
+    if not usable(st):
+        return locator(None, st)
+    armed = await arm(dp)
+    return locator(KIND, armed) if armed else locator(None, st)

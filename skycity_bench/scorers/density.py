@@ -80,7 +80,7 @@ def summary(inp: ScoreInput) -> dict:
     st = _settings(inp)
     hook_used = any(s.verified_count is not None for s in samples)
     # what located the claims: evidence written before the scene graph had the hook alone
-    located = (d.locator or {}).get("kind") or ("hook" if hook_used else "none")
+    located = d.locator.kind if d.locator is not None else ("hook" if hook_used else "none")
     who = "the three.js scene graph" if located == SCENE_GRAPH else "the hook"
     rows, notes = [], []
     limit = st.claim_disagreement
@@ -120,7 +120,7 @@ def summary(inp: ScoreInput) -> dict:
     if vis:
         out.update(visual_min=min(vis), visual_max=max(vis))
     cats = [(len(r["categories"]), r["t"], r["categories"]) for r in rows if r["categories"] is not None]
-    if hook_used and located != SCENE_GRAPH and cats:
+    if hook_used and cats:
         c, t_c, names = min(cats, key=lambda c: (c[0], c[1]))
         out.update(C=c, C_at=t_c, C_names=names)
     return out

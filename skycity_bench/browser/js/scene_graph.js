@@ -185,8 +185,9 @@
   };
 
   NS.sceneGraph = {
+    // Start noting the nodes' motion; answers the state, now armed.
+    arm: () => { armed = true; return NS.sceneGraph.state(); },
     // What the page has shown so far: renderers wrapped, scenes rendered, failures.
-    arm: () => { armed = true; return true; },
     state: () => ({ renderers: observed, scenes: renders.size, failures, last_error: lastError, armed,
                     last_render_ms: renders.size ? Math.max(...[...renders.values()].map((r) => r.at)) : null }),
     movers,
