@@ -8,7 +8,7 @@ WebM, which Chromium's <video> plays and seeks in frame-accurately. Codecs, by n
   recording's choice: measured on frames of the reference demo at 1920x1080
   (benchmarks/codec_options.py, figures in the README's recording section) it encodes
   several times faster than OpenCV's VP8 writer at a smaller file and a higher PSNR.
-- `vp8`: libvpx at its realtime deadline. The fallback where a PyAV build lacks libvpx-vp9,
+- `vp8`: libvpx at its realtime deadline, at a fixed speed level. The fallback where a PyAV build lacks libvpx-vp9,
   and the real-time capture's codec (small frames, where VP8 costs least).
 - `av1`: SVT-AV1 (libsvtav1) at a fast preset: measured beside the others; Chromium plays it.
 
@@ -35,15 +35,25 @@ import cv2
 import numpy as np
 
 # name -> (FFmpeg encoder, its options). Why each option:
-#   deadline realtime / cpu-used 8: the fastest libvpx speed level (the recording is for
-#     reviewers' eyes at 6 Mbit/s; quality is measured in benchmarks/codec_options.py);
+#   deadline realtime / cpu-used 8 (VP9): the fastest libvpx speed level (the recording is
+#     for reviewers' eyes at 6 Mbit/s; quality is measured in benchmarks/codec_options.py);
+#   cpu-used -4 (VP8): a fixed speed level, 4. At its realtime deadline VP8 takes a
+#     cpu-used of 0 or more as a CPU share and picks its speed level frame by frame from how
+#     long the last frames took on the wall clock (libvpx's vp8_auto_select_speed, 4 to 16);
+#     only a negative value fixes it. So the same frames made a different video on a busy
+#     machine: 960x540 frames encoded with the thread sharing its core with four busy loops
+#     came out up to 124-158 grey levels from the quiet machine's, and a held picture
+#     changed in more pixels while it was held (928 px by over 24 levels, against 768),
+#     which is what a reviewer (and test_realtime_capture) reads a stall from. A quiet
+#     machine settles on speed 4: this keeps that output bit for bit, busy or not
+#     (tests/unit/test_video_encode.py).
 #   lag-in-frames 0: no look-ahead buffer (frames leave as soon as they are encoded);
 #   row-mt / tile-columns (VP9): lets libvpx split a 1080p frame across threads when it has
 #     more than one; tile columns also make the file decode faster in the browser.
 CODECS: dict[str, tuple[str, dict[str, str]]] = {
     "vp9": ("libvpx-vp9", {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0", "row-mt": "1",
                            "tile-columns": "2", "frame-parallel": "0"}),
-    "vp8": ("libvpx", {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0"}),
+    "vp8": ("libvpx", {"deadline": "realtime", "cpu-used": "-4", "lag-in-frames": "0"}),
     # preset 12 is SVT-AV1's fastest; it has no realtime deadline of its own
     "av1": ("libsvtav1", {"preset": "12"}),
 }
