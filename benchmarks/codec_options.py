@@ -56,10 +56,10 @@ async def grab(demo: Path, t0: float, n: int, fps: int = 30) -> tuple[list[bytes
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
-    from skycity_bench.runner import extra_resolvers
+    from skycity_bench.running.runner import extra_resolvers
     from skycity_bench.probes._city_name import CANVAS_TEXT_JS
     from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario()
     q = sc.probe_settings("recording").jpeg_quality
@@ -95,7 +95,7 @@ def _opencv_vp8(path: Path, frames: list[np.ndarray], fps: int, bitrate_mbps: fl
 
 def _pyav(path: Path, frames: list[np.ndarray], fps: int, codec: str, threads: int, bitrate_mbps: float,
           keyframe_interval: int, extra: dict) -> float:
-    from skycity_bench.video_encode import VideoEncoder
+    from skycity_bench.media.video_encode import VideoEncoder
 
     h, w = frames[0].shape[:2]
     t = time.perf_counter()
@@ -123,8 +123,8 @@ def _psnr(path: Path, frames: list[np.ndarray]) -> tuple[float, int]:
 def measure(shots: list[bytes], fps: int = 30, options=OPTIONS) -> list[dict]:
     """Every option on the same decoded frames: [{label, codec, threads, fps, mb_65s, psnr_db,
     frames_out}] (an option this PyAV build lacks gets its reason)."""
-    from skycity_bench.scenario import load_scenario
-    from skycity_bench.video_encode import available
+    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.media.video_encode import available
 
     s = load_scenario().probe_settings("recording")
     bitrate = s.bitrate_mbps

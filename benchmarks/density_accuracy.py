@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 import cv2  # noqa: E402
 
-from skycity_bench.runner import extra_resolvers, run_candidate  # noqa: E402
-from skycity_bench.scenario import load_scenario  # noqa: E402
+from skycity_bench.running.runner import extra_resolvers, run_candidate  # noqa: E402
+from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 from tests.truth import compare, fixture  # noqa: E402
 
 ROWS: list[tuple[str, str, str, bool]] = []
@@ -135,7 +135,7 @@ async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080",
 
 
 def timing(name: str, extra: bool = False) -> None:
-    from skycity_bench.vision import analyse_pair
+    from skycity_bench.analysis.vision import analyse_pair
 
     ((a, b, claims),) = asyncio.run(grab_pairs(name, [25.0]))
     params = scenario().probe_settings("density").params()
@@ -156,7 +156,7 @@ def static_claims_in_orbit() -> None:
     orbit (parallax makes them slide against what is behind them) must not verify."""
     import numpy as np
 
-    from skycity_bench.vision import analyse_pair
+    from skycity_bench.analysis.vision import analyse_pair
 
     params = scenario().probe_settings("density").params()
     rng = np.random.default_rng(1)
@@ -188,9 +188,9 @@ def still_claims_over_views(per_sample: int = 64) -> None:
 
     import numpy as np
 
-    from skycity_bench.vision import analyse_pair
-    from skycity_bench.vision.camera import estimate
-    from skycity_bench.vision.multiview import reconstruct, still_point_recheck
+    from skycity_bench.analysis.vision import analyse_pair
+    from skycity_bench.analysis.vision.camera_estimate import estimate
+    from skycity_bench.analysis.vision.multiview import reconstruct, still_point_recheck
 
     st = scenario().probe_settings("density")
     params = st.params()

@@ -1,4 +1,4 @@
-"""The still-point test over five views (skycity_bench/vision/multiview.py; issue 16 part 1),
+"""The still-point test over five views (skycity_bench/analysis/vision/multiview.py; issue 16 part 1),
 measured offline on grabbed frames (the probe runs the same test as wired, last, in
 vision/analyse.py; benchmarks/density_accuracy.py measures the wired figures), run on demand:
 
@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from skycity_bench.runner import extra_resolvers  # noqa: E402
-from skycity_bench.scenario import load_scenario  # noqa: E402
+from skycity_bench.running.runner import extra_resolvers  # noqa: E402
+from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 from tests.truth import fixture  # noqa: E402
 
 ROWS: list[bool] = []
@@ -88,9 +88,9 @@ def _gray(img):
 
 
 def recall(step: float, cache: Path | None) -> None:
-    from skycity_bench.vision import analyse_pair
-    from skycity_bench.vision.multiview import reconstruct, track_moved
-    from skycity_bench.vision.recheck import _tight
+    from skycity_bench.analysis.vision import analyse_pair
+    from skycity_bench.analysis.vision.multiview import reconstruct, track_moved
+    from skycity_bench.analysis.vision.recheck import _tight
 
     st = load_scenario(None, {}).probe_settings("density")
     params = st.params()
@@ -137,7 +137,7 @@ def recall(step: float, cache: Path | None) -> None:
 
 
 def liar(cache: Path | None, per_sample: int = 64) -> None:
-    from skycity_bench.vision.multiview import reconstruct, track_moved
+    from skycity_bench.analysis.vision.multiview import reconstruct, track_moved
 
     times = [20.0 + 5 * k / 3 for k in range(10)]
     keys = sorted({round(t * 60) + k for t in times for k in VIEWS})

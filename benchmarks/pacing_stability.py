@@ -30,9 +30,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skycity_bench.errors import BenchError  # noqa: E402
-from skycity_bench.runner import run_candidate  # noqa: E402
-from skycity_bench.scenario import load_scenario  # noqa: E402
+from skycity_bench.common.errors import BenchError  # noqa: E402
+from skycity_bench.running.runner import run_candidate  # noqa: E402
+from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 from tests.truth import all_fixtures  # noqa: E402
 
 SKIP = {"hang", "throws"}          # they test bounded failure, not pacing (tests/e2e)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from skycity_bench.queue.status import status  # noqa: E402
-from skycity_bench.store import ReviewStore  # noqa: E402
+from skycity_bench.store.review_store import ReviewStore  # noqa: E402
 from tests.pg import start_server, stop_server  # noqa: E402
 
 CLI = [sys.executable, "-m", "skycity_bench"]

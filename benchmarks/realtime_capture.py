@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skycity_bench.runner import run_candidate  # noqa: E402
-from skycity_bench.scenario import load_scenario  # noqa: E402
+from skycity_bench.running.runner import run_candidate  # noqa: E402
+from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 from tests.truth import fixture  # noqa: E402
 
 TARGET = 0.02                       # 2 % relative (issue 15)

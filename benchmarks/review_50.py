@@ -48,11 +48,12 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
-from skycity_bench import masking  # noqa: E402
+from skycity_bench.common import blinding as masking  # noqa: E402
 from skycity_bench.review import create_app  # noqa: E402
 from skycity_bench.review.auth import API_TOKEN_TTL_S, SESSION_COOKIE, Auth  # noqa: E402
-from skycity_bench.rubric import load_rubric  # noqa: E402
-from skycity_bench.store import ReviewStore, accounts  # noqa: E402
+from skycity_bench.inputs.rubric import load_rubric  # noqa: E402
+from skycity_bench.store.review_store import ReviewStore  # noqa: E402
+from skycity_bench.store import accounts
 from tests.review_reports import serving  # noqa: E402
 
 TARGET_MS = 300
@@ -215,7 +216,7 @@ def main() -> int:
                                                 for j, i in enumerate(graded)], source="api")
     for cid in cids[:FINALISED]:
         accounts.finalize(store, cid, by="boss", reason="benchmark")
-    from skycity_bench.store.calibration import Calibration
+    from skycity_bench.store.anchors import Calibration
     Calibration(store).set_by_hand(cids[FINALISED], graded[0], "good", "agreed in the benchmark", "boss")
     picked = PARTIAL_RERUNS - 1                              # re-run, not finalised: its re-run is picked
     store.choose_run(cids[picked], reruns[picked]["run_id"], "boss", "benchmark: the re-run picked")

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from skycity_bench.browser.server import DemoServer  # noqa: E402
 from skycity_bench.browser.session import BrowserHandle, js  # noqa: E402
-from skycity_bench.scenario import load_scenario  # noqa: E402
+from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 
 PAGE = """<!doctype html><html><body style="margin:0"><canvas id=c width=960 height=540></canvas><script>
 const g = document.getElementById('c').getContext('2d');

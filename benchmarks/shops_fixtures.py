@@ -60,8 +60,8 @@ def main(argv: list[str]) -> int:
     print(f"  target: every fixture matches its truth -> {len(rows) - bad}/{len(rows)}")
     ref = ROOT / "scenarios" / "demos" / "reference.html"
     if not skip_ref and ref.is_file():
-        from skycity_bench.runner import run_candidate
-        from skycity_bench.scenario import load_scenario
+        from skycity_bench.running.runner import run_candidate
+        from skycity_bench.inputs.scenario import load_scenario
 
         t = time.monotonic()
         report = asyncio.run(run_candidate(ref, load_scenario(), out / "reference", probes=["shops"])).to_json()

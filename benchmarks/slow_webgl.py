@@ -55,8 +55,8 @@ def single_file(src: Path, out: Path) -> Path:
 
 
 def run_one(html: Path, vp: str, out: Path) -> tuple[dict, float]:
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario, parse_viewport
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario, parse_viewport
 
     v = parse_viewport(vp)
     sc = load_scenario(None, {"viewport": vp, "duration_s": 10,

@@ -68,8 +68,8 @@ async def _play_metadata(url: str) -> dict:
 
 
 def reference(demo: Path, out: Path) -> int:
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     t = time.monotonic()
     report = asyncio.run(run_candidate(demo, load_scenario(), out, probes=["timeline", "recording"])).to_json()

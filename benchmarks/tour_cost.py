@@ -242,8 +242,8 @@ def gil_check(seconds_each: int = 30) -> dict:
     same means the work releases the GIL and does not hold up the capture loop."""
     import threading
 
-    from skycity_bench.scenario import load_scenario
-    from skycity_bench.video_encode import VideoEncoder, pick
+    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.media.video_encode import VideoEncoder, pick
 
     rs = load_scenario().probe_settings("recording")
     rng = np.random.default_rng(1)
@@ -295,9 +295,9 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
     from skycity_bench.probes._city_name import CANVAS_TEXT_JS
     from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode
     from skycity_bench.probes.recording import video_size
-    from skycity_bench.runner import extra_resolvers
-    from skycity_bench.scenario import load_scenario
-    from skycity_bench.video_encode import VideoEncoder, pick
+    from skycity_bench.running.runner import extra_resolvers
+    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.media.video_encode import VideoEncoder, pick
 
     sc = load_scenario()
     rs, ts = sc.probe_settings("recording"), sc.probe_settings("timeline")
@@ -443,7 +443,7 @@ def main(argv: list[str]) -> int:
     from skycity_bench.probes._tour import density_frame_times
     from skycity_bench.probes.density import sample_times
     from skycity_bench.probes._stepper import frame_times
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario()
     rs, ts, ds = sc.probe_settings("recording"), sc.probe_settings("timeline"), sc.probe_settings("density")

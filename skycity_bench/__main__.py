@@ -1,3 +1,3 @@
-from .cli import main
+from skycity_bench.cli import main
 
 main()

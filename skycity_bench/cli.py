@@ -15,7 +15,7 @@ import sys
 import typer
 from rich.console import Console
 
-from .errors import UserError
+from skycity_bench.common.errors import UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Judge AI-generated Sky City demos in a real Chromium.")
@@ -23,7 +23,7 @@ err = Console(stderr=True)
 
 
 def _register() -> None:
-    from . import commands
+    from skycity_bench import commands
 
     for m in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         if not m.name.startswith("_"):

@@ -81,7 +81,7 @@ def wanted() -> bool:
 def golden_of(report: dict, fixture: str) -> dict | None:
     """The golden record of a live report (None when no probe of it has typed evidence)."""
     from skycity_bench import evidence
-    from skycity_bench.scorers import all_scorers
+    from skycity_bench.judging.scorers import all_scorers
 
     typed = set(evidence.known_probes()) - {"network", "page_events"}
     keep = {n: json.loads(json.dumps(r)) for n, r in report["probes"].items()
@@ -128,7 +128,7 @@ def load(path: Path) -> dict:
 
 def as_report(g: dict):
     """A Report holding the golden evidence, ready for scoring.score_report."""
-    from skycity_bench.report import Candidate, ProbeRecord, Report
+    from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report
 
     return Report(bench_version="golden", rubric_id=g["rubric_id"], candidate=Candidate(id="golden", sha256="0" * 64),
                   scenario={"effective": g["scenario"]},

@@ -20,8 +20,8 @@ from typing import Optional
 import cv2
 import numpy as np
 
-from skycity_bench.report import Candidate, ItemResult, ProbeRecord, Report, save
-from skycity_bench.rubric import load_rubric
+from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report, save
+from skycity_bench.inputs.rubric import load_rubric
 
 ENV = {"browser": "chromium", "browser_version": "120.0", "webgl_renderer": "SwiftShader", "viewport": "1920x1080",
        "device_scale_factor": 1.0, "cpu_model": "test cpu", "cpu_cores": 2, "os": "Linux 6", "scenario_sha256": "ab",

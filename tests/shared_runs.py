@@ -23,8 +23,8 @@ def jank_capture_run(tmp_path_factory) -> tuple[Path, dict]:
     frames against the sampler's long frames) and test_review_realtime (the video in the
     review app and the static report): one real-time run instead of two."""
     if "jank" not in _made:
-        from skycity_bench.runner import run_candidate
-        from skycity_bench.scenario import load_scenario
+        from skycity_bench.running.runner import run_candidate
+        from skycity_bench.inputs.scenario import load_scenario
 
         out = tmp_path_factory.mktemp("jank_capture") / "run"
         sc = load_scenario(None, {"duration_s": JANK_CAPTURE_S, "viewport": "640x360",

@@ -79,7 +79,7 @@ def check_value(expected: Any, got: Any) -> bool:
 
 def compare(report: dict, truth: dict) -> list[tuple[str, Any, Any, bool]]:
     """(path, expected, measured, ok) for every expected path of a truth file."""
-    from skycity_bench.report import get_path
+    from skycity_bench.reporting.run_report import get_path
 
     rows = []
     for path, exp in truth.get("expect", {}).items():
@@ -109,7 +109,7 @@ def run_bench(html: Path, scenario, out_dir: Path, probes: list[str] | None = No
     alike), and no test of a fake-clock run asserts on it; a run with frame pacing, playback's
     autoplay look or the real-time capture (or every probe) is calibrated as the CLI's is."""
     from skycity_bench.probes import registry
-    from skycity_bench.runner import Profile, execute
+    from skycity_bench.running.runner import Profile, execute
 
     known = registry.names()
     timed = any(registry.get(n).realtime for n in (probes or known) if n in known)
@@ -120,7 +120,7 @@ def run_bench(html: Path, scenario, out_dir: Path, probes: list[str] | None = No
 def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> dict:
     """Run the bench on a fixture (in-process, as the CLI would: run_bench) and return
     report.json."""
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = fx.truth.get("scenario", {})
     scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s"),
@@ -145,7 +145,7 @@ def run_side_by_side(fixtures: dict[str, Fixture], root: Path,
     from concurrent.futures import ThreadPoolExecutor
 
     from skycity_bench.probes import registry
-    from skycity_bench.scorers import all_scorers
+    from skycity_bench.judging.scorers import all_scorers
 
     registry.names()
     all_scorers()

@@ -22,7 +22,7 @@ from typing import Any, Optional
 import cv2
 import numpy as np
 
-from ..vision.camera import track
+from skycity_bench.analysis.vision.camera_estimate import track
 
 TINY = (64, 36)          # frames compared for "jump back to the start" (colour, blurred)
 

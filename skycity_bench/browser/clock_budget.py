@@ -51,8 +51,8 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from ..errors import DemoHang, DemoSlow
-from .cpu_wait import WaitClock
+from skycity_bench.common.errors import DemoHang, DemoSlow
+from skycity_bench.browser.cpu_wait import WaitClock
 
 FRAME_MS = 1000 / 60
 

@@ -39,8 +39,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ..proctree import descendants
-from .calibration import cpu_sample
+from skycity_bench.common.process_tree import descendants
+from skycity_bench.browser.rate_calibration import cpu_sample
 
 _PROC = "/proc"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..errors import DemoHang
+from skycity_bench.common.errors import DemoHang
 
 if TYPE_CHECKING:
-    from .session import DemoPage
+    from skycity_bench.browser.session import DemoPage
 
 
 @dataclass

@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 DEBIAN_CHROMIUM = "/usr/bin/chromium"
 

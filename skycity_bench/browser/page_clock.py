@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from playwright.async_api import Error as PlaywrightError
 
-from .clock_budget import FRAME_MS, RunBudget, watched
+from skycity_bench.browser.clock_budget import FRAME_MS, RunBudget, watched
 
 
 class FakeClockMixin:

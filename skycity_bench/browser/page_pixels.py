@@ -12,8 +12,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..errors import DemoCrash, DemoHang, ProbeError
-from ..scenario import Viewport
+from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.inputs.scenario import Viewport
 
 
 class PixelsMixin:

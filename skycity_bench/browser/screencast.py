@@ -21,7 +21,7 @@ import logging
 import time
 from pathlib import Path
 
-from ..realtime_video import RealtimeVideo
+from skycity_bench.media.realtime_video import RealtimeVideo
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ async def for_pass(ctx, dp):
     (the scenario's probes.realtime_capture.capture_in is `measured_pass`, or this is the
     capture's own second pass), else NoCapture. Never raises: a capture that cannot start
     is recorded, and the measurement goes on without it."""
-    from ..probes import registry
+    from skycity_bench.probes import registry
 
     if "realtime_capture" not in registry.names():
         return NoCapture()

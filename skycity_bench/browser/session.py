@@ -19,17 +19,17 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ..errors import DemoCrash, DemoHang, ProbeError
-from ..scenario import Scenario, Viewport
-from ..proctree import parent_pid
-from .clock_budget import ClockLog
-from .cpu_wait import WaitClock
-from .hook import Hook
-from .launch import launch
-from .network import NetworkPolicy
-from .page_clock import FakeClockMixin
-from .page_pixels import PixelsMixin
-from .world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
+from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.inputs.scenario import Scenario, Viewport
+from skycity_bench.common.process_tree import parent_pid
+from skycity_bench.browser.clock_budget import ClockLog
+from skycity_bench.browser.cpu_wait import WaitClock
+from skycity_bench.browser.hook import Hook
+from skycity_bench.browser.launch import launch
+from skycity_bench.browser.network import NetworkPolicy
+from skycity_bench.browser.page_clock import FakeClockMixin
+from skycity_bench.browser.page_pixels import PixelsMixin
+from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
 
 log = logging.getLogger(__name__)
 

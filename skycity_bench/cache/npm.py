@@ -25,8 +25,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from . import semver
-from .store import CacheError, Release, LibraryCache, valid_name
+from skycity_bench.cache import semver
+from skycity_bench.cache.package_store import CacheError, Release, LibraryCache, valid_name
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 _TIMEOUT_S = 60

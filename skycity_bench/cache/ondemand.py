@@ -36,9 +36,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import cdn, npm
-from .resolver import CacheResolver
-from .store import CacheError, LibraryCache
+from skycity_bench.cache import cdn, npm
+from skycity_bench.cache.resolver import CacheResolver
+from skycity_bench.cache.package_store import CacheError, LibraryCache
 
 # The registry's first answer (the package document) within this, else the registry counts
 # as unreachable for the rest of the run: an offline machine must not wait a minute a name.
@@ -81,7 +81,7 @@ class Named:
 
 def named_in_html(text: str) -> list[Named]:
     """Every package@version the demo's literal CDN URLs name, in the order first seen."""
-    from ..probes._html_audit import audit
+    from skycity_bench.analysis.html_audit import audit
 
     # The audit takes seconds on a demo with a library inlined (MBs of script); a file that
     # does not even mention a CDN host of the table names nothing, so it is not audited.
@@ -238,7 +238,7 @@ def prefetch_demos(files: list, when: str, *, log: Optional[Callable[[dict], Non
                    ) -> tuple[OnDemand, list[Named]]:
     """`cache prefetch` and a batch's planning: fetch what every demo of `files` names and
     the cache lacks. Returns the fetches and every name found (urls from all demos)."""
-    from ..demo_file import load_demo
+    from skycity_bench.inputs.demo_file import load_demo
 
     names: dict[tuple[str, str], Named] = {}
     od = OnDemand(enabled=enabled, log=log, max_fetches=max_fetches)

@@ -22,9 +22,9 @@ import mimetypes
 import posixpath
 from typing import Optional
 
-from ..browser.network import Resolved
-from . import cdn, esm, semver
-from .store import CacheError, Release, LibraryCache
+from skycity_bench.browser.network import Resolved
+from skycity_bench.cache import cdn, esm, semver
+from skycity_bench.cache.package_store import CacheError, Release, LibraryCache
 
 _TYPES = {".js": "application/javascript", ".mjs": "application/javascript", ".cjs": "application/javascript",
           ".json": "application/json", ".map": "application/json", ".wasm": "application/wasm",

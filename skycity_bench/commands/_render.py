@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..report import Report
+from skycity_bench.reporting.run_report import Report
 
 STATUS_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "untested": "dim", "review": "cyan"}
 

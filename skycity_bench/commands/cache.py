@@ -18,19 +18,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 
 def _store():
-    from ..cache.store import LibraryCache
+    from skycity_bench.cache.package_store import LibraryCache
 
     return LibraryCache()
 
 
 def _add_all(specs: list[str], force: bool, c: Console) -> list[str]:
     """Add each spec; returns the ones that failed (with why), never stopping at the first."""
-    from ..cache import npm
-    from ..cache.store import CacheError
+    from skycity_bench.cache import npm
+    from skycity_bench.cache.package_store import CacheError
 
     store = _store()
     failed = []
@@ -88,8 +88,8 @@ def register(app: typer.Typer) -> None:
     def prefetch(paths: List[str] = typer.Argument(..., metavar="PATH...",
                                                    help="demo HTML files, folders of them, or globs (as `run` takes)")) -> None:
         """Scan demos for the CDN releases they name and fetch those the cache lacks (integrity-checked)."""
-        from ..batch import discover
-        from ..cache.ondemand import prefetch_demos
+        from skycity_bench.batch.batch_run import discover
+        from skycity_bench.cache.ondemand import prefetch_demos
 
         c = Console()
         files, notes = discover(paths)
@@ -135,8 +135,8 @@ def register(app: typer.Typer) -> None:
     @cache.command("remove")
     def remove(spec: str = typer.Argument(..., help="PKG@VERSION (exact)")) -> None:
         """Forget a cached release and delete the files no other release shares."""
-        from ..cache import npm, semver
-        from ..cache.store import CacheError
+        from skycity_bench.cache import npm, semver
+        from skycity_bench.cache.package_store import CacheError
 
         try:
             name, version = npm.split_spec(spec)

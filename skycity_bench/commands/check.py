@@ -1,4 +1,4 @@
-"""`skycity-bench check DEMO.html`: fast spec compliance for CI (skycity_bench/check.py, a
+"""`skycity-bench check DEMO.html`: fast spec compliance for CI (skycity_bench/check/compliance.py, a
 profile on runner.execute; scenarios/check.yaml says what it runs and what decides each check).
 
 Exit 0 when every check passes, 1 when any fails or could not be checked (one line each,
@@ -19,9 +19,9 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from ..demo_file import load_demo
-from ..errors import UserError
-from ..scenario import load_scenario
+from skycity_bench.inputs.demo_file import load_demo
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.scenario import load_scenario
 
 # Compliance, not looks: 1280x720 (the playback probe's own size) keeps the fast-forward to 64 s
 # affordable in software rendering while objects stay large enough to verify; --viewport
@@ -38,7 +38,7 @@ def junit_xml(result: dict) -> str:
     for k in ("demo", "sha256", "viewport"):
         ET.SubElement(props, "property", name=k, value=str(result[k]))
     for c in checks:
-        tc = ET.SubElement(suite, "testcase", classname="skycity_bench.check", name=c.name, time=f"{c.duration_s:.2f}")
+        tc = ET.SubElement(suite, "testcase", classname="skycity_bench.check.compliance", name=c.name, time=f"{c.duration_s:.2f}")
         if c.status == "fail":
             ET.SubElement(tc, "failure", message=c.reason[:500]).text = c.reason
         elif c.status == "skip":
@@ -58,7 +58,7 @@ def register(app: typer.Typer) -> None:
         only: Optional[List[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
     ) -> None:
         """Fast spec compliance (fake clock, no 60 s playback): exit 0 all pass, 1 some fail."""
-        from ..check import names, run_checks
+        from skycity_bench.check.compliance import names, run_checks
 
         known = names()
         for n in only or []:

@@ -9,16 +9,16 @@ import subprocess
 import typer
 from rich.console import Console
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 
 async def _probe_browser() -> dict:
     from playwright.async_api import async_playwright
 
-    from ..browser.calibration import calibrate
-    from ..browser.session import BrowserHandle
-    from ..environment import webgl_info
-    from ..scenario import load_scenario
+    from skycity_bench.browser.rate_calibration import calibrate
+    from skycity_bench.browser.session import BrowserHandle
+    from skycity_bench.common.environment import webgl_info
+    from skycity_bench.inputs.scenario import load_scenario
 
     async with async_playwright() as pw:
         h = await BrowserHandle(pw).start()
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
     @app.command("doctor")
     def doctor() -> None:
         """Check the browser, renderer, 60 Hz calibration and CJK fonts; exit 1 with advice if something is missing."""
-        from ..browser.launch import find_chromium
+        from skycity_bench.browser.launch import find_chromium
 
         c = Console()
         problems: list[str] = []

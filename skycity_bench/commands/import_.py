@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 
 def _read_reviews(path: Path) -> list[dict]:
@@ -38,8 +38,8 @@ def register(app: typer.Typer) -> None:
         html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
     ) -> None:
         """Load run reports into the review store, under their anonymous candidate ids."""
-        from .. import html_report
-        from ..store import DEFAULT_DB, ReviewStore
+        from skycity_bench.reporting import html_report
+        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
         store = ReviewStore(db or DEFAULT_DB)
         c = Console()

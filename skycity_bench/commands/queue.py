@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from ..errors import UserError
-from ..runner import DEFAULT_MAX_MEMORY_MB
+from skycity_bench.common.errors import UserError
+from skycity_bench.running.runner import DEFAULT_MAX_MEMORY_MB
 
 DB_HELP = "the shared database: postgresql://USER:PASSWORD@HOST:PORT/DB"
 
@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Freeze candidates into the database and enqueue one job per run. A path that is not
         an HTML demo is refused by name and the rest enqueued (exit 1); nothing enqueued: exit 2."""
-        from ..queue.plan import add as do_add, run_options
+        from skycity_bench.queue.plan import add as do_add, run_options
 
         opts = run_options(probe, viewport, duration, network, max_memory_mb, scenario)
         res = do_add(db, paths, tag=tag, repeat=repeat, options=opts)
@@ -56,8 +56,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="machine-readable"),
     ) -> None:
         """Queued / running (worker, probe, since when) / done / failed per tag, throughput, ETA."""
-        from ..queue.status import render, status as get
-        from ..store import ReviewStore, is_postgres
+        from skycity_bench.queue.status import render, status as get
+        from skycity_bench.store.review_store import ReviewStore
+        from skycity_bench.store.db import is_postgres
 
         if not is_postgres(db):
             raise UserError(f"--db {db}: the queue lives in a PostgreSQL database (postgresql://…)")

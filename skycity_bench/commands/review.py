@@ -47,10 +47,11 @@ def register(app: typer.Typer) -> None:
             return
         import uvicorn
 
-        from ..errors import UserError
-        from ..review import create_app
-        from ..review.guard import allowed_hosts
-        from ..store import DEFAULT_DB, ReviewStore, accounts
+        from skycity_bench.common.errors import UserError
+        from skycity_bench.review import create_app
+        from skycity_bench.review.guard import allowed_hosts
+        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
+        from skycity_bench.store import accounts
 
         store = ReviewStore(db or DEFAULT_DB, seed=seed)
         c = Console()
@@ -71,7 +72,7 @@ def register(app: typer.Typer) -> None:
         c.print(f"answering Host: {', '.join(hosts)} (others get 400)", highlight=False)
         web = create_app(store, hosts=hosts)
         if store.postgres:              # the multi-machine queue's progress beside the reviews (issue 19)
-            from ..queue.page import install
+            from skycity_bench.queue.progress_page import install
 
             install(web, store)
             c.print(f"queue progress on {_url(host, port)}/progress (admins)", highlight=False)
@@ -90,9 +91,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create the store's admin (or, for an existing admin, make a new link) and print a
         one-time sign-in link, valid 24 h. The link is shown once; the store keeps only its hash."""
-        from ..errors import UserError
-        from ..review.auth import SIGNIN_TTL_S
-        from ..store import DEFAULT_DB, InvalidReview, ReviewStore, accounts
+        from skycity_bench.common.errors import UserError
+        from skycity_bench.review.auth import SIGNIN_TTL_S
+        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
+        from skycity_bench.store.validate import InvalidReview
+        from skycity_bench.store import accounts
 
         store = ReviewStore(db or DEFAULT_DB)
         existing = accounts.account(store, name.strip())

@@ -13,14 +13,14 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 
-from ..demo_file import candidate_id, load_demo
-from ..errors import UserError
-from ..pinning import MODES, plan_split
-from ..probes import registry
-from ..progress import RichProgress, for_terminal
-from ..runner import DEFAULT_MAX_MEMORY_MB
-from ..scenario import load_scenario
-from ._render import print_report
+from skycity_bench.inputs.demo_file import candidate_id, load_demo
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.cpu_pinning import MODES, plan_split
+from skycity_bench.probes import registry
+from skycity_bench.common.run_progress import RichProgress, for_terminal
+from skycity_bench.running.runner import DEFAULT_MAX_MEMORY_MB
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.commands._render import print_report
 
 RECORDINGS = Path("recordings")
 
@@ -77,8 +77,8 @@ def register(app: typer.Typer) -> None:
                                       "that it lacks (same as SKYCITY_NO_FETCH=1)"),
     ) -> None:
         """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
-        from ..runner import Profile, execute, exit_code
-        from ..side_by_side import default_jobs
+        from skycity_bench.running.runner import Profile, execute, exit_code
+        from skycity_bench.running.side_by_side import default_jobs
 
         if network not in ("offline", "allow"):
             raise UserError(f"--network: expected offline or allow, got {network!r}")
@@ -108,7 +108,7 @@ def register(app: typer.Typer) -> None:
         for name in probe or []:
             registry.get(name)          # unknown name: one line listing the known ones
         if _is_batch(demos, repeat):
-            from ..batch import run_batch
+            from skycity_bench.batch.batch_run import run_batch
 
             code = run_batch(demos, out, scenario=scenario, viewport=viewport, duration=duration, probe=probe,
                              network=network, quiet=quiet, repeat=repeat, candidate_timeout=candidate_timeout,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 
 def register(app: typer.Typer) -> None:
@@ -23,8 +23,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Print the sheet: items and subtotals per rubric row, the total only when nothing is
         missing (otherwise what is missing), and a ranking across comparable environments."""
-        from ..sheet import rank, to_csv, to_json, to_markdown
-        from ..store import DEFAULT_DB, ReviewStore, is_postgres
+        from skycity_bench.judging.sheet_totals import rank, to_csv, to_json, to_markdown
+        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
+        from skycity_bench.store.db import is_postgres
 
         if fmt not in ("md", "csv", "json"):
             raise UserError(f"--format: expected md, csv or json, got {fmt!r}")
@@ -32,14 +33,14 @@ def register(app: typer.Typer) -> None:
         if not is_postgres(path) and not Path(path).is_file():
             raise UserError(f"{path}: no review store here (run `skycity-bench import RUN_DIR` first)")
         store = ReviewStore(path, create=False)
-        from ..store import accounts
+        from skycity_bench.store import accounts
 
         if finalize:        # as the app's admin does it: with an audit row (store/accounts.py)
             accounts.finalize(store, finalize, by=f"{by} (CLI)")
         if unblind:
             accounts.audit(store, "operator (CLI)", "unblind", candidate, {"format": fmt})
         sheets = store.sheets(unblind=unblind)
-        from ..store.calibration import Calibration
+        from skycity_bench.store.anchors import Calibration
         sheets = Calibration(store).mark(sheets)    # calibration-flagged scores marked (still counted)
         if candidate:
             sheets = [s for s in sheets if s.candidate_id == candidate]
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
         else:
             import json
 
-            from ..store import timings
+            from skycity_bench.store import timings
 
             doc = json.loads(to_json(sheets, ranking, store.export_reviews()))
             # the operator's export: time per candidate per reviewer (review app saves; store/timings.py)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import UserError
+from skycity_bench.common.errors import UserError
 
 
 def register(app: typer.Typer) -> None:
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         until_done: bool = typer.Option(False, "--until-done", help="exit once every run of the tag is done or failed"),
     ) -> None:
         """Take jobs from the queue and run them as `run` would; results go to the database."""
-        from ..queue.work import WorkerOptions, default_name, run_worker
+        from skycity_bench.queue.queue_worker import WorkerOptions, default_name, run_worker
 
         if stalled_after < 2 * heartbeat:
             raise UserError(f"--stalled-after {stalled_after:g}: at least two heartbeats ({2 * heartbeat:g} s), "

@@ -68,8 +68,7 @@ class EvidenceError(ValueError):
 
 def _load_models() -> None:
     # The models live one per probe in this package; importing them registers them.
-    from . import (density, frame_pacing, framing, network, packaging, page_events, playback,  # noqa: F401
-                   realtime_capture, recording, shops, timeline)
+    from skycity_bench.evidence import density, frame_pacing, framing, network, packaging, page_events, playback, realtime_capture, recording, shops, timeline
 
 
 def known_probes() -> list[str]:

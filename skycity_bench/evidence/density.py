@@ -1,6 +1,6 @@
 """Evidence of probes/density.py (items density.count, density.categories, density.behavior):
 fake-clock frame pairs t, t + Δ across the dense window, each analysed by the vision layer
-(skycity_bench/vision/analyse.py: analyse_pair), and the hook's claims checked against the
+(skycity_bench/analysis/vision/analyse.py: analyse_pair), and the hook's claims checked against the
 pixels. Judged only in scorers/density.py.
 
 The analysis' own records (regions, camera model, the hook claims' verdicts, the hookless
@@ -17,7 +17,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from . import Evidence, Part
+from skycity_bench.evidence import Evidence, Part
 
 
 # `locator.kind` of claims located by the three.js scene graph (probes/_scene_graph.py)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from . import Evidence, Part
+from skycity_bench.evidence import Evidence, Part
 
 
 class ChromiumFrames(Part):

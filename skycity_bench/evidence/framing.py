@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from . import Evidence, Part
+from skycity_bench.evidence import Evidence, Part
 
 
 class BlankBand(Part):

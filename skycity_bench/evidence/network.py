@@ -12,7 +12,7 @@ from typing import Literal, Optional
 
 from pydantic import Field
 
-from . import Evidence, Part
+from skycity_bench.evidence import Evidence, Part
 
 
 class Request(Part):

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
-from . import Evidence
+from skycity_bench.evidence import Evidence
 
 
 class PageEventsEvidence(Evidence):

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from . import Evidence
+from skycity_bench.evidence import Evidence
 
 
 class RecordingEvidenceV3(Evidence):

@@ -15,7 +15,7 @@ from typing import Any, Optional, Union
 
 from pydantic import Field
 
-from . import Evidence, Part
+from skycity_bench.evidence import Evidence, Part
 
 
 class ShopPoint(Part):

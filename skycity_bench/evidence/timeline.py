@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from . import Evidence
+from skycity_bench.evidence import Evidence
 
 
 class TimelineEvidence(Evidence):

@@ -12,8 +12,8 @@ import importlib
 import pkgutil
 import threading
 
-from ..errors import UserError
-from .base import NoSettings, ProbeContext, ProbeSpec
+from skycity_bench.common.errors import UserError
+from skycity_bench.probes.probe_api import NoSettings, ProbeContext, ProbeSpec
 
 _REGISTRY: dict[str, ProbeSpec] = {}
 _loaded = False

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._stepper import decode
+from skycity_bench.probes._stepper import decode
 
 # Injected before page scripts. Logs only texts that are the name or part of it, once the
 # probe has told it the name (__SKYCITY__.nameText.want), so the log stays small. Hidden from

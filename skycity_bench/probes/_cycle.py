@@ -18,7 +18,7 @@ page was, how it was stepped and whether the demo's own clock kept up.
 
 from __future__ import annotations
 
-from ._pixels import change_stats, changed_mask, ssim
+from skycity_bench.probes._pixel_compare import change_stats, changed_mask, ssim
 
 FRAME_MS = 1000 / 60
 

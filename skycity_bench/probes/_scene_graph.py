@@ -16,9 +16,9 @@ frames.
 
 from __future__ import annotations
 
-from ..browser.session import js
-from ..errors import DemoCrash, ProbeError
-from ..evidence.density import SCENE_GRAPH_LOCATOR as KIND
+from skycity_bench.browser.session import js
+from skycity_bench.common.errors import DemoCrash, ProbeError
+from skycity_bench.evidence.density import SCENE_GRAPH_LOCATOR as KIND
 
 SCENE_GRAPH_JS = js("scene_graph.js")
 

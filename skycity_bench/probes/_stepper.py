@@ -33,7 +33,7 @@ import math
 import cv2
 import numpy as np
 
-from ..errors import ProbeError
+from skycity_bench.common.errors import ProbeError
 
 
 RAF_HZ = 60

@@ -28,11 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 import cv2
 import numpy as np
 
-from ..browser.clock_budget import PassBudget
-from ..errors import DemoSlow, ProbeError
-from . import _city_name, _scene_graph
-from ..analysis import motion as _motion
-from ._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
+from skycity_bench.browser.clock_budget import PassBudget
+from skycity_bench.common.errors import DemoSlow, ProbeError
+from skycity_bench.probes import _city_name, _scene_graph
+from skycity_bench.analysis import motion as _motion
+from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
 
 
 class _Analyzer:

@@ -1,6 +1,6 @@
 """Dynamic density (items density.count, density.categories, evidence for density.behavior).
 
-Capture only; the image analysis is skycity_bench/vision (pure), the judgement is
+Capture only; the image analysis is skycity_bench/analysis/vision (pure), the judgement is
 scorers/density.py. Under the fake clock, at every sample time (the rubric's 20/25/30/35 s
 and every `step_s` across the dense window 20–35 s) we take frame A at t, ask the hook
 which objects it claims are visible at t, advance the clock by Δ = `delta_frames` frames
@@ -34,17 +34,17 @@ from typing import Annotated
 import cv2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import ProbeError
-from ..evidence.density import DensityEvidence
-from ..vision import Params, analyse_pair
-from ..vision.camera import CameraParams
-from ..vision.draw import draw_evidence
-from ..vision.multiview import TrackParams
-from ..vision.objects import ObjectParams
-from ..vision.segment import SegmentParams
-from ..vision.verify import VerifyParams
-from . import _scene_graph, probe
-from ._stepper import RAF_60HZ_JS, Stepper, frame_time
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.density import DensityEvidence
+from skycity_bench.analysis.vision import Params, analyse_pair
+from skycity_bench.analysis.vision.camera_estimate import CameraParams
+from skycity_bench.analysis.vision.draw import draw_evidence
+from skycity_bench.analysis.vision.multiview import TrackParams
+from skycity_bench.analysis.vision.objects import ObjectParams
+from skycity_bench.analysis.vision.segment import SegmentParams
+from skycity_bench.analysis.vision.verify import VerifyParams
+from skycity_bench.probes import _scene_graph, probe
+from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, frame_time
 
 _FRAME_MS = 1000.0 / 60.0
 

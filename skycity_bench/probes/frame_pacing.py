@@ -20,13 +20,13 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..browser.calibration import calibrate, cpu_noise, cpu_sample
-from ..browser.frame_trace import FrameTrace
-from ..browser import screencast
-from ..browser.session import js
-from ..errors import DemoCrash, DemoHang, ProbeError
-from ..evidence.frame_pacing import FramePacingEvidence
-from . import probe
+from skycity_bench.browser.rate_calibration import calibrate, cpu_noise, cpu_sample
+from skycity_bench.browser.frame_trace import FrameTrace
+from skycity_bench.browser import screencast
+from skycity_bench.browser.session import js
+from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.evidence.frame_pacing import FramePacingEvidence
+from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):
@@ -54,7 +54,7 @@ def _budget(sc) -> float:
                    "Chromium's frame reporting, machine noise",
        budget=_budget)
 async def collect(ctx) -> FramePacingEvidence:
-    from ..scorers.frame_pacing import noise_reasons   # the judgement lives with the scorer
+    from skycity_bench.judging.scorers.frame_pacing import noise_reasons   # the judgement lives with the scorer
 
     s = ctx.settings
     rule = ctx.scenario.scorer_settings("frame_pacing")    # the scorer's noise thresholds

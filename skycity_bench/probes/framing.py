@@ -27,12 +27,12 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..browser.session import js
-from ..errors import ProbeError
-from ..evidence.framing import FramingEvidence
-from ..scenario import Viewport, parse_viewport
-from ._pixels import outline
-from . import probe
+from skycity_bench.browser.session import js
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.framing import FramingEvidence
+from skycity_bench.inputs.scenario import Viewport, parse_viewport
+from skycity_bench.probes._pixel_compare import outline
+from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):

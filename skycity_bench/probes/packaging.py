@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..evidence.packaging import PackagingEvidence
-from ..scenario import Viewport
-from ._html_audit import audit
-from . import probe
+from skycity_bench.evidence.packaging import PackagingEvidence
+from skycity_bench.inputs.scenario import Viewport
+from skycity_bench.analysis.html_audit import audit
+from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):

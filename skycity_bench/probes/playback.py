@@ -22,13 +22,13 @@ import asyncio
 import cv2
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..browser.session import js
-from ..errors import DemoHang, DemoSlow
-from ..evidence.playback import PlaybackEvidence
-from ..scenario import Viewport
-from ._cycle import run_cycles
-from ._pixels import change_stats, changed_mask
-from . import probe
+from skycity_bench.browser.session import js
+from skycity_bench.common.errors import DemoHang, DemoSlow
+from skycity_bench.evidence.playback import PlaybackEvidence
+from skycity_bench.inputs.scenario import Viewport
+from skycity_bench.probes._cycle import run_cycles
+from skycity_bench.probes._pixel_compare import change_stats, changed_mask
+from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):

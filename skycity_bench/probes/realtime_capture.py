@@ -21,11 +21,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..browser.screencast import VIDEO_NAME
-from ..errors import ProbeError
-from ..evidence.realtime_capture import RealtimeCaptureEvidence
-from . import probe, registry
-from .base import Wanted
+from skycity_bench.browser.screencast import VIDEO_NAME
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.realtime_capture import RealtimeCaptureEvidence
+from skycity_bench.probes import probe, registry
+from skycity_bench.probes.probe_api import Wanted
 
 ITEM = "smoothness.frame_pacing"
 
@@ -110,7 +110,7 @@ async def _second_pass(ctx) -> dict:
     """The frame-pacing pass again, with the screencast on (its evidence is this probe's,
     never the measured figures). One pass only: the machine-noise calibration and re-runs
     around the measured pass are about the measurement, not the video."""
-    from . import frame_pacing
+    from skycity_bench.probes import frame_pacing
 
     ctx2 = dataclasses.replace(ctx, settings=ctx.scenario.probe_settings("frame_pacing"))
     ctx2.realtime_capture_pass = True           # read by browser/screencast.for_pass

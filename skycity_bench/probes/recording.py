@@ -11,7 +11,7 @@ would live.
 
 Speed (issue 18): video frames are JPEG screenshots (CDP, optimizeForSpeed); keyframes are
 PNG, since reviewers look at their pixels. Decoding and encoding run in one worker thread
-(skycity_bench/video_encode.py: PyAV's libvpx-vp9 at its realtime deadline, chosen on the
+(skycity_bench/media/video_encode.py: PyAV's libvpx-vp9 at its realtime deadline, chosen on the
 figures of benchmarks/codec_options.py) while the browser renders the next frame; the queue
 between them is bounded, so the capture waits only when the encoder is that far behind.
 The video has a keyframe every `video_keyframe_every_s`, so a reviewer's seek is quick.
@@ -40,13 +40,13 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ProbeError
-from ..evidence.recording import RecordingEvidence
-from ..evidence.timeline import TimelineEvidence
-from ..video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, even, pick
-from . import probe
-from ._stepper import decode, frame_times
-from ._tour import DensityFrames, tour_pass
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.recording import RecordingEvidence
+from skycity_bench.evidence.timeline import TimelineEvidence
+from skycity_bench.media.video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, even, pick
+from skycity_bench.probes import probe
+from skycity_bench.probes._stepper import decode, frame_times
+from skycity_bench.probes._tour import DensityFrames, tour_pass
 
 
 class Settings(BaseModel):
@@ -240,7 +240,7 @@ def _density_frames(ctx) -> DensityFrames | None:
     else None (density then plays its window itself)."""
     if "density" not in ctx.readers:
         return None
-    from .density import sample_times          # the density probe's own plan of its samples
+    from skycity_bench.probes.density import sample_times          # the density probe's own plan of its samples
     s, sc = ctx.scenario.probe_settings("density"), ctx.scenario
     return DensityFrames(ctx, sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
                          s.delta_frames, list(s.other_pair_frames), s.densify_points, list(s.still_point_frames),

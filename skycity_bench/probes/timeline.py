@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ProbeError
-from ..evidence.timeline import TimelineEvidence
-from . import probe
-from ._tour import tour_pass
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.timeline import TimelineEvidence
+from skycity_bench.probes import probe
+from skycity_bench.probes._tour import tour_pass
 
 
 class Settings(BaseModel):

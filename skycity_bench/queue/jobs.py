@@ -12,8 +12,8 @@ from __future__ import annotations
 import procrastinate
 import sqlalchemy as sa
 
-from ..errors import UserError
-from ..store.db import Database, is_postgres
+from skycity_bench.common.errors import UserError
+from skycity_bench.store.db import Database, is_postgres
 
 TASK = "skycity.run"
 SCHEMA_LOCK = 0x5C1C19      # pg_advisory_xact_lock key: one process applies procrastinate's schema

@@ -21,9 +21,9 @@ from typing import Optional
 
 import sqlalchemy as sa
 
-from ..errors import UserError
-from ..store import ReviewStore
-from .jobs import TASK, ensure_schema, make_app, require_postgres
+from skycity_bench.common.errors import UserError
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.queue.jobs import TASK, ensure_schema, make_app, require_postgres
 
 DEFAULT_TAG = "default"
 
@@ -46,8 +46,8 @@ def run_options(probes: Optional[list[str]], viewport: Optional[str], duration: 
     viewport, a scenario file that does not validate) so a mistake is refused before
     anything is stored. A --scenario file's text is frozen with the runs, like the
     candidates' bytes: workers need no shared disk."""
-    from ..probes import registry
-    from ..scenario import load_scenario
+    from skycity_bench.probes import registry
+    from skycity_bench.inputs.scenario import load_scenario
 
     for name in probes or []:
         registry.get(name)
@@ -63,7 +63,7 @@ def run_options(probes: Optional[list[str]], viewport: Optional[str], duration: 
 def _files(paths: list[str], refused: list[str]) -> list[Path]:
     """Candidate files from files, folders and globs (batch.discover, one path at a time):
     a path that is not an HTML demo is refused with its name, the others go on."""
-    from ..batch import discover
+    from skycity_bench.batch.batch_run import discover
 
     out: list[Path] = []
     for raw in paths:
@@ -78,7 +78,7 @@ def _files(paths: list[str], refused: list[str]) -> list[Path]:
 
 
 def add(target: str, paths: list[str], *, tag: str = DEFAULT_TAG, repeat: int = 1, options: dict) -> AddResult:
-    from ..demo_file import candidate_id, load_demo
+    from skycity_bench.inputs.demo_file import candidate_id, load_demo
 
     if repeat < 1:
         raise UserError(f"--repeat: expected a whole number >= 1, got {repeat}")

@@ -10,8 +10,8 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 
-from .. import environment
-from ..store import ReviewStore
+from skycity_bench.common import environment
+from skycity_bench.store.review_store import ReviewStore
 
 STATES = ("queued", "running", "done", "failed")
 

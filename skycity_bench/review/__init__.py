@@ -1,5 +1,5 @@
 """The reviewers' web app (FastAPI + Jinja2) and its JSON API."""
 
-from .app import create_app
+from skycity_bench.review.app import create_app
 
 __all__ = ["create_app"]

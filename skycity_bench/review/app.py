@@ -24,20 +24,21 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from pydantic import BaseModel, ConfigDict, Field
 
-from .. import __version__
-from ..agreement import agreement
-from ..sheet import hide_reviews, rank, to_csv, to_json, to_markdown
-from ..store import InvalidReview, ReviewStore
-from ..store import accounts
-from ..store.calibration import Calibration, still_open
-from ..store import timings
-from . import guard
-from . import routes_admin
-from . import routes_runs
-from . import timing
-from . import routes_timings
-from .auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
-from .views import candidate_view, video_time
+from skycity_bench import __version__
+from skycity_bench.analysis.agreement import agreement
+from skycity_bench.judging.sheet_totals import hide_reviews, rank, to_csv, to_json, to_markdown
+from skycity_bench.store.validate import InvalidReview
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store import accounts
+from skycity_bench.store.anchors import Calibration, still_open
+from skycity_bench.store import timings
+from skycity_bench.review import guard
+from skycity_bench.review import routes_admin
+from skycity_bench.review import routes_runs
+from skycity_bench.review import timing
+from skycity_bench.review import routes_timings
+from skycity_bench.review.auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
+from skycity_bench.review.views import candidate_view, video_time
 
 HERE = Path(__file__).resolve().parent
 
@@ -229,7 +230,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
 
     @app.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
-        from ..store.validate import check_candidate_id
+        from skycity_bench.store.validate import check_candidate_id
         check_candidate_id(cid)
         return _page(request, cid, me.name, saved=request.query_params.get("saved", ""),
                      start=video_time(request.query_params.get("t")))
@@ -374,7 +375,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         return RedirectResponse("/team", status_code=303)
 
     def _finalize(cid: str, me: Principal, body: Finalize) -> bool:
-        from ..store.validate import check_candidate_id
+        from skycity_bench.store.validate import check_candidate_id
         check_candidate_id(cid)
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
@@ -428,7 +429,7 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     @app.get("/api/candidates/{cid}", tags=["candidates"], dependencies=[Depends(auth.reviewer)],
              summary="A candidate's shown run (the admin's pick, else the most complete), blind: items, evidence, files by id")
     def api_candidate(cid: str):
-        from ..store.validate import check_candidate_id
+        from skycity_bench.store.validate import check_candidate_id
         check_candidate_id(cid)
         # the report as masked at import (its candidate block is the anonymous id only: no full
         # file hash), sent as stored around the file list: a report is megabytes, never parsed here

@@ -51,8 +51,8 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Mount
 
-from ..store import ReviewStore
-from ..store import accounts
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store import accounts
 
 SESSION_COOKIE = "skycity_session"
 SESSION_MAX_AGE_S = 7 * 24 * 3600      # a week of reviewing without a new link

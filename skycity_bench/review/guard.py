@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..store import InvalidReview
+from skycity_bench.store.validate import InvalidReview
 
 MAX_BODY_BYTES = 1 << 20          # 1 MiB for any request body (JSON API and forms alike)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")

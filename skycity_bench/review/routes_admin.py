@@ -14,10 +14,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..agreement import FLAG_UNRELIABLE, GOOD_FROM, RELIABLE_FROM, agreement
-from ..store import InvalidReview, ReviewStore
-from ..store.calibration import Calibration
-from .auth import Auth, Principal
+from skycity_bench.analysis.agreement import FLAG_UNRELIABLE, GOOD_FROM, RELIABLE_FROM, agreement
+from skycity_bench.store.validate import InvalidReview
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.anchors import Calibration
+from skycity_bench.review.auth import Auth, Principal
 
 
 class HandAnchor(BaseModel):

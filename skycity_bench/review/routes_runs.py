@@ -21,9 +21,11 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..store import InvalidReview, ReviewStore
-from . import guard
-from .auth import Auth, Principal
+from skycity_bench.store.validate import InvalidReview
+
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.review import guard
+from skycity_bench.review.auth import Auth, Principal
 
 # a thumbnail of a file id never changes (runs are immutable): the browser keeps it (privately)
 THUMB_CACHE = "private, max-age=86400"

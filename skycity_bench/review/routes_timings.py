@@ -8,8 +8,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from ..store import ReviewStore, timings
-from .auth import Auth, Principal
+from skycity_bench.store.review_store import ReviewStore
+
+from skycity_bench.store import timings
+from skycity_bench.review.auth import Auth, Principal
 
 
 def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:

@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from ..html_report import is_keyframe
-from ..rubric import Rubric
-from ..sheet import Review
-from ..store.artefacts import THUMB_WIDTH
-from .chapters import chapters as chapter_marks
-from .chapters import item_moments
-from .realtime import ITEM as REALTIME_ITEM
-from .realtime import realtime_view
+from skycity_bench.reporting.html_report import is_keyframe
+from skycity_bench.inputs.rubric import Rubric
+from skycity_bench.judging.sheet_totals import Review
+from skycity_bench.store.artefacts import THUMB_WIDTH
+from skycity_bench.review.chapters import chapters as chapter_marks
+from skycity_bench.review.chapters import item_moments
+from skycity_bench.reporting.realtime_view import ITEM as REALTIME_ITEM
+from skycity_bench.reporting.realtime_view import realtime_view
 
 # Which report measurement section sits beside which item family (report.md): timeline
 # findings beside camera.*, behaviour figures beside density.*, and so on.

@@ -26,9 +26,9 @@ import json
 import secrets
 from typing import Any, Optional
 
-from .sql import _q, now
-from .store import ReviewStore
-from .validate import InvalidReview, check_reviewer_name
+from skycity_bench.store.sql import _q, now
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.validate import InvalidReview, check_reviewer_name
 
 ROLES = ("reviewer", "admin")
 KINDS = ("invite", "signin", "api", "session")
@@ -250,7 +250,7 @@ def audit_rows(store: ReviewStore, limit: int = 500) -> list[dict]:
 
 
 def _known(store: ReviewStore, cid: str) -> None:
-    from .validate import check_candidate_id
+    from skycity_bench.store.validate import check_candidate_id
     check_candidate_id(cid)
     if not store.has_candidate(cid):
         raise InvalidReview(f"no such candidate: {cid}", 404)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from .. import masking
+from skycity_bench.common import blinding as masking
 
 # 480 px: the candidate page shows keyframes and plots at most ~480 CSS px wide (beside an
 # item); a 1920x1080 PNG keyframe (~1-2 MB) becomes a ~15-40 kB WebP.

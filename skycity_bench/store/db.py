@@ -25,8 +25,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
 
-from ..errors import UserError
-from .schema import HEAD, SQLITE_USER_VERSION
+from skycity_bench.common.errors import UserError
+from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION
 
 BUSY_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10

@@ -9,12 +9,12 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 
-from ..errors import UserError
-from ..sheet import CandidateSheet, Review, build_sheet
-from .. import calibration
-from . import calibration as store_calibration
-from .sql import _q, now
-from .validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
+from skycity_bench.common.errors import UserError
+from skycity_bench.judging.sheet_totals import CandidateSheet, Review, build_sheet
+from skycity_bench.analysis import reviewer_calibration as calibration
+from skycity_bench.store import anchors as store_calibration
+from skycity_bench.store.sql import _q, now
+from skycity_bench.store.validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
 
 
 class ReviewsMixin:

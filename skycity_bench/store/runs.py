@@ -17,13 +17,13 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
-from ..errors import UserError
-from ..report import Report
-from .. import masking
-from . import blind
-from .artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
-from .sql import _q, now
-from .validate import InvalidReview, check_candidate_id
+from skycity_bench.common.errors import UserError
+from skycity_bench.reporting.run_report import Report
+from skycity_bench.common import blinding as masking
+from skycity_bench.store import blind
+from skycity_bench.store.artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
+from skycity_bench.store.sql import _q, now
+from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
 SKIP_FILES = {"report.json"}
 CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows of this size

@@ -14,8 +14,8 @@ import datetime as dt
 import statistics
 from typing import Optional
 
-from .sql import _q
-from .store import ReviewStore
+from skycity_bench.store.sql import _q
+from skycity_bench.store.review_store import ReviewStore
 
 
 def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at: str) -> Optional[float]:

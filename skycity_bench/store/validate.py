@@ -12,8 +12,8 @@ import math
 import re
 from typing import Any
 
-from ..errors import UserError
-from ..rubric import Rubric
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.rubric import Rubric
 
 CANDIDATE_ID = re.compile(r"^c-[0-9a-f]{12}$")
 MAX_TEXT = 4000

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from skycity_bench.batch import repeat_stats
-from skycity_bench.report import Candidate, ItemResult, Report
+from skycity_bench.batch.batch_run import repeat_stats
+from skycity_bench.reporting.run_report import Candidate, ItemResult, Report
 
 from .test_batch_resume import ROOT, TINY, batch_cmd, fast_scenario
 

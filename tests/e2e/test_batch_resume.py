@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skycity_bench.batch import discover
-from skycity_bench.errors import UserError
+from skycity_bench.batch.batch_run import discover
+from skycity_bench.common.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "batch"

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from skycity_bench.check import hook_problems, names, run_checks
-from skycity_bench.scenario import load_scenario
+from skycity_bench.check.compliance import hook_problems, names, run_checks
+from skycity_bench.inputs.scenario import load_scenario
 from tests.truth import all_fixtures
 
 ROOT = Path(__file__).resolve().parents[2]

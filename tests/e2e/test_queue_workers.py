@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from skycity_bench.cli import app
 from skycity_bench.queue.status import status
-from skycity_bench.store import ReviewStore
+from skycity_bench.store.review_store import ReviewStore
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import http_client, make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser

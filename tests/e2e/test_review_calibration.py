@@ -18,11 +18,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from skycity_bench.calibration import SPREAD
+from skycity_bench.analysis.reviewer_calibration import SPREAD
 from skycity_bench.cli import app as cli_app
 from skycity_bench.review import create_app
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import client, make_run
 
 R = load_rubric()
@@ -128,7 +128,7 @@ def test_anchors_by_hand_need_a_graded_item_a_level_and_a_reason_and_are_audited
     assert [(a["item_id"], a["level"], a["source"], a["by"]) for a in admin.get("/api/admin/anchors").json()] == \
         [(ITEM, "fair", "hand", "root")]
     assert admin.delete(f"/api/admin/anchors/{cid}", params={"item": ITEM}).json() == {"removed": 1}
-    from skycity_bench.store.calibration import Calibration
+    from skycity_bench.store.anchors import Calibration
     acts = [a["action"] for a in Calibration(store).audit()]
     assert acts == ["anchor.remove", "anchor.hand", "anchor.hand"]
 

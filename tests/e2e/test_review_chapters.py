@@ -19,12 +19,12 @@ import numpy as np
 import pytest
 
 from skycity_bench.browser.launch import BASE_ARGS
-from skycity_bench.report import Candidate, ProbeRecord, save
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, save
 from skycity_bench.review import create_app
-from skycity_bench.rubric import find_rubric, load_rubric
-from skycity_bench.scenario import Scenario
-from skycity_bench.scoring import score_report
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import find_rubric, load_rubric
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.score_items import score_report
+from skycity_bench.store.review_store import ReviewStore
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
 from tests.review_reports import ENV, client, make_run, serving, signed_in_page
 

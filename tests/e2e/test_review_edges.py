@@ -18,8 +18,8 @@ import uvicorn
 
 from skycity_bench.review import create_app
 from skycity_bench.review.guard import MAX_BODY_BYTES, allowed_hosts
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import http_client, make_run
 
 R = load_rubric()

@@ -8,8 +8,8 @@ import pytest
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser

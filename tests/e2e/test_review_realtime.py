@@ -10,7 +10,7 @@ import pytest
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
-from skycity_bench.store import ReviewStore
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import serving, signed_in_page
 from tests.shared_runs import JANK_CAPTURE_S, jank_capture_run
 
@@ -24,7 +24,7 @@ LEAD_S = 0.25            # the widget jumps a quarter second before a stall (tem
 def run_dir(tmp_path_factory):
     """The real-time run with the capture on: the one test_realtime_capture checks frame by
     frame (tests/shared_runs.py: played once for both)."""
-    from skycity_bench import html_report
+    from skycity_bench.reporting import html_report
 
     out, report = jank_capture_run(tmp_path_factory)
     assert report["measurements"]["smoothness"]["realtime_video"] == "realtime/realtime.webm", \

@@ -29,8 +29,9 @@ from starlette.routing import Mount
 
 from skycity_bench.review import create_app
 from skycity_bench.review.auth import SESSION_COOKIE, Auth
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore, accounts
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store import accounts
 from tests.review_reports import client, make_run, sign_in
 
 R = load_rubric()
@@ -55,7 +56,7 @@ def world(request, tmp_path_factory):
     b = store.import_run(make_run(tmp / "runs", LABELS[1] + ".html", seed="roles-b")).candidate_id
     app = create_app(store)
     if request.param == "postgres":     # as `skycity-bench review` serves a PostgreSQL store: queue progress too
-        from skycity_bench.queue.page import install
+        from skycity_bench.queue.progress_page import install
 
         install(app, store)
     ann, bob = client(app, store, "ann", api=True), client(app, store, "bob", api=True)

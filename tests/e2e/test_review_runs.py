@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from skycity_bench.review import create_app
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import client, make_run
 
 R = load_rubric()

@@ -20,8 +20,8 @@ from starlette.routing import Mount
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.review import create_app
 from skycity_bench.review.auth import Auth
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 
 pytestmark = pytest.mark.browser
 

@@ -19,8 +19,8 @@ PROBES = ("packaging", "framing", "recording", "density")
 
 
 def _run(out, jobs):
-    from skycity_bench.runner import Profile, execute
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"viewport": "1280x720", "probes": {"recording": {"end_s": 5}}})
     sc = sc.model_copy(update={"dense_window_s": (2.0, 4.0), "density_sample_times_s": [2.0, 4.0]})

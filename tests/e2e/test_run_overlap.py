@@ -91,8 +91,8 @@ def _tree(snap: dict, root: int) -> set[int]:
 
 
 def _run(out, limit):
-    from skycity_bench.runner import Profile, execute
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"duration_s": 4, "viewport": "640x360",
                               "probes": {"recording": {"end_s": 4}, "frame_pacing": {"noise_reruns": 0}},
@@ -197,8 +197,8 @@ def test_should_rerun_the_real_time_probes_alone_when_the_overlap_disturbed_them
 def test_should_fall_back_to_the_default_order_when_the_overlap_is_refused_inside_a_run(tmp_path):
     """Through the API (`run` refuses it before a browser starts): the real-time probes alone
     first, as without it, the report saying why."""
-    from skycity_bench.runner import Profile, execute
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"duration_s": 2, "viewport": "640x360", "probes": {"frame_pacing": {"noise_reruns": 0}}})
     sc = sc.model_copy(update={"overlap": sc.overlap.model_copy(update={"min_cpus": 999})})

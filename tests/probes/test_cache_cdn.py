@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from skycity_bench.cache import LibraryCache
-from skycity_bench.scorers import all_scorers
+from skycity_bench.judging.scorers import all_scorers
 from tests.truth import Fixture, compare, fixture, print_table, run_fixture
 
 pytestmark = pytest.mark.browser
@@ -228,7 +228,7 @@ async def _frames(pages: dict[str, bytes], times: list[float]) -> dict:
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
     from skycity_bench.cache import resolvers
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"viewport": "640x360"})
     out: dict = {}

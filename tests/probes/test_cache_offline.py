@@ -14,7 +14,7 @@ import json
 import pytest
 
 from skycity_bench.cache import LibraryCache
-from skycity_bench.scorers import all_scorers
+from skycity_bench.judging.scorers import all_scorers
 from tests.probes.test_cache_cdn import CDN, MISSING, _probes, _require_seeded_cache, _split, _three_registry
 from tests.truth import Fixture, print_table, run_fixture
 

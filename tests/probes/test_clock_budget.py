@@ -22,8 +22,8 @@ import pytest
 from skycity_bench.browser.clock_budget import limit_s
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
-from skycity_bench.errors import DemoHang, DemoSlow
-from skycity_bench.scenario import Viewport, load_scenario
+from skycity_bench.common.errors import DemoHang, DemoSlow
+from skycity_bench.inputs.scenario import Viewport, load_scenario
 
 pytestmark = pytest.mark.browser
 

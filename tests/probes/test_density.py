@@ -79,8 +79,8 @@ async def _page_truths(fxs):
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
-    from skycity_bench.runner import extra_resolvers
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import extra_resolvers
+    from skycity_bench.inputs.scenario import load_scenario
 
     out = {}
     async with async_playwright() as pw:

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 
 def _run(out, probes):
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"viewport": "1280x720", "probes": {"recording": {"end_s": 5}}})
     sc = sc.model_copy(update={"dense_window_s": (2.0, 4.0), "density_sample_times_s": [2.0, 4.0]})

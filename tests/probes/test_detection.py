@@ -27,7 +27,7 @@ from skycity_bench.browser.session import BrowserHandle, js
 from skycity_bench.probes._city_name import CANVAS_TEXT_JS
 from skycity_bench.probes.shops.dom_cards import SCRIPT as SHOP_SCRIPT
 from skycity_bench.probes._stepper import RAF_60HZ_JS
-from skycity_bench.scenario import load_scenario
+from skycity_bench.inputs.scenario import load_scenario
 
 pytestmark = pytest.mark.browser
 

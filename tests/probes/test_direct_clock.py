@@ -15,7 +15,7 @@ import asyncio
 import numpy as np
 import pytest
 
-from skycity_bench.errors import ProbeError
+from skycity_bench.common.errors import ProbeError
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode, frame_times
 from tests.probes.test_clock_budget import _with_page, scenario
 from tests.probes.test_timeline_recording import _clock_ms
@@ -43,7 +43,7 @@ async def _walk_page(direct: bool, times: list[float]):
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
-    from skycity_bench.scenario import Viewport
+    from skycity_bench.inputs.scenario import Viewport
 
     with DemoServer(CLOCK_BARS.html.read_bytes()) as srv:
         async with async_playwright() as pw:

@@ -20,9 +20,9 @@ import yaml
 
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
-from skycity_bench.errors import BenchError
-from skycity_bench.runner import extra_resolvers
-from skycity_bench.scenario import DEFAULT_SCENARIO, Scenario, parse_viewport
+from skycity_bench.common.errors import BenchError
+from skycity_bench.running.runner import extra_resolvers
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, Scenario, parse_viewport
 from tests.truth import FIXTURES, check_value
 
 pytestmark = pytest.mark.browser

@@ -14,7 +14,7 @@ import numpy as np
 
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
-from skycity_bench.scenario import load_scenario
+from skycity_bench.inputs.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "scenarios" / "demos" / "reference.html"

@@ -38,8 +38,8 @@ def shown_runs(frames: list[np.ndarray], min_changed_px: int = 20) -> list[tuple
 
 
 def _run(html, tmp_path, *, duration, viewport, capture: dict) -> dict:
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"duration_s": duration, "viewport": viewport, "probes": {"realtime_capture": capture}})
     return asyncio.run(run_candidate(html, sc, tmp_path, probes=["frame_pacing"])).to_json()

@@ -13,7 +13,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from skycity_bench.realtime_video import RealtimeVideo
+from skycity_bench.media.realtime_video import RealtimeVideo
 from tests.probes.test_realtime_capture import VSYNC_S, decode_gray, shown_runs
 from tests.shared_runs import JANK
 

@@ -34,8 +34,8 @@ W, H = 320, 240
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory) -> tuple[dict, Path]:
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     out = tmp_path_factory.mktemp("recording_65s")
     sc = load_scenario(None, {"viewport": f"{W}x{H}"})        # the scenario's own 65 s at 30 fps
@@ -161,8 +161,8 @@ def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_f
     frame (Chromium's scaled JPEG, the timeline's full-size JPEG scaled by the encoder's
     thread at its sample times); every frame still shows t = i / 30 s; the keyframes stay at
     the viewport's full size; and Chromium plays it and seeks to its frames."""
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
     from tests.probes.test_timeline_recording import _video_clock_ms
 
     sc = load_scenario(None, {"viewport": "480x360", "probes": {

@@ -25,7 +25,7 @@ import yaml
 
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
-from skycity_bench.scenario import DEFAULT_SCENARIO, Scenario
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, Scenario
 
 pytestmark = pytest.mark.browser
 

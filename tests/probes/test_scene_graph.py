@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from skycity_bench.scenario import load_scenario
+from skycity_bench.inputs.scenario import load_scenario
 from tests.truth import assert_truth, fixture, run_fixture
 
 pytestmark = pytest.mark.browser
@@ -29,7 +29,7 @@ async def _claims_and_truth() -> list[tuple[float, dict, list, list]]:
     from skycity_bench.browser.session import BrowserHandle
     from skycity_bench.probes import _scene_graph
     from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper
-    from skycity_bench.runner import extra_resolvers
+    from skycity_bench.running.runner import extra_resolvers
 
     sc = load_scenario(None, {"viewport": FX.truth["scenario"]["viewport"]})
     s = sc.probe_settings("density")

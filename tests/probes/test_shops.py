@@ -22,7 +22,7 @@ NAMES = [f.name for f in SHOP_FIXTURES]
 
 def _no_hook_run(root: Path) -> dict:
     """The correct fixture with its hook renamed away."""
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.inputs.scenario import load_scenario
 
     html = (FIXTURES / "shops" / "correct.html").read_text(encoding="utf-8").replace(
         "window.skyCityTest = {", "window.notTheHook = {")
@@ -43,7 +43,7 @@ def reports(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
 
     # Load the registries here: their lazy first load is not thread-safe.
     from skycity_bench.probes import registry
-    from skycity_bench.scorers import all_scorers
+    from skycity_bench.judging.scorers import all_scorers
 
     registry.names()
     all_scorers()

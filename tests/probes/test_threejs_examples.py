@@ -19,7 +19,7 @@ import re
 import pytest
 
 from skycity_bench.cache import LibraryCache
-from skycity_bench.scenario import load_scenario
+from skycity_bench.inputs.scenario import load_scenario
 from tests.truth import Fixture, all_fixtures, compare, print_table, run_side_by_side
 
 pytestmark = pytest.mark.browser

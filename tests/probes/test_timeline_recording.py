@@ -49,8 +49,8 @@ def _clock_ms(frame: np.ndarray, bits: int, unit_ms: int) -> int:
 def both(tmp_path_factory) -> tuple[dict, Path]:
     """recording + timeline on the same fixture: the timeline at 4 fps to 2 s, so its samples
     at .25 and .75 s fall between video frames and those at 0, .5, 1, ... on them."""
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     out = tmp_path_factory.mktemp("tour_pass")
     sc = load_scenario(None, {"viewport": "320x240", "probes": {
@@ -199,8 +199,8 @@ def test_should_give_both_records_the_passs_hang_and_step_the_demo_once(tmp_path
     """A demo whose main thread hangs 1.5 s into the pass (tests/fixtures/hostile/infinite_loop):
     the one pass stops once, and both records say so, each with what it had collected
     until then; the camera items are untested, never judged from half a pass."""
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     hang = fixture("hostile/infinite_loop")
     sc = load_scenario(None, {"viewport": "320x240", "timeouts": {"load_s": 5, "probe_grace_s": 8}, "probes": {
@@ -223,8 +223,8 @@ def test_should_shorten_the_recording_to_what_its_wall_budget_captured(tmp_path)
     what was captured and says so (truncated, with the reason); the timeline, which needs the
     whole tour, is an error with that reason, so the camera items are untested — never a
     silently short video."""
-    from skycity_bench.runner import run_candidate
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
+    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario(None, {"viewport": "320x240", "probes": {"recording": {"wall_budget_s": 4}}})
     report = asyncio.run(run_candidate(FX.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()

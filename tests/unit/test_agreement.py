@@ -9,9 +9,9 @@ import krippendorff
 import numpy as np
 import pytest
 
-from skycity_bench import agreement as ag
-from skycity_bench.rubric import load_rubric
-from skycity_bench.sheet import Review, build_sheet, hide_reviews, to_csv, to_json, to_markdown
+from skycity_bench.analysis import agreement as ag
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.judging.sheet_totals import Review, build_sheet, hide_reviews, to_csv, to_json, to_markdown
 
 R = load_rubric()
 GRADED = [i.id for i in R.items if i.graded]

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from skycity_bench import cli
-from skycity_bench.cache.store import LibraryCache
+from skycity_bench.cache.package_store import LibraryCache
 
 from ._cache_pkg import Registry, package
 

@@ -9,7 +9,7 @@ import tarfile
 import pytest
 
 from skycity_bench.cache import npm
-from skycity_bench.cache.store import CacheError, LibraryCache
+from skycity_bench.cache.package_store import CacheError, LibraryCache
 
 from ._cache_pkg import Registry, package, sri, tarball
 

@@ -10,7 +10,7 @@ import pytest
 from skycity_bench.cache import npm
 from skycity_bench.cache.ondemand import Named, OnDemand, missing, named_in_html, prefetch_demos
 from skycity_bench.cache.resolver import CacheResolver
-from skycity_bench.cache.store import LibraryCache
+from skycity_bench.cache.package_store import LibraryCache
 from skycity_bench.browser.network import Resolved
 
 from ._cache_pkg import Registry, package, sri
@@ -163,7 +163,7 @@ def test_a_batch_should_prefetch_while_planning_unless_the_cache_is_frozen(store
 
     from rich.console import Console
 
-    from skycity_bench import batch
+    from skycity_bench.batch import batch_run as batch
 
     class Planned:                      # what batch._prefetch uses of a planned Batch
         def __init__(self):

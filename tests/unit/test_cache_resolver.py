@@ -12,7 +12,7 @@ import pytest
 from skycity_bench.browser.network import Resolved
 from skycity_bench.cache import npm
 from skycity_bench.cache.resolver import CacheResolver
-from skycity_bench.cache.store import LibraryCache
+from skycity_bench.cache.package_store import LibraryCache
 
 from ._cache_pkg import package, sri
 

@@ -1,14 +1,14 @@
-"""Calibration's pure logic (skycity_bench/calibration.py): level distances on the rubric's
+"""Calibration's pure logic (skycity_bench/analysis/reviewer_calibration.py): level distances on the rubric's
 ordinal scale, offset / mean absolute difference / n per reviewer and item, the flag above
 one level, drift over the last N, anchors from a finalised sheet, the queue's interleaving
 and the admin's marks on the sheet. No database."""
 
 import pytest
 
-from skycity_bench.calibration import (FLAG_ABOVE_LEVELS, SPREAD, Anchor, Scale, Score, calibrate, figures,
+from skycity_bench.analysis.reviewer_calibration import (FLAG_ABOVE_LEVELS, SPREAD, Anchor, Scale, Score, calibrate, figures,
                                        interleave, levels_from_sheet, mark_sheet)
-from skycity_bench.rubric import load_rubric
-from skycity_bench.sheet import Review, build_sheet
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.judging.sheet_totals import Review, build_sheet
 
 R = load_rubric()
 GRADED = [i.id for i in R.items if i.graded]

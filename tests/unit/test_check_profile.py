@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from skycity_bench.check import OWN_STEPS, check_profile, check_scenario, load_check_config
-from skycity_bench.errors import UserError
-from skycity_bench.report import Candidate, ItemResult, ProbeRecord, Report
-from skycity_bench.rubric import load_rubric
-from skycity_bench.runner import Profile, exit_code
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import all_scorers
+from skycity_bench.check.compliance import OWN_STEPS, check_profile, check_scenario, load_check_config
+from skycity_bench.common.errors import UserError
+from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.running.runner import Profile, exit_code
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import all_scorers
 
 
 def test_should_map_every_check_to_scored_items_or_the_tours_evidence():
@@ -77,7 +77,7 @@ def test_should_exit_by_one_rule():
 
 
 def test_should_refuse_a_profile_naming_an_unknown_item():
-    from skycity_bench.errors import BenchError
+    from skycity_bench.common.errors import BenchError
 
     with pytest.raises(BenchError):
         Profile(items=("no.such_item",)).rubric()

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers.city_name import CityName, judge
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers.city_name import CityName, judge
 
 
 def look(t_s, share, *, drawn=False, offscreen=False, dom=1):

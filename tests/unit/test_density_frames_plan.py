@@ -7,7 +7,7 @@ browser here: tests/probes/test_density_tour_frames.py runs both sources."""
 from skycity_bench.probes import registry
 from skycity_bench.probes._tour import density_frame_times
 from skycity_bench.probes.density import _keys, plan_pass, sample_times
-from skycity_bench.runner import Profile, readers_of
+from skycity_bench.running.runner import Profile, readers_of
 
 
 def test_should_give_every_main_sample_all_its_frames():
@@ -70,7 +70,7 @@ def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(
     from types import SimpleNamespace
 
     from skycity_bench.probes.density import TourFrames
-    from skycity_bench.report import ProbeRecord
+    from skycity_bench.reporting.run_report import ProbeRecord
 
     index = {"version": 1, "hook": {"ok": True, "value": {}, "error": None},
              "frames": {str(k): {"file": f"f{k:06d}.png", "now_s": k / 60} for k in range(1185, 1250)},
@@ -122,8 +122,8 @@ def test_should_find_every_frame_and_claim_a_still_point_sample_needs_among_the_
 def test_should_refuse_still_point_views_not_centred_on_t():
     import pytest
 
-    from skycity_bench.errors import UserError
-    from skycity_bench.scenario import load_scenario
+    from skycity_bench.common.errors import UserError
+    from skycity_bench.inputs.scenario import load_scenario
 
     ok = load_scenario(None, {}).probe_settings("density")
     assert ok.params().track.still_point_frames == (-120, -60, 60, 120)

@@ -1,7 +1,7 @@
 """Timing figures are ranked only between comparable environments."""
 
-from skycity_bench import environment
-from skycity_bench.scenario import load_scenario
+from skycity_bench.common import environment
+from skycity_bench.inputs.scenario import load_scenario
 
 
 def env(**kw):

@@ -14,14 +14,14 @@ from typer.testing import CliRunner
 
 from skycity_bench import evidence
 from skycity_bench.cli import app
-from skycity_bench.errors import UserError
+from skycity_bench.common.errors import UserError
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.probes import registry
-from skycity_bench.report import Candidate, ProbeRecord, Report, save
-from skycity_bench.rubric import DEFAULT_RUBRIC, load_rubric, rubric_sha256
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import all_scorers
-from skycity_bench.scoring import score_report
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
+from skycity_bench.inputs.rubric import DEFAULT_RUBRIC, load_rubric, rubric_sha256
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import all_scorers
+from skycity_bench.judging.score_items import score_report
 
 RUBRIC = load_rubric()
 QUIET = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped": True}, "cpu": None, "too_noisy": []}

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import ScoreInput
-from skycity_bench.scorers.frame_pacing import frame_pacing, noise_reasons, scene_updates
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import ScoreInput
+from skycity_bench.judging.scorers.frame_pacing import frame_pacing, noise_reasons, scene_updates
 
 RUBRIC = load_rubric()
 ITEM = RUBRIC.item("smoothness.frame_pacing")

@@ -1,7 +1,7 @@
 """Chromium's frame reporting read from trace events (browser/frame_trace.py) and the CPU
 noise figures (browser/calibration.py), on synthetic events and samples."""
 
-from skycity_bench.browser.calibration import cpu_noise
+from skycity_bench.browser.rate_calibration import cpu_noise
 from skycity_bench.browser.frame_trace import FrameTrace
 
 URL = "http://127.0.0.1:1234/demo.html"

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from skycity_bench import evidence
-from skycity_bench.rubric import find_rubric, load_rubric
-from skycity_bench.scenario import Scenario
-from skycity_bench.scoring import score_report
+from skycity_bench.inputs.rubric import find_rubric, load_rubric
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.score_items import score_report
 from tests.golden_evidence import GOLDEN_DIR, all_golden, as_report, load
 
 FILES = all_golden()
@@ -190,8 +190,8 @@ def test_golden_items_agree_with_their_fixtures_truth(path):
 @pytest.mark.parametrize("name,probe,old", [("density/liar", "density", "3"), ("shops/correct", "shops", "2")])
 def test_rescore_refuses_density_and_shops_evidence_of_a_version_its_scorers_do_not_read(name, probe, old):
     # The untyped dicts of before (density 3, shops 2) are not scored as if they were typed.
-    from skycity_bench.errors import UserError
-    from skycity_bench.scoring import check_stored
+    from skycity_bench.common.errors import UserError
+    from skycity_bench.judging.score_items import check_stored
 
     g = load(GOLDEN_DIR / f"{name}.json")
     g["probes"][probe]["evidence_version"] = old

@@ -3,7 +3,7 @@ not keys; no full file hash served; a blinded report computed once per key."""
 
 import json
 
-from skycity_bench.masking import MASK, BlindCache, Masker, blind_report, secrets_of
+from skycity_bench.common.blinding import MASK, BlindCache, Masker, blind_report, secrets_of
 
 SHA = "0a32ebc158dc21294d4989256ea63bc39cc976e47b2f72d14a9a94f7d7709ae3"
 

@@ -7,7 +7,7 @@ import base64
 import cv2
 import numpy as np
 
-from skycity_bench.probes._html_audit import audit, strip_js_comments
+from skycity_bench.analysis.html_audit import audit, strip_js_comments
 
 
 def _urls(found: dict) -> dict[str, tuple[int, str]]:

@@ -8,12 +8,12 @@ import copy
 import numpy as np
 import pytest
 
-from skycity_bench.probes._pixels import change_stats, changed_mask, ssim
+from skycity_bench.probes._pixel_compare import change_stats, changed_mask, ssim
 from skycity_bench.probes.framing import blank_bands
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import ScoreInput, all_scorers
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import ScoreInput, all_scorers
 
 RUBRIC = load_rubric()
 SCENARIO = load_scenario()

@@ -10,10 +10,10 @@ import time
 import pytest
 import yaml
 
-from skycity_bench.errors import UserError
-from skycity_bench.pinning import Pinner, plan_split
-from skycity_bench.scenario import DEFAULT_SCENARIO, Overlap, load_scenario
-from skycity_bench.scorers.overlap import Settings, perturbation
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.cpu_pinning import Pinner, plan_split
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, Overlap, load_scenario
+from skycity_bench.judging.scorers.overlap import Settings, perturbation
 
 
 def _settings(pacing=2, min_cpus=3):
@@ -182,14 +182,14 @@ def test_should_refuse_overlap_without_spare_cores_in_one_line_before_a_browser_
 
 
 def test_should_size_the_default_jobs_by_the_cores_the_pacing_browser_leaves():
-    from skycity_bench.side_by_side import SOLO_MAX_CPUS, default_jobs
+    from skycity_bench.running.side_by_side import SOLO_MAX_CPUS, default_jobs
 
     assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1     # as on a machine that small
     assert 1 <= default_jobs(SOLO_MAX_CPUS + 2) <= SOLO_MAX_CPUS + 2
 
 
 def test_a_report_written_before_the_overlap_section_still_reads_back():
-    from skycity_bench.scenario import Scenario
+    from skycity_bench.inputs.scenario import Scenario
 
     d = load_scenario().model_dump(mode="json")
     assert Scenario.model_validate(d).overlap == load_scenario().overlap

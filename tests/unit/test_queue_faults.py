@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from skycity_bench.cli import app
-from skycity_bench.queue.work import QueueWorker, WorkerOptions
+from skycity_bench.queue.queue_worker import QueueWorker, WorkerOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "batch"

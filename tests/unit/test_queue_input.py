@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from skycity_bench.cli import app
-from skycity_bench.errors import UserError
-from skycity_bench.store import ReviewStore
+from skycity_bench.common.errors import UserError
+from skycity_bench.store.review_store import ReviewStore
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "batch"
@@ -138,7 +138,7 @@ def test_should_show_the_queue_progress_in_the_review_app(pg_url):
 
     from tests.review_reports import client as signed_client
 
-    from skycity_bench.queue.page import install
+    from skycity_bench.queue.progress_page import install
     from skycity_bench.review import create_app
 
     assert invoke("queue", "add", TINY / "tiny1.html", TINY / "tiny2.html", "--db", pg_url, "--probe", "packaging",

@@ -1,7 +1,7 @@
 """The real-time video widget's data (review/realtime.py) from a report: the intervals of
 the pass the video filmed, the long frames by the scorer's rule, nothing without a video."""
 
-from skycity_bench.review.realtime import realtime_view
+from skycity_bench.reporting.realtime_view import realtime_view
 
 
 def _report(raf, *, second=None, video="realtime/realtime.webm"):

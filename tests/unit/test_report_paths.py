@@ -1,4 +1,4 @@
-from skycity_bench.report import get_path, set_path
+from skycity_bench.reporting.run_report import get_path, set_path
 
 
 def test_should_read_item_ids_with_dots():

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from skycity_bench.review.chapters import chapters, item_moments
-from skycity_bench.rubric import find_rubric, load_rubric
-from skycity_bench.scenario import Scenario
-from skycity_bench.scoring import score_report
+from skycity_bench.inputs.rubric import find_rubric, load_rubric
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.score_items import score_report
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
 from tests.truth import FIXTURES
 
@@ -29,7 +29,7 @@ def _scored(tmp_path, *golden: str, recording_s: float | None = None) -> dict:
     rubric = load_rubric(find_rubric(g["rubric_id"]))
     report = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, tmp_path)
     if recording_s is not None:       # after scoring: the camera scorers read a full recording evidence
-        from skycity_bench.report import ProbeRecord
+        from skycity_bench.reporting.run_report import ProbeRecord
         report.probes["recording"] = ProbeRecord(name="recording", data={"file": "recordings/recording.webm",
                                                                          "duration_s": recording_s})
     return report.to_json()
@@ -142,7 +142,7 @@ def test_the_opening_stamp_is_honoured_only_for_its_reviewer_and_candidate():
 
 @pytest.mark.parametrize("db", ["sqlite", "postgres"])
 def test_timings_are_stored_per_save_and_summed_per_candidate(tmp_path, request, db):
-    from skycity_bench.store import ReviewStore
+    from skycity_bench.store.review_store import ReviewStore
     from skycity_bench.store import timings
     from tests.review_reports import make_run
 

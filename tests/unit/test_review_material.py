@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from skycity_bench.probes import registry
-from skycity_bench.report import ProbeRecord
-from skycity_bench.runner import Profile, review_material_wanted
-from skycity_bench.scenario import Scenario
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.running.runner import Profile, review_material_wanted
+from skycity_bench.inputs.scenario import Scenario
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
 
 ITEM = "smoothness.frame_pacing"

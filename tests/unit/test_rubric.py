@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skycity_bench.rubric import DEFAULT_RUBRIC, load_rubric, render_canonical, render_markdown
+from skycity_bench.inputs.rubric import DEFAULT_RUBRIC, load_rubric, render_canonical, render_markdown
 
 # The SHA-256 of the rendered (canonical) skycity-v1. A change here means the rubric was
 # edited in place: make a new file with a new id instead (review-principles.md).

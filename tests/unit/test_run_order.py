@@ -3,9 +3,9 @@
 
 import pytest
 
-from skycity_bench.errors import BenchError
+from skycity_bench.common.errors import BenchError
 from skycity_bench.probes import ProbeSpec
-from skycity_bench.runner import Profile, _after_what_they_read
+from skycity_bench.running.runner import Profile, _after_what_they_read
 
 
 async def _noop(ctx):

@@ -4,7 +4,7 @@ budgets; without a terminal, plain time-stamped lines."""
 
 import io
 
-from skycity_bench.progress import LineProgress, Progress, RunProgress, Task, for_terminal
+from skycity_bench.common.run_progress import LineProgress, Progress, RunProgress, Task, for_terminal
 
 
 class _Rows(Progress):
@@ -63,7 +63,7 @@ def test_should_pick_plain_lines_when_stderr_is_not_a_terminal():
 
 
 def test_should_take_a_long_phases_own_estimate_when_the_weights_say_less(monkeypatch):
-    import skycity_bench.progress as pg
+    import skycity_bench.common.run_progress as pg
 
     now = [1000.0]
     monkeypatch.setattr(pg.time, "monotonic", lambda: now[0])

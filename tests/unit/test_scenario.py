@@ -2,8 +2,8 @@
 
 import pytest
 
-from skycity_bench.errors import UserError
-from skycity_bench.scenario import DEFAULT_SCENARIO, load_scenario
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
 
 
 def test_should_load_the_default_scenario():

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skycity_bench.errors import UserError
+from skycity_bench.common.errors import UserError
 from skycity_bench.probes import registry
-from skycity_bench.scenario import DEFAULT_SCENARIO, load_scenario
-from skycity_bench.scorers import all_scorer_settings
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
+from skycity_bench.judging.scorers import all_scorer_settings
 
 PKG = Path(__file__).resolve().parents[2] / "skycity_bench"
 YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))

@@ -4,8 +4,8 @@ ranking only across comparable environments. Point values come from the rubric."
 
 import json
 
-from skycity_bench.rubric import load_rubric
-from skycity_bench.sheet import Review, aggregate_item, build_sheet, rank, to_csv, to_json, to_markdown
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.judging.sheet_totals import Review, aggregate_item, build_sheet, rank, to_csv, to_json, to_markdown
 from tests.review_reports import ENV
 
 R = load_rubric()

@@ -7,11 +7,11 @@ import json
 from typer.testing import CliRunner
 
 from skycity_bench.cli import app
-from skycity_bench.errors import UserError
-from skycity_bench.report import ProbeRecord, load, save
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.store import ReviewStore
+from skycity_bench.common.errors import UserError
+from skycity_bench.reporting.run_report import ProbeRecord, load, save
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from tests.review_reports import make_run
 

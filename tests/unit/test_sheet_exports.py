@@ -6,8 +6,8 @@ import csv
 import io
 import re
 
-from skycity_bench.rubric import load_rubric
-from skycity_bench.sheet import Review, build_sheet, csv_cell, md_text, rank, to_csv, to_markdown
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.judging.sheet_totals import Review, build_sheet, csv_cell, md_text, rank, to_csv, to_markdown
 
 R = load_rubric()
 AUTO, AUTO2 = [i.id for i in R.items if not i.graded][:2]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from skycity_bench.errors import UserError
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import DEFAULT_SCENARIO, load_scenario
-from skycity_bench.scorers import ScoreInput, all_scorers
-from skycity_bench.scorers.shops import ShopsScorerSettings
+from skycity_bench.common.errors import UserError
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
+from skycity_bench.judging.scorers import ScoreInput, all_scorers
+from skycity_bench.judging.scorers.shops import ShopsScorerSettings
 from tests.golden_evidence import GOLDEN_DIR, load
 
 

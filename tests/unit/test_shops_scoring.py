@@ -11,11 +11,11 @@ import pytest
 
 from skycity_bench.probes.shops.auto_manual import intervals_from
 from skycity_bench.probes.shops.dom_cards import attribute, names_in
-from skycity_bench.probes.shops.pixels import canvas_change_figures, contrast_ratio, pixel_contrast
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import ScoreInput, all_scorers
+from skycity_bench.probes.shops.shop_pixels import canvas_change_figures, contrast_ratio, pixel_contrast
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import ScoreInput, all_scorers
 
 SHOPS = [{"id": f"s{i}", "name": n, "x": 100 * i, "y": 100} for i, n in
          enumerate(["云顶茶馆", "茶馆", "星桥面包坊", "浮岛书店", "风帆花店", "晴空冰室"], 1)]
@@ -48,7 +48,7 @@ def _scene(shift):
 
 def test_should_tell_a_drawn_card_from_scene_motion():
     from skycity_bench.evidence.shops import CanvasCard
-    from skycity_bench.scorers.shops import canvas_card_like
+    from skycity_bench.judging.scorers.shops import canvas_card_like
 
     s = load_scenario().scorer_settings("shops")
     before, control, later = _scene(0), _scene(1), _scene(2)
@@ -254,7 +254,7 @@ def test_should_say_the_hooks_position_does_not_match_the_pixels_when_the_scene_
 
 
 def test_should_track_a_patch_to_where_the_scene_moved_with_sub_pixel_residuals():
-    from skycity_bench.probes.shops.pixels import follow_residual, patch_at
+    from skycity_bench.probes.shops.shop_pixels import follow_residual, patch_at
 
     rng = np.random.default_rng(3)
     world = (rng.random((200, 400)) * 255).astype(np.uint8)
@@ -290,7 +290,7 @@ def test_should_give_touch_half_for_some_shops():
 
 
 def test_should_keep_only_usable_shops_from_the_hook():
-    from skycity_bench.probes.shops.page import valid_shops
+    from skycity_bench.probes.shops.shop_page import valid_shops
 
     shops, problems = valid_shops([{"id": 1, "name": "云顶茶馆", "x": 10, "y": 20}, {"id": "b", "x": 1, "y": 2},
                                    "junk", {"id": "c", "name": "x", "x": "nan", "y": 3}])
@@ -315,8 +315,8 @@ def test_should_measure_placement_from_the_card_box_and_its_styles():
 
 
 def test_should_give_every_manual_priority_outcome_a_status_and_a_verdict():
-    from skycity_bench.scorers._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual
-    from skycity_bench.scorers.shops import _ITEM, _SHOP, Item, Shop
+    from skycity_bench.judging.scorers._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual
+    from skycity_bench.judging.scorers.shops import _ITEM, _SHOP, Item, Shop
 
     assert set(MANUAL_STATUS) == set(Manual) == set(MANUAL_VERDICT)
     assert set(_SHOP) == set(Shop) and set(_ITEM) == set(Item)      # every code has its prose

@@ -5,7 +5,7 @@ tests/e2e/test_run_jobs.py compares a real run's items at --jobs 1 and 2)."""
 import asyncio
 
 from skycity_bench.probes import ProbeSpec
-from skycity_bench.side_by_side import default_jobs, run_side_by_side
+from skycity_bench.running.side_by_side import default_jobs, run_side_by_side
 
 
 async def _noop(ctx):
@@ -57,7 +57,7 @@ def test_should_allow_at_least_one_browser():
 
 def test_should_run_one_browser_on_two_cores_and_one_per_core_beyond(monkeypatch):
     """side_by_side.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
-    import skycity_bench.side_by_side as side_by_side
+    import skycity_bench.running.side_by_side as side_by_side
 
     monkeypatch.setattr(side_by_side, "JOB_MEMORY_MB", 1)    # memory never the limit here
     for cpus, jobs in ((1, 1), (2, 1), (3, 3), (8, 8)):

@@ -4,8 +4,8 @@ and the worse window deciding."""
 import numpy as np
 import pytest
 
-from skycity_bench import stats
-from skycity_bench.rubric import load_rubric
+from skycity_bench.analysis import statistics as stats
+from skycity_bench.inputs.rubric import load_rubric
 
 ITEM = load_rubric().item("smoothness.frame_pacing")
 TIERS = ITEM.get("tiers")

@@ -13,9 +13,10 @@ from dataclasses import replace
 import pytest
 import sqlalchemy as sa
 
-from skycity_bench.errors import UserError
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import InvalidReview, ReviewStore
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.validate import InvalidReview
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION
 from tests.review_reports import make_run
 
@@ -110,7 +111,7 @@ def test_should_keep_the_label_apart_from_the_anonymous_id(store):
 
 
 def test_should_mask_the_label_in_bench_reasons_of_the_blind_sheet(new_store, tmp_path):
-    from skycity_bench.sheet import to_markdown
+    from skycity_bench.judging.sheet_totals import to_markdown
 
     st = new_store("m")
     st.import_run(make_run(tmp_path / "runs", LABEL, seed="m", untested=("shops.touch",)))

@@ -1,4 +1,4 @@
-"""The store serves reports masked by skycity_bench/masking.py's rules (issue 20 part 2): the
+"""The store serves reports masked by skycity_bench/common/blinding.py's rules (issue 20 part 2): the
 candidate's own label only, whole words, no full file hash, each report blinded once (at
 import: tests/unit/test_store_runs.py holds that serving never masks again).
 """
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from skycity_bench import masking
-from skycity_bench.store import ReviewStore
+from skycity_bench.common import blinding as masking
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import make_run
 
 @pytest.fixture()

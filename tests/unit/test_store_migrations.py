@@ -16,9 +16,9 @@ import sqlalchemy as sa
 from typer.testing import CliRunner
 
 from skycity_bench.cli import app
-from skycity_bench.errors import UserError
-from skycity_bench.rubric import load_rubric
-from skycity_bench.store import ReviewStore
+from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.db import KNOWN
 from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION, metadata
 

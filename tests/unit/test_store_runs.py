@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from skycity_bench import masking
-from skycity_bench.rubric import load_rubric
-from skycity_bench.sheet import rank, to_csv, to_json, to_markdown
-from skycity_bench.store import InvalidReview, ReviewStore
+from skycity_bench.common import blinding as masking
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.judging.sheet_totals import rank, to_csv, to_json, to_markdown
+from skycity_bench.store.validate import InvalidReview
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store import artefacts
 from tests.review_reports import make_run
 

@@ -10,7 +10,7 @@ import pytest
 from skycity_bench.analysis import motion as _motion
 from skycity_bench.probes._stepper import eta_note, frame_times, on_grid
 from skycity_bench.probes.recording import contact_sheet
-from skycity_bench.scenario import load_scenario
+from skycity_bench.inputs.scenario import load_scenario
 
 
 # the camera scorer's thresholds as the scenario file sets them (analysis/motion.py applies them)

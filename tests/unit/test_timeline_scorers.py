@@ -9,10 +9,10 @@ import copy
 import pytest
 
 from skycity_bench.evidence.timeline import TimelineEvidence
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import ScoreInput, all_scorers
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import ScoreInput, all_scorers
 
 FPS = 2
 

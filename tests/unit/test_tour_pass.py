@@ -10,8 +10,8 @@ from skycity_bench.evidence.timeline import TimelineEvidence
 from skycity_bench.probes import registry
 from skycity_bench.probes._stepper import frame_times
 from skycity_bench.probes._tour import tour_times
-from skycity_bench.report import ProbeRecord
-from skycity_bench.runner import Profile, _records_of_pass
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.running.runner import Profile, _records_of_pass
 
 
 def _names(probes):

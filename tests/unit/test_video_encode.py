@@ -17,7 +17,7 @@ import av
 import numpy as np
 import pytest
 
-from skycity_bench.video_encode import VideoEncoder
+from skycity_bench.media.video_encode import VideoEncoder
 
 W, H = 960, 540          # the real-time capture's largest size; big enough that a busy core
 FRAMES = 36              # pushes a frame's encode past VP8's 1/60 s speed-up threshold

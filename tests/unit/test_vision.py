@@ -5,9 +5,9 @@ import cv2
 import numpy as np
 import pytest
 
-from skycity_bench.vision import analyse_pair
-from skycity_bench.vision.behavior import summarise
-from skycity_bench.vision.camera import estimate
+from skycity_bench.analysis.vision import analyse_pair
+from skycity_bench.analysis.vision.behavior import summarise
+from skycity_bench.analysis.vision.camera_estimate import estimate
 
 W, H = 800, 450
 
@@ -212,7 +212,7 @@ def test_should_not_count_what_stands_still_on_screen_while_the_camera_pans(worl
 
 
 def test_should_compute_the_band_limited_tolerant_difference_exactly_where_it_matters(world):
-    from skycity_bench.vision.segment import _max_channel, tolerant_diff
+    from skycity_bench.analysis.vision.segment import _max_channel, tolerant_diff
 
     a = draw(view(world, *CAM_A), movers(12), CAM_A, False)
     b = draw(view(world, *CAM_A), movers(12), CAM_A, True)
@@ -223,7 +223,7 @@ def test_should_compute_the_band_limited_tolerant_difference_exactly_where_it_ma
 
 
 def test_should_measure_a_content_shift_to_a_fraction_of_a_pixel_and_know_a_flat_patch():
-    from skycity_bench.vision.verify import measure_shift
+    from skycity_bench.analysis.vision.verify import measure_shift
 
     rng = np.random.default_rng(5)
     a = cv2.GaussianBlur(rng.integers(0, 255, (200, 300)).astype(np.uint8), (5, 5), 0)
@@ -237,7 +237,7 @@ def test_should_measure_a_content_shift_to_a_fraction_of_a_pixel_and_know_a_flat
 
 
 def test_should_fit_the_mesh_to_coherent_parallax_and_ignore_scattered_movers():
-    from skycity_bench.vision.camera import CameraParams, _mesh
+    from skycity_bench.analysis.vision.camera_estimate import CameraParams, _mesh
 
     rng = np.random.default_rng(2)
     pts = rng.uniform([0, 0], [1920, 1080], (800, 2))
@@ -294,9 +294,9 @@ def test_should_verify_in_the_far_pair_only_a_shift_off_the_epipolar_line_both_b
     # at any depth moves along its row. A slow mover shows 4 px off its line before t and
     # after it; one moving along its line (what a still thing at another depth does) and one
     # that moved only after t stay unverified, as does a still box.
-    from skycity_bench.vision.camera import CameraModel
-    from skycity_bench.vision.recheck import FarPair, far_recheck
-    from skycity_bench.vision.verify import VerifyParams
+    from skycity_bench.analysis.vision.camera_estimate import CameraModel
+    from skycity_bench.analysis.vision.recheck import FarPair, far_recheck
+    from skycity_bench.analysis.vision.verify import VerifyParams
 
     base = view(world, 60, 40)
 
@@ -353,7 +353,7 @@ def test_should_not_take_a_field_of_identical_moving_dots_for_objects_without_a_
 def test_should_not_take_a_two_tone_frame_for_a_brightness_change():
     # white dots on black covering about 10 % of the frame: A's 90th percentile is white, B's
     # black, although nothing changed brightness; B must be left as it is
-    from skycity_bench.vision.segment import match_photometry
+    from skycity_bench.analysis.vision.segment import match_photometry
     rng = np.random.default_rng(3)
     a, b = np.zeros((H, W, 3), np.uint8), np.zeros((H, W, 3), np.uint8)
     for img, share in ((a, 0.115), (b, 0.085)):
@@ -382,9 +382,9 @@ def _fielded_pair():
 
 
 def test_should_group_a_fields_primitives_whatever_the_ground_around_them():
-    from skycity_bench.vision.analyse import Params
-    from skycity_bench.vision.objects import FIELD, plain_objects
-    from skycity_bench.vision.segment import segment
+    from skycity_bench.analysis.vision.analyse import Params
+    from skycity_bench.analysis.vision.objects import FIELD, plain_objects
+    from skycity_bench.analysis.vision.segment import segment
     p = Params()
     a, b = _fielded_pair()
     seg = segment(a, b, np.ones((H, W), np.uint8), p.segment)
@@ -425,9 +425,9 @@ def test_should_leave_to_parallax_a_strip_a_near_edge_uncovers_and_count_motion_
     # near wall slid over it): changed pixels, but no shift of its content explains them.
     # A box moving 6 px down (off its line) and one moving 9 px along its line (further than
     # the background flow may depart from the camera model) moved on their own.
-    from skycity_bench.vision.analyse import Params, parallax_explained
-    from skycity_bench.vision.camera import CameraModel
-    from skycity_bench.vision.segment import segment
+    from skycity_bench.analysis.vision.analyse import Params, parallax_explained
+    from skycity_bench.analysis.vision.camera_estimate import CameraModel
+    from skycity_bench.analysis.vision.segment import segment
     base = view(world, 60, 40)
     a, b = base.copy(), base.copy()
     a[150:220, 200:206] = (250, 60, 200)                       # the side face, only at t

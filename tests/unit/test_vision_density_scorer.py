@@ -7,10 +7,10 @@ could not write fails here."""
 import pytest
 
 from skycity_bench.evidence.density import DensityEvidence
-from skycity_bench.report import ProbeRecord
-from skycity_bench.rubric import load_rubric
-from skycity_bench.scenario import load_scenario
-from skycity_bench.scorers import ScoreInput, all_scorers
+from skycity_bench.reporting.run_report import ProbeRecord
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.judging.scorers import ScoreInput, all_scorers
 
 
 def _sample(t, visual, verified=None, cats=None, claimed=None):
@@ -155,7 +155,7 @@ def test_what_the_vision_layer_writes_for_a_pair_fits_the_density_evidence_model
     import numpy as np
 
     from skycity_bench.evidence.density import DensitySample
-    from skycity_bench.vision import analyse_pair
+    from skycity_bench.analysis.vision import analyse_pair
 
     rng = np.random.default_rng(0)
     a = cv2.GaussianBlur((rng.random((360, 640, 3)) * 255).astype(np.uint8), (7, 7), 2)

@@ -9,7 +9,7 @@ from typing import Callable
 import numpy as np
 import pytest
 
-from skycity_bench.vision.multiview import TrackParams, reconstruct, still_point_px, track_moved
+from skycity_bench.analysis.vision.multiview import TrackParams, reconstruct, still_point_px, track_moved
 
 W, H, F = 960, 540, 800.0
 TIMES = (-2.0, -1.0, 0.0, 1.0, 2.0)
@@ -125,8 +125,8 @@ def test_should_turn_only_the_traveller_when_wired_after_the_pairs(scene):
     verified, followed through the views at the hook's positions of the same id; a claim the
     hook names nowhere else, or a still one claimed where it is, stays unverified, each
     record saying why."""
-    from skycity_bench.vision.multiview import still_point_recheck
-    from skycity_bench.vision.verify import VerifyParams
+    from skycity_bench.analysis.vision.multiview import still_point_recheck
+    from skycity_bench.analysis.vision.verify import VerifyParams
 
     p = TrackParams(still_point_frames=(-120, -60, 60, 120))
     ks = (-120, -60, 60, 120)
@@ -152,8 +152,8 @@ def test_should_turn_only_the_traveller_when_wired_after_the_pairs(scene):
 def test_should_not_turn_a_claim_that_moves_alike_with_a_verified_one_it_overlaps(scene):
     """A part, or a parked car under a mover: the hook's claim rides on a verified mover's
     box (its positions are the mover's): its track is the mover's, which is no own motion."""
-    from skycity_bench.vision.multiview import still_point_recheck
-    from skycity_bench.vision.verify import VerifyParams
+    from skycity_bench.analysis.vision.multiview import still_point_recheck
+    from skycity_bench.analysis.vision.verify import VerifyParams
 
     p = TrackParams(still_point_frames=(-120, -60, 60, 120))
     ks = (-120, -60, 60, 120)

@@ -10,8 +10,8 @@ import sys
 import time
 import uuid
 
-from skycity_bench.proctree import MARKER_ENV, descendants, kill_marked, marked_processes
-from skycity_bench.watchdog import MemoryWatchdog, kill_reason
+from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked, marked_processes
+from skycity_bench.running.watchdog import MemoryWatchdog, kill_reason
 
 GROW = "x = bytearray(300 * 2**20)\nimport time\ntime.sleep(60)\n"
 

@@ -16,4 +16,4 @@ The probe collects raw figures only; scorers/shops.py judges them (thresholds in
 scenario file's `scorers: shops:` section).
 """
 
-from . import probe  # noqa: F401  (registers the probe named "shops")
+from skycity_bench.probes.shops import shops_probe as probe  # noqa: F401  (registers the probe named "shops")

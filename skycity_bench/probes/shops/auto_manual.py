@@ -16,9 +16,9 @@ it was lost, why (scorers/shops.py, Manual).
 
 from __future__ import annotations
 
-from .dom_cards import shop_cards
-from .follow import Follow
-from .page import ShopPage, card_union, joined_text
+from skycity_bench.probes.shops.dom_cards import shop_cards
+from skycity_bench.probes.shops.follow import Follow
+from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_text
 
 
 def intervals_from(samples: list[tuple[float, list[dict]]], shops: list[dict], end_s: float) -> tuple[list, list]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 
-from .pixels import follow_residual, patch_at
-from .page import valid_shops
+from skycity_bench.probes.shops.shop_pixels import follow_residual, patch_at
+from skycity_bench.probes.shops.shop_page import valid_shops
 
 _HIT = """([x, y]) => {
   const el = document.elementFromPoint(x, y);

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 
-from .follow import Follow
-from .pixels import canvas_change_figures, composite, contrast_ratio, pixel_contrast
-from .page import ShopPage, card_union, joined_text
-from .dom_cards import shop_cards
+from skycity_bench.probes.shops.follow import Follow
+from skycity_bench.probes.shops.shop_pixels import canvas_change_figures, composite, contrast_ratio, pixel_contrast
+from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_text
+from skycity_bench.probes.shops.dom_cards import shop_cards
 
 
 def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) -> dict:

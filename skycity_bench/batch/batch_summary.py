@@ -1,0 +1,61 @@
+"""What a batch found: repeat statistics over a candidate's runs (summary.json) and the
+table printed at the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skycity_bench.reporting.run_report import Report
+from skycity_bench.analysis.statistics import spread
+
+
+def _figures(doc: Any, prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of a nested dict as dotted paths (lists are per-sample data: skipped)."""
+    out = {}
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            out.update(_figures(v, f"{prefix}{k}."))
+    elif isinstance(doc, (int, float)) and not isinstance(doc, bool):
+        out[prefix[:-1]] = float(doc)
+    return out
+
+
+def repeat_stats(reports: list[Report]) -> dict:
+    """Each figure's spread over the runs, and whether automated item points stayed identical
+    (review-principles.md: repeated runs give the same automated points)."""
+    figs: dict[str, list[float]] = {}
+    for rep in reports:
+        for k, v in _figures(rep.measurements, "measurements.").items():
+            figs.setdefault(k, []).append(v)
+    figures = {k: spread(v) for k, v in sorted(figs.items())}
+    items = {}
+    for iid, it in reports[0].items.items():
+        if it.how != "auto":
+            continue
+        pts = [rep.items[iid].points if iid in rep.items else None for rep in reports]
+        items[iid] = {"points": pts, "identical": len(set(pts)) == 1}
+    return {"n": len(reports), "auto_points_identical": all(v["identical"] for v in items.values()),
+            "items": items, "figures": figures,
+            "unstable": [k for k, s in figures.items() if s.get("unstable")]}
+
+
+def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"skycity-bench batch — {len(summary['candidates'])} candidates, {len(runs)} runs")
+    for col in ("candidate", "label", "runs", "auto points", "repeat", "problems"):
+        t.add_column(col, overflow="fold")
+    for c in summary["candidates"]:
+        pts = [r.get("auto_points") for r in c["runs"]]
+        mx = c["runs"][0].get("auto_max") if c["runs"] else None
+        rep = c.get("repeat")
+        rep_s = "—" if not rep else ("identical" if rep["auto_points_identical"] else "[red]points differ[/]") + (
+            f", {len(rep['unstable'])} unstable figures" if rep["unstable"] else "")
+        probs = sorted({(r.get("exit_reason") or "") or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
+                        for r in c["runs"]} - {""})
+        t.add_row(c["id"], ", ".join(c["labels"])[:60], str(len(c["runs"])),
+                  " / ".join(f"{p:g}" for p in pts) + (f" of {mx:g}" if mx is not None else ""), rep_s,
+                  "; ".join(p[:160] for p in probs))
+    console.print(t)
+    console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

@@ -1,0 +1,191 @@
+"""Turns stored evidence into the sheet's items. Used after a run and by `rescore` (no
+browser). Every rubric item ends up in the report: scored, `untested` with the reason, or
+`review` for reviewers.
+
+Measurements (report.md `measurements.*`) are rebuilt from the scorers and the stored
+evidence on every (re)score: nothing of an earlier scoring survives. The report also
+records the rubric file's SHA-256 and each probe's evidence version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Optional
+
+from pydantic import ValidationError
+
+from skycity_bench import evidence
+from skycity_bench.common.errors import UserError
+from skycity_bench.reporting.run_report import ItemResult, Report, set_path
+from skycity_bench.inputs.rubric import Rubric
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.scorers import ItemScore, ScoreInput, ScorerSpec, all_scorers
+
+log = logging.getLogger(__name__)
+
+
+def accepted_versions(spec: ScorerSpec, probe: str) -> tuple[str, ...]:
+    """Evidence versions of `probe` this scorer reads; a probe it does not name in
+    `accepts` (TRANSITIONAL: the runner's network log) is read in the
+    version its model registry holds today."""
+    if probe in spec.accepts:
+        return spec.accepts[probe]
+    cur = evidence.current_version(probe)
+    return (cur,) if cur else ()
+
+
+def evidence_problem(report: Report, spec: ScorerSpec) -> Optional[str]:
+    """Why this scorer cannot read the report's evidence (None: it can): a version it does
+    not accept, or evidence that does not match its model."""
+    for p in spec.probes:
+        rec = report.probes[p]
+        version = rec.evidence_version or evidence.current_version(p)
+        ok = accepted_versions(spec, p)
+        if ok and version not in ok:
+            return (f"probes.{p}.evidence_version is {version!r}; scorer {spec.item_id} reads "
+                    f"version(s) {', '.join(ok)}")
+        try:
+            rec.evidence(version)
+        except evidence.EvidenceError as e:
+            return str(e)
+    return None
+
+
+def load_stored(path: Path) -> Report:
+    """A stored report.json for rescoring; one line naming the file and the field (exit 2)
+    when it is not whole JSON or not a report."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}: not complete JSON (line {e.lineno}, column {e.colno}: {e.msg}): "
+                        "truncated or damaged, not rescored") from None
+    if not isinstance(doc, dict):
+        raise UserError(f"{path}: not a skycity-bench report (the top level is not an object)")
+    try:
+        report = Report.model_validate(doc)
+    except ValidationError as e:
+        field, problem = evidence.first_error(e)
+        raise UserError(f"{path}: {field}: {problem}") from None
+    for where, model in [("candidate", report.candidate)] + \
+            [(f"probes.{n}", r) for n, r in report.probes.items()] + \
+            [(f"items.{n}", r) for n, r in report.items.items()]:
+        for k in (model.model_extra or {}):
+            raise UserError(f"{path}: {where}.{k}: unknown field (hand-edited, or written by another bench)")
+    return report
+
+
+def check_stored(report: Report, scenario: Scenario, path: Path) -> None:
+    """Refuse (UserError: one line, file and field) stored evidence the scorers would score
+    wrongly: a version missing or not accepted by a scorer that reads it, data that does not
+    match its version's model, scorer thresholds missing from the stored scenario."""
+    scorers = all_scorers()
+    for name, rec in report.probes.items():
+        if rec.status != "ok" or evidence.model_for(name) is None:
+            continue
+        readers = [s for s in scorers.values() if name in s.probes]
+        if rec.evidence_version is None:
+            raise UserError(f"{path}: probes.{name}.evidence_version: missing (evidence from before versioned "
+                            "evidence: run the demo again)")
+        for spec in readers:
+            ok = accepted_versions(spec, name)
+            if rec.evidence_version not in ok:
+                raise UserError(f"{path}: probes.{name}.evidence_version: {rec.evidence_version!r} is not read by "
+                                f"scorer {spec.item_id} (reads {', '.join(ok) or 'none'}): run the demo again")
+        try:
+            rec.evidence(rec.evidence_version)
+        except evidence.EvidenceError as e:
+            raise UserError(f"{path}: {e}") from None
+    for section in sorted(s for s in _scorer_sections()):
+        try:
+            scenario.scorer_settings(section)
+        except UserError as e:
+            raise UserError(f"{path}: stored {e}") from None
+
+
+def _scorer_sections() -> list[str]:
+    from skycity_bench.judging.scorers import all_scorer_settings
+
+    return list(all_scorer_settings())
+
+
+def _record_measurements(report: Report, measurements: dict) -> None:
+    """Measurements that come straight from a pseudo-probe's evidence, not a scorer."""
+    net = report.probes.get("network")
+    if net is not None and isinstance(net.data.get("requests"), list):
+        seen: dict[str, None] = {}
+        for r in net.data["requests"]:
+            if isinstance(r, dict) and isinstance(r.get("url"), str):
+                seen.setdefault(r["url"], None)
+        set_path(measurements, "playback.external_requests", list(seen))
+
+
+def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Path | None) -> Report:
+    scorers = all_scorers()
+    measurements: dict = {}
+    _record_measurements(report, measurements)
+    for name, rec in report.probes.items():
+        if rec.status == "ok" and rec.evidence_version is None and evidence.model_for(name) is not None:
+            # written in-process from a plain dict (transitional probes): today's version
+            rec.evidence_version = evidence.current_version(name)
+    for item in rubric.items:
+        spec = scorers.get(item.id)
+        if spec is None:
+            if item.how == "manual":
+                res = ItemScore("review", None, {"reason": "manual item: scored by reviewers"})
+            else:
+                res = ItemScore("untested", None, {"reason": "no probe of this bench version measures this item yet"})
+        else:
+            missing = [p for p in spec.probes if p not in report.probes]
+            failed = [p for p in spec.probes if p in report.probes and report.probes[p].status != "ok"]
+            if missing:
+                res = ItemScore("untested", None, {"reason": f"probe(s) not run: {', '.join(missing)}"})
+            elif failed:
+                res = ItemScore("untested", None, {"reason": "; ".join(
+                    f"probe {p}: {report.probes[p].error}" for p in failed)})
+            elif (why := evidence_problem(report, spec)) is not None:
+                # in a live run a bench bug (the probe wrote what its model does not say);
+                # `rescore` refuses such a report before it gets here
+                res = ItemScore("untested", None, {"reason": f"evidence not readable: {why}"})
+            else:
+                inp = ScoreInput(item=item, rubric=rubric, scenario=scenario, records=report.probes, out_dir=out_dir)
+                try:
+                    res = spec.fn(inp)
+                except Exception as e:
+                    log.debug("scorer %s failed", item.id, exc_info=True)
+                    res = ItemScore("untested", None, {"reason": f"scorer error: {type(e).__name__}: {e}"})
+                else:
+                    if spec.render and out_dir is not None:
+                        try:
+                            res.evidence.setdefault("files", []).extend(spec.render(inp, res, Path(out_dir)))
+                        except Exception as e:
+                            res.evidence["render_error"] = f"{type(e).__name__}: {e}"
+                for path, value in res.measurements.items():
+                    set_path(measurements, path, value)
+        if res.points is not None:
+            res.points = round(min(max(res.points, 0.0), item.points), 2)
+        report.items[item.id] = ItemResult(points=res.points, max=item.points, status=res.status, how=item.how,
+                                           evidence=res.evidence, scorer=item.id if spec else None)
+    report.measurements = measurements
+    report.rubric_id = rubric.id
+    report.rubric_sha256 = rubric.file_sha256 or rubric.sha256
+    return report
+
+
+def run_problems(report: Report) -> list[str]:
+    """Why a run should exit 1: a probe that could not collect, or an item that the probes
+    which did run should have scored but left `untested` (a demo that threw, hung, crashed).
+    Items nobody measures yet, or whose probes were not selected, are not problems."""
+    out = [f"probe {n}: {r.error}" for n, r in report.probes.items() if r.status == "error"]
+    scorers = all_scorers()
+    for iid, it in report.items.items():
+        spec = scorers.get(iid)
+        if it.status == "untested" and spec and all(
+                p in report.probes and report.probes[p].status == "ok" for p in spec.probes):
+            out.append(f"{iid}: {it.evidence.get('reason', 'untested')}")
+    if report.exit_reason:
+        out.append(report.exit_reason)
+    return out

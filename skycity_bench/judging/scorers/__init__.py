@@ -1,0 +1,65 @@
+"""Scorer registry: every module in this package registers its scorers with `@scorer`.
+
+    @scorer("smoothness.frame_pacing", probes=("frame_pacing",), accepts={"frame_pacing": ("3",)})
+    def frame_pacing(inp: ScoreInput) -> ItemScore: ...
+
+A scorer module's thresholds are a pydantic model registered with
+`scorer_settings("frame_pacing", Settings)`: the scenario's `scorers.frame_pacing` section
+is validated against it when the scenario is loaded (no defaults: a missing threshold is an
+error there, never a literal fallback in code).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+
+from skycity_bench.judging.scorers.scorer_api import ItemScore, ScoreInput, ScorerSpec
+
+_REGISTRY: dict[str, ScorerSpec] = {}
+_SETTINGS: dict[str, type] = {}
+_loaded = False
+_lock = threading.Lock()
+
+
+def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict | None = None):
+    def deco(fn):
+        acc = {p: tuple(str(v) for v in vs) for p, vs in (accepts or {}).items()}
+        unknown = set(acc) - set(probes)
+        if unknown:
+            raise ValueError(f"scorer {item_id}: accepts names probes it does not read: {sorted(unknown)}")
+        _REGISTRY[item_id] = ScorerSpec(item_id=item_id, fn=fn, probes=tuple(probes), render=render, accepts=acc)
+        return fn
+    return deco
+
+
+def scorer_settings(section: str, model: type | None = None):
+    """Register the thresholds model of the scenario's `scorers.<section>`: called with the
+    model, or as a class decorator `@scorer_settings("framing")`."""
+    def register(m: type) -> type:
+        if section in _SETTINGS and _SETTINGS[section] is not m:
+            raise ValueError(f"scorer settings section {section!r} registered twice")
+        _SETTINGS[section] = m
+        return m
+    return register if model is None else register(model)
+
+
+def all_scorer_settings() -> dict[str, type]:
+    all_scorers()
+    return dict(_SETTINGS)
+
+
+def all_scorers() -> dict[str, ScorerSpec]:
+    global _loaded
+    if not _loaded:
+        with _lock:
+            if not _loaded:
+                for m in pkgutil.iter_modules(__path__):
+                    if m.name != "base" and not m.name.startswith("_"):
+                        importlib.import_module(f"{__name__}.{m.name}")
+                _loaded = True
+    return dict(_REGISTRY)
+
+
+__all__ = ["scorer", "scorer_settings", "all_scorers", "all_scorer_settings", "ItemScore", "ScoreInput", "ScorerSpec"]

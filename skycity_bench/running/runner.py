@@ -1,0 +1,541 @@
+"""The one execution path: `execute(candidate, scenario, profile, out_dir) -> Report`.
+
+`run` (one demo, in this process), each batch worker (worker.py, one process per run) and
+`check` (a profile of its own, check.py) all go through it: launch Chromium, calibrate,
+run the profile's collection steps (the registry's probes, and a profile's own steps),
+score, write report.json. Probes are found by the registry; the runner never names one.
+
+Whatever happens inside (a demo that hangs, crashes the renderer, opens dialogs, eats
+memory), every step is bounded by its budget, its failure is stored as its evidence, a
+memory watchdog kill is recorded in the evidence of the step it happened in BEFORE the
+report is scored, and report.json is written before this returns. `exit_code(report)` is
+the one rule every command exits by (0 everything collected and scored, 1 a probe could
+not collect or an item the run should score is untested; 2, usage, is raised before).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+import traceback
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Optional, Sequence
+
+from skycity_bench import __version__
+from skycity_bench.common import environment
+from skycity_bench.browser.rate_calibration import calibrate
+from skycity_bench.browser.launch import find_chromium
+from skycity_bench.browser.server import DemoServer
+from skycity_bench.browser.clock_budget import RunBudget
+from skycity_bench.browser.session import BrowserHandle
+from skycity_bench.inputs.demo_file import candidate_id, load_demo
+from skycity_bench.common.errors import BenchError, DemoCrash, DemoHang, ProbeError
+from skycity_bench.evidence.page_events import PageEventsEvidence
+from skycity_bench.probes import ProbeContext, ProbeSpec, registry
+from skycity_bench.probes.probe_api import Wanted
+from skycity_bench.common.run_progress import Progress, RunProgress
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
+from skycity_bench.inputs.rubric import Rubric, load_rubric
+from skycity_bench.running.overlap_pass import NoOverlap, run_overlapped
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.score_items import run_problems, score_report
+from skycity_bench.running.side_by_side import more_browsers, run_side_by_side
+from skycity_bench.running.watchdog import MemoryWatchdog, kill_reason
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_MEMORY_MB = 3072
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How a candidate is run. `run` and the batch use the default (every probe, or those
+    named); `check` (check.py) names its probes, adds its own fake-clock steps and skips the
+    refresh calibration (it measures no timing)."""
+
+    name: str = "run"
+    probes: Optional[tuple[str, ...]] = None       # registry probes; None: all of them
+    steps: tuple[ProbeSpec, ...] = ()              # the profile's own collection steps
+    calibrate: bool = True
+    network: str = "offline"                       # offline | allow
+    rubric_path: Optional[Path] = None
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB   # per browser process (watchdog.py)
+    # The rubric items this profile's evidence decides; None: every item. A profile that
+    # collects less (check: the hover phase only, one density pair) scores only these, so
+    # its report never judges an item from evidence that was not collected for it.
+    items: Optional[tuple[str, ...]] = None
+    # Browsers running the fake-clock probes side by side after the real-time ones, which
+    # always run alone (`run --jobs`; side_by_side.py). 1: one after the other.
+    jobs: int = 1
+    # `run --overlap`: off (the real-time probes alone, then the rest); pinned: the fake-clock
+    # probes on `jobs` more browsers during the real-time ones, pinned to other cores
+    # (overlap_pass.py, pinning.py); pinned-force: the same on a machine without spare cores
+    # (testing the mechanics).
+    overlap: str = "off"
+
+    def specs(self) -> list[ProbeSpec]:
+        """What runs, in run order (ProbeSpec.order). A probe whose pass also yields other
+        chosen probes' evidence (ProbeSpec.produces) runs for them: they are not run again,
+        and it runs with `produces` narrowed to those chosen."""
+        chosen = registry.select(None if self.probes is None else list(self.probes)) if self.probes != () else []
+        specs = sorted(chosen + list(self.steps), key=lambda s: s.order)
+        names = {s.name for s in specs}
+        specs = [replace(s, produces=tuple(p for p in s.produces if p in names)) if s.produces else s for s in specs]
+        made = {p for s in specs for p in s.produces}
+        return _after_what_they_read([s for s in specs if s.name not in made])
+
+    def rubric(self) -> Rubric:
+        rubric = load_rubric(self.rubric_path)
+        if self.items is None:
+            return rubric
+        unknown = set(self.items) - {i.id for i in rubric.items}
+        if unknown:
+            raise BenchError(f"profile {self.name}: no such rubric item(s): {', '.join(sorted(unknown))}")
+        return scoped_rubric(rubric, self.items)
+
+
+def _after_what_they_read(specs: list[ProbeSpec]) -> list[ProbeSpec]:
+    """The run order with every probe after the probes whose evidence it reads
+    (ProbeSpec.after), whatever their `order` numbers say; otherwise as given. A cycle is a
+    programming error and says so."""
+    out: list[ProbeSpec] = []
+    pending = list(specs)
+    while pending:
+        waiting = {s.name for s in pending}
+        ready = next((s for s in pending if not set(s.after) & waiting), None)
+        if ready is None:
+            raise BenchError(f"probes read each other's evidence in a cycle: {', '.join(sorted(waiting))}")
+        out.append(ready)
+        pending.remove(ready)
+    return out
+
+
+def scoped_rubric(rubric: Rubric, items) -> Rubric:
+    """The rubric with only these items (a profile's; `rescore` reads them back from the
+    report's environment.profile_items, so a check's report is never re-judged on items its
+    evidence was not collected for)."""
+    return rubric.model_copy(update={"items": [i for i in rubric.items if i.id in set(items)]})
+
+
+def exit_code(report: Report) -> int:
+    """The one exit rule of `run`, a batch worker and a batch: 0 when every probe collected
+    and every item the run should score was scored, 1 otherwise (scoring.run_problems)."""
+    return 1 if run_problems(report) else 0
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def extra_resolvers(network: str, ondemand=None) -> list:
+    """Request resolvers (answer a demo's request instead of a network error). The offline
+    library cache plugs in here when present."""
+    try:
+        from skycity_bench.cache import resolvers  # issue 5
+    except ImportError:
+        return []
+    return resolvers(network, ondemand)
+
+
+def _fetch_named(demo, progress: Progress):
+    """issue 16: fetch the CDN releases the demo names that the cache lacks, before the
+    browser starts (cache/ondemand.py; off with --no-fetch). Never stops the run."""
+    try:
+        from skycity_bench.cache.ondemand import OnDemand
+    except ImportError:
+        return None
+
+    def say(rec: dict) -> None:
+        if rec["outcome"] == "fetched":
+            progress.log(f"offline library cache: {rec['detail']}")
+    try:
+        ondemand = OnDemand(log=say)
+        ondemand.prefetch_html(demo.text)
+        return ondemand
+    except Exception as e:  # the bench's own fault: measure with the cache as it is
+        log.debug("on-demand fetch failed", exc_info=True)
+        progress.log(f"[yellow]offline library cache: fetching what the demo names failed: {e}[/]")
+        return None
+
+
+def _note_fetches(report: Report, handle, ondemand) -> None:
+    """issue 16: which releases were fetched for this run (or could not be), in the network
+    data and the warnings; run-time misses are fetched after the run for the next one."""
+    if ondemand is None:
+        return
+    try:
+        after = ondemand.after_run(handle.resolvers)
+    except Exception as e:  # the bench's own fault: the run's evidence stands
+        log.debug("fetching run-time misses failed", exc_info=True)
+        after = [f"fetching what the demo asked for at run time failed: {e}"]
+    report.probes["network"].data.update(ondemand.report())
+    report.warnings.extend(f"offline library cache: {w}" for w in ondemand.warnings() + after)
+
+
+def new_report(demo, scenario: Scenario, rubric: Rubric, label: Optional[str] = None,
+               started_at: Optional[str] = None) -> Report:
+    """The report of one run before anything is collected (also the batch's report for a
+    run whose worker died without writing one)."""
+    return Report(bench_version=__version__, rubric_id=rubric.id,
+                  candidate=Candidate(id=candidate_id(demo.sha256), sha256=demo.sha256, size_bytes=len(demo.html),
+                                      label=label if label is not None else demo.path.name),
+                  scenario={"name": scenario.name, "sha256": scenario.sha256(),
+                            "effective": scenario.model_dump(mode="json")},
+                  started_at=started_at or _now())
+
+
+def finish_report(report: Report, specs: Sequence[ProbeSpec], scenario: Scenario, rubric: Rubric,
+                  out_dir: Path, reason: Optional[str] = None) -> Report:
+    """Every step that did not run gets its error (`reason`), then the items are scored
+    from the evidence as it stands and report.json is written (atomically)."""
+    if reason and not report.exit_reason:
+        report.exit_reason = reason
+        report.warnings.append(reason)
+    for spec in specs:
+        for name, version in [(spec.name, spec.version), *((p, registry.get(p).version) for p in spec.produces)]:
+            report.probes.setdefault(name, ProbeRecord(name=name, version=version, status="error",
+                                                       error=report.exit_reason or "the run ended before this probe ran"))
+    report.finished_at = report.finished_at or _now()
+    score_report(report, scenario, rubric, out_dir)
+    save(report, out_dir)
+    return report
+
+
+async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, out_dir: Path, *,
+                  progress: Progress | None = None, label: Optional[str] = None) -> Report:
+    """Run `profile` on one candidate into out_dir; returns the scored, written report."""
+    progress = progress or Progress()
+    demo = load_demo(candidate)
+    specs = profile.specs()
+    rubric = profile.rubric()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    report = new_report(demo, scenario, rubric, label)
+    dog = MemoryWatchdog(float(profile.max_memory_mb))
+    try:
+        with dog:
+            try:
+                await _run(report, demo, scenario, profile, specs, out_dir, progress, dog)
+            except BenchError as e:
+                report.exit_reason = str(e)
+                report.warnings.append(f"run stopped: {e}")
+            except Exception as e:  # the bench's own fault: keep the report, say what happened
+                log.debug("run failed", exc_info=True)
+                report.exit_reason = f"internal error: {type(e).__name__}: {e}"
+                report.warnings.append(report.exit_reason)
+                (out_dir / "bench-error.txt").write_text(traceback.format_exc())
+    finally:                               # also when interrupted: a report is always written
+        if dog.kills:                      # before scoring: the items read the evidence as recorded
+            report.warnings.append(kill_reason(dog.kills))
+            setattr(report, "memory_watchdog", {"kills": dog.kills, "peak_mb": round(dog.peak_mb)})
+        report.environment["profile"] = profile.name
+        if profile.items is not None:
+            report.environment["profile_items"] = list(profile.items)
+        report.duration_s = round(time.monotonic() - started, 2)
+        finish_report(report, specs, scenario, rubric, out_dir)
+    return report
+
+
+async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
+                        probes: Optional[list[str]] = None, progress: Progress | None = None,
+                        network: str = "offline", rubric_path: Path | None = None,
+                        label: Optional[str] = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB) -> Report:
+    """`execute` with the run profile (every probe, or those named)."""
+    profile = Profile(probes=tuple(probes) if probes else None, network=network, rubric_path=rubric_path,
+                      max_memory_mb=max_memory_mb)
+    return await execute(demo_path, scenario, profile, out_dir, progress=progress, label=label)
+
+
+async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs, out_dir: Path, progress: Progress,
+               dog: MemoryWatchdog) -> None:
+    from playwright.async_api import async_playwright
+
+    network = profile.network
+
+    ondemand = _fetch_named(demo, progress)
+    with DemoServer(demo.html) as server:
+        demo.url = server.url
+        async with async_playwright() as pw:
+            handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network, ondemand))
+            # issue 16: the run's wall budget and every page's measured frame cost
+            handle.budget = RunBudget(scenario.timeouts)
+            await handle.start()
+            try:
+                path, source = find_chromium()
+                cal = await calibrate(handle, scenario) if profile.calibrate else _not_calibrated(scenario)
+                webgl = await environment.webgl_info(handle)
+                report.environment = environment.build(handle.version, path, webgl, scenario, cal)
+                report.environment["browser_source"] = source
+                report.environment["network"] = network
+                report.environment["jobs"] = profile.jobs
+                if profile.calibrate and not cal["within_tolerance"]:
+                    report.warnings.append(
+                        f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
+                        f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
+                # one display for the whole run where a person watches (progress.RunProgress)
+                view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
+
+                async def one(spec: ProbeSpec, h) -> None:
+                    p = view.probe(spec.name) if view is not None else progress
+                    try:
+                        rec = await _run_probe(spec, demo, scenario, out_dir, h, report, p, dog,
+                                               wanted=review_material_wanted(spec, scenario, report, profile),
+                                               readers=readers_of(spec, specs))
+                    finally:
+                        if view is not None:
+                            p.finish()
+                    for r in _records_of_pass(spec, rec):
+                        report.probes[r.name] = r
+
+                # Real time first and alone (a browser beside it would disturb what it
+                # measures), in run order; then the fake-clock probes, side by side on
+                # `jobs` browsers, each after the probes whose evidence it reads. Or, with
+                # `run --overlap pinned`, the fake-clock probes during the real-time ones on
+                # cores of their own (overlap_pass.py).
+                realtime = [s for s in specs if s.realtime]
+                rest = [s for s in specs if not s.realtime]
+                weight = lambda s: float(s.budget(scenario))   # noqa: E731
+                extra: list = []
+                try:
+                    if profile.overlap != "off" and realtime and rest:
+                        extra = await more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
+                    why = None
+                    if extra:
+                        try:
+                            await run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
+                                                  progress, weight)
+                        except NoOverlap as e:       # nothing ran yet: the default order instead
+                            why = str(e)
+                            report.warnings.append(f"--overlap {profile.overlap}: {why}; the real-time probes ran "
+                                                   "alone first, as without it")
+                            progress.log(f"[yellow]{report.warnings[-1]}[/]")
+                    elif profile.overlap != "off":
+                        why = ("no real-time probe in this run" if not realtime else
+                               "no fake-clock probe in this run" if not rest else "no second browser could be started")
+                    if not extra or why:
+                        if profile.overlap != "off":
+                            report.environment["overlap"] = {"mode": profile.overlap, "used": False, "why": why}
+                        for spec in realtime:
+                            await one(spec, handle)
+                        want = min(profile.jobs, len(rest)) - 1
+                        while len(extra) > max(0, want):
+                            await extra.pop().kill()
+                        extra += await more_browsers(pw, handle, want - len(extra))
+                        await run_side_by_side(rest, [handle, *extra], one, weight=weight)
+                finally:
+                    if view is not None:
+                        view.close()
+                    for h in extra:
+                        await h.kill()
+                    # the report lists the probes in run order, however they finished
+                    order = [n for s in specs for n in (s.name, *s.produces)]
+                    report.probes = {**{n: report.probes[n] for n in order if n in report.probes}, **report.probes}
+            finally:
+                # The network log is evidence like any probe's: scorers (packaging.single_file)
+                # read it as the pseudo-probe "network", and rescore finds it in the report.
+                report.probes["network"] = ProbeRecord(name="network", data={
+                    "requests": [r.to_json() for r in handle.requests], "misses": list(handle.misses),
+                    "mode": network, "served_from_cache": _served_from_cache(handle)})
+                # issue 5: say in the report (and the terminal) which library is missing and how to add it
+                for miss in dict.fromkeys(handle.misses):
+                    report.warnings.append(f"offline library cache: {miss}")
+                _note_fetches(report, handle, ondemand)
+                _page_events(report, handle)
+                _render_cost(report, handle, progress)
+                await handle.kill()
+
+
+def _not_calibrated(scenario: Scenario) -> dict:
+    """A profile that measures no timing (check) skips the refresh calibration; the
+    environment says so instead of a refresh interval."""
+    return {"refresh_interval_ms": None, "within_tolerance": None, "skipped": "this profile measures no timing",
+            "expected_interval_ms": scenario.calibration.expected_interval_ms,
+            "tolerance_ms": scenario.calibration.tolerance_ms}
+
+
+def _served_from_cache(handle) -> list[dict]:
+    """What the offline library cache served this run (package, version, path, sha256), so
+    two runs are known to have used the same library bytes (issue 5)."""
+    try:
+        from skycity_bench.cache import served_from_cache
+    except ImportError:
+        return []
+    return served_from_cache(handle.resolvers)
+
+
+def _page_events(report: Report, handle) -> None:
+    """What the demo did to the pages the bench opened (dialogs, popups, navigation away,
+    renderer crashes), as the pseudo-probe 'page_events' and as warnings: a hostile demo's
+    report says what it did (issue 10)."""
+    evs = getattr(handle, "page_events", [])
+    dialogs = [d for e in evs for d in e.dialogs]
+    n_dialogs = sum(e.dialog_count for e in evs)
+    popups = [u for e in evs for u in e.popups]
+    left = [e.navigations[-1] if e.navigations else "?" for e in evs if e.documents > 1]
+    crashed = sum(1 for e in evs if e.crashed)
+    report.probes["page_events"] = ProbeRecord(name="page_events", data=PageEventsEvidence(
+        pages=len(evs), dialogs=dialogs[:50], dialog_count=n_dialogs, popups=popups[:50],
+        popup_count=len(popups), left_document=left[:20], renderer_crashes=crashed,
+        page_errors=[m for e in evs for m in e.page_errors][:20]))
+    if n_dialogs:
+        kinds = sorted({d["type"] for d in dialogs})
+        report.warnings.append(f"the demo opened {n_dialogs} dialog(s) ({', '.join(kinds)}); the bench dismissed them")
+    if popups:
+        report.warnings.append(f"the demo opened {len(popups)} popup window(s) (first: {popups[0][:120]}); "
+                               "the bench closed them")
+    if left:
+        report.warnings.append(f"the demo navigated away from its own document on {len(left)} page(s) "
+                               f"(to {left[0][:120]})")
+    if crashed:
+        report.warnings.append(f"the demo's renderer crashed on {crashed} page(s)")
+
+
+def _render_cost(report: Report, handle, progress: Progress) -> None:
+    """issue 16: how slow the renderer was (each viewport's measured frame cost, how many
+    pages were stepped coarsely, whether the demo's clock kept up), in the report's
+    environment, and one warning line (also on the terminal) when it was slow."""
+    b = getattr(handle, "budget", None)
+    if b is None:
+        return
+    report.environment["render_cost"] = {"viewports": b.summary(), "run_budget_s": b.t.run_s,
+                                         "beyond_real_time_s": round(b.beyond_real_time_s, 1)}
+    line = b.slow_line()
+    if line:
+        report.warnings.append(line)
+        progress.log(f"[yellow]{line}[/]")
+
+
+async def _within_budget(coro, budget: float, handle):
+    """Await a probe for `budget` seconds, plus the time its pages spent rendering beyond
+    real time (a slow renderer, issue 16: browser/clock_budget.py), never past the run's
+    budget. Raises asyncio.TimeoutError (its argument says how far it was extended)."""
+    b = getattr(handle, "budget", None)
+    task = asyncio.ensure_future(coro)
+    start = time.monotonic()
+    base = b.beyond_real_time_s if b else 0.0
+    deadline = start + budget
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
+            if done:
+                return task.result()
+            extra = (b.beyond_real_time_s - base) if b else 0.0
+            new = min(start + budget + extra, max(start + budget, b.deadline if b else 0.0))
+            if new <= time.monotonic() + 0.05:
+                raise asyncio.TimeoutError(f" + {extra:.0f} s of slow rendering" if extra >= 1 else "")
+            deadline = new
+    finally:
+        if not task.done():
+            task.cancel()
+            try:
+                await task
+            except BaseException:
+                pass
+
+
+def _settings(spec: ProbeSpec, scenario: Scenario):
+    """A registry probe's settings from the scenario; a profile's own step (not in the
+    registry) brings its settings model, validated against the scenario section of the same
+    name when there is one (check's hover-only shops step reads probes.shops)."""
+    if spec.name in registry.names() and registry.get(spec.name) is spec:
+        return scenario.probe_settings(spec.name)
+    return spec.settings.model_validate(scenario.probes.get(spec.name) or {})
+
+
+def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
+    """One record per probe whose evidence the pass yielded (ProbeSpec.produces): its data
+    is keyed by probe name, ok or not; a produced probe shares the pass's status, error
+    (said to be the pass's) and wall time."""
+    if not spec.produces:
+        return [rec]
+    parts = rec.data if isinstance(rec.data, dict) else {}
+    out = []
+    for name in (spec.name, *spec.produces):
+        own = name == spec.name
+        r = ProbeRecord(name=name, version=spec.version if own else registry.get(name).version, status=rec.status,
+                        error=rec.error if own or rec.error is None else f"{spec.name}'s pass, which collects it, "
+                                                                            f"stopped: {rec.error}",
+                        duration_s=rec.duration_s)
+        part = parts.get(name)
+        if isinstance(part, ProbeError) and rec.status == "ok":
+            # the pass went on but this part could not be finished (issue 18: a tour its
+            # wall-clock budget stopped keeps the shortened video; the timeline needs the
+            # whole tour): its own error and partial data
+            r.status, r.error, part = "error", str(part), part.data
+        r.data = part or {}
+        out.append(r)
+    return out
+
+
+def review_material_wanted(spec: ProbeSpec, scenario: Scenario, report: Report, profile: Profile) -> Optional[Wanted]:
+    """Whether this run wants the review material a probe makes (ProbeSpec.review_material_for;
+    realtime_capture: the video for 录屏复核 of smoothness.frame_pacing), from the probe's
+    `when` setting: never; always (`run --realtime-capture` sets it); or review, when the
+    item, scored with this run's rubric on the evidence collected so far, ends in review (a
+    reviewer has to look). None for a probe that makes none."""
+    item = spec.review_material_for
+    if item is None:
+        return None
+    where = f"probes.{spec.name}.when"
+    when = _settings(spec, scenario).when
+    if when == "never":
+        return Wanted(False, f"the scenario says never ({where})")
+    if when == "always":
+        return Wanted(True, f"requested ({where}: always; `run --realtime-capture` sets it)")
+    unread = [p for p in spec.after if p not in report.probes or report.probes[p].status != "ok"]
+    if unread:
+        return Wanted(False, f"{', '.join(unread)} did not collect its evidence: {item} cannot end in review")
+    rubric = profile.rubric()
+    if item not in {i.id for i in rubric.items}:
+        return Wanted(False, f"not needed: this run does not score {item}")
+    so_far = report.model_copy(update={"items": {}, "measurements": {}, "probes": dict(report.probes)})
+    status = score_report(so_far, scenario, scoped_rubric(rubric, [item]), None).items[item].status
+    if status == "review":
+        return Wanted(True, f"{item} ended in review")
+    return Wanted(False, f"not needed: {item} ended in {status} (made for review; {where}: always makes it "
+                         "in every run)")
+
+
+def readers_of(spec: ProbeSpec, specs: Sequence[ProbeSpec]) -> tuple[str, ...]:
+    """The probes of this run that read `spec`'s evidence (or that of a probe its pass
+    produces): they name it in ProbeSpec.after (ProbeContext.readers)."""
+    mine = {spec.name, *spec.produces}
+    return tuple(s.name for s in specs if s is not spec and set(s.after) & mine)
+
+
+async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog, *,
+                     wanted: Optional[Wanted] = None, readers: tuple[str, ...] = ()) -> ProbeRecord:
+    budget = float(spec.budget(scenario))
+    ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
+                       settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress,
+                       produces=spec.produces, wanted=wanted, readers=readers)
+    t = time.monotonic()
+    rec = ProbeRecord(name=spec.name, version=spec.version)
+    try:
+        rec.data = await _within_budget(spec.collect(ctx), budget, handle)
+    except asyncio.TimeoutError as e:
+        rec.status, rec.error = "error", f"probe ran past its budget of {budget:.0f} s{e.args[0] if e.args else ''} (demo hangs or is too slow)"
+        await handle.restart()
+    except (DemoHang, DemoCrash) as e:
+        rec.status, rec.error, rec.data = "error", str(e), e.data
+        await handle.restart()
+    except ProbeError as e:
+        rec.status, rec.error, rec.data = "error", str(e), e.data
+    except Exception as e:
+        rec.status, rec.error = "error", f"probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        log.debug("probe %s failed", spec.name, exc_info=True)
+        if handle.browser is None or not handle.browser.is_connected():
+            await handle.restart()
+    kills = dog.kills_since(t)
+    if kills and rec.status == "error":
+        # the watchdog's kill is why this probe lost its page: say so in its evidence, so
+        # the items it leaves untested name the memory blow-up, not a crash
+        rec.error = f"{rec.error} — {kill_reason(kills)}"
+    rec.duration_s = round(time.monotonic() - t, 2)
+    if rec.status == "error":
+        progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")
+    return rec
