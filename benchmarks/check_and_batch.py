@@ -61,13 +61,17 @@ def reference_checks(runs: int) -> int:
         ok = not fails and el < CHECK_TARGET_S
         bad += not ok
         steps = ", ".join(f"{n} {r['duration_s']:.1f}" for n, r in report["probes"].items() if r.get("duration_s"))
-        print(f"{'ok ' if ok else 'BAD'} check reference.html run {k + 1}: {len(res['checks']) - len(fails)}/"
-              f"{len(res['checks'])} pass in {el:.1f} s wall ({res['duration_s']:.1f} s checks; steps: {steps})   "
-              f"target: all pass, < {CHECK_TARGET_S:.0f} s   load {before} -> {after}"
-              + (f"   failing: {fails}" if fails else ""))
+        print(
+            f"{'ok ' if ok else 'BAD'} check reference.html run {k + 1}: {len(res['checks']) - len(fails)}/"
+            f"{len(res['checks'])} pass in {el:.1f} s wall ({res['duration_s']:.1f} s checks; steps: {steps})   "
+            f"target: all pass, < {CHECK_TARGET_S:.0f} s   load {before} -> {after}"
+            + (f"   failing: {fails}" if fails else "")
+        )
     if runs > 1:
-        print(f"    check reference.html wall: min {min(walls):.1f} s, median {statistics.median(walls):.1f} s over "
-              f"{runs} runs   target: < {CHECK_TARGET_S:.0f} s")
+        print(
+            f"    check reference.html wall: min {min(walls):.1f} s, median {statistics.median(walls):.1f} s over "
+            f"{runs} runs   target: < {CHECK_TARGET_S:.0f} s"
+        )
     return bad
 
 
@@ -85,18 +89,42 @@ def main(argv: list[str]) -> int:
     if "--no-hostile" not in argv:
         out = Path(tempfile.mkdtemp(prefix="hostile-bench-")) / "out"
         t = time.monotonic()
-        subprocess.run(CLI + ["run", "tests/fixtures/hostile", "--out", str(out), "--duration", "3", "--viewport",
-                              "640x360", "--probe", "frame_pacing", "--max-memory-mb", "1024", "--candidate-timeout",
-                              "60", "--quiet"], cwd=ROOT, capture_output=True, text=True)
+        subprocess.run(
+            CLI
+            + [
+                "run",
+                "tests/fixtures/hostile",
+                "--out",
+                str(out),
+                "--duration",
+                "3",
+                "--viewport",
+                "640x360",
+                "--probe",
+                "frame_pacing",
+                "--max-memory-mb",
+                "1024",
+                "--candidate-timeout",
+                "60",
+                "--quiet",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
         total = time.monotonic() - t
         m = json.loads((out / "batch.json").read_text())
         for r in m["runs"]:
             label = Path(m["candidates"][r["candidate"]]["labels"][0]).stem
             ok = r["state"] == "done" and r["duration_s"] <= 60
             bad += not ok
-            why = (r.get("outcome") or {}).get("exit_reason") or "; ".join((r.get("outcome") or {}).get("probe_errors", {}).values())
-            print(f"{'ok ' if ok else 'BAD'} hostile {label:16s} {r['duration_s']:5.1f} s   target: ≤ 60 s, report written"
-                  f"   {why[:90]}")
+            why = (r.get("outcome") or {}).get("exit_reason") or "; ".join(
+                (r.get("outcome") or {}).get("probe_errors", {}).values()
+            )
+            print(
+                f"{'ok ' if ok else 'BAD'} hostile {label:16s} {r['duration_s']:5.1f} s   target: ≤ 60 s, report written"
+                f"   {why[:90]}"
+            )
         print(f"    hostile batch total {total:.1f} s for {len(m['runs'])} candidates")
     return 1 if bad else 0
 

@@ -47,7 +47,7 @@ OPTIONS = [
     ("PyAV SVT-AV1 preset 12", "av1", 1, {}),
     ("PyAV SVT-AV1 preset 12, 1 core", "av1", 1, {"lp": "1"}),
 ]
-TARGET_FPS = 1950 / 60.0        # a 65 s recording encoded in 60 s of wall time
+TARGET_FPS = 1950 / 60.0  # a 65 s recording encoded in 60 s of wall time
 
 
 async def grab(demo: Path, t0: float, n: int, fps: int = 30) -> tuple[list[bytes], dict]:
@@ -56,10 +56,10 @@ async def grab(demo: Path, t0: float, n: int, fps: int = 30) -> tuple[list[bytes
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
-    from skycity_bench.running.runner import extra_resolvers
+    from skycity_bench.inputs.scenario import load_scenario
     from skycity_bench.probes._city_name import CANVAS_TEXT_JS
     from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper
-    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import extra_resolvers
 
     sc = load_scenario()
     q = sc.probe_settings("recording").jpeg_quality
@@ -78,14 +78,23 @@ async def grab(demo: Path, t0: float, n: int, fps: int = 30) -> tuple[list[bytes
                 took = time.perf_counter() - c0
             finally:
                 await h.kill()
-    return shots, {"jpeg_quality": q, "viewport": f"{sc.viewport.width}x{sc.viewport.height}",
-                   "step_and_capture_ms": round(took / n * 1000, 1)}
+    return shots, {
+        "jpeg_quality": q,
+        "viewport": f"{sc.viewport.width}x{sc.viewport.height}",
+        "step_and_capture_ms": round(took / n * 1000, 1),
+    }
 
 
 def _opencv_vp8(path: Path, frames: list[np.ndarray], fps: int, bitrate_mbps: float) -> float:
     h, w = frames[0].shape[:2]
-    wr = cv2.VideoWriter(str(path), cv2.CAP_FFMPEG, cv2.VideoWriter_fourcc(*"VP80"), float(fps), (w, h),
-                         [cv2.VIDEOWRITER_PROP_BITRATE, int(bitrate_mbps * 1e6)])
+    wr = cv2.VideoWriter(
+        str(path),
+        cv2.CAP_FFMPEG,
+        cv2.VideoWriter_fourcc(*"VP80"),
+        float(fps),
+        (w, h),
+        [cv2.VIDEOWRITER_PROP_BITRATE, int(bitrate_mbps * 1e6)],
+    )
     t = time.perf_counter()
     for f in frames:
         wr.write(f)
@@ -93,14 +102,31 @@ def _opencv_vp8(path: Path, frames: list[np.ndarray], fps: int, bitrate_mbps: fl
     return time.perf_counter() - t
 
 
-def _pyav(path: Path, frames: list[np.ndarray], fps: int, codec: str, threads: int, bitrate_mbps: float,
-          keyframe_interval: int, extra: dict) -> float:
+def _pyav(
+    path: Path,
+    frames: list[np.ndarray],
+    fps: int,
+    codec: str,
+    threads: int,
+    bitrate_mbps: float,
+    keyframe_interval: int,
+    extra: dict,
+) -> float:
     from skycity_bench.media.video_encode import VideoEncoder
 
     h, w = frames[0].shape[:2]
     t = time.perf_counter()
-    enc = VideoEncoder(path, w, h, fps, codec=codec, bitrate_mbps=bitrate_mbps,
-                       keyframe_interval=keyframe_interval, threads=threads, options=extra)
+    enc = VideoEncoder(
+        path,
+        w,
+        h,
+        fps,
+        codec=codec,
+        bitrate_mbps=bitrate_mbps,
+        keyframe_interval=keyframe_interval,
+        threads=threads,
+        options=extra,
+    )
     for f in frames:
         enc.write(f)
     enc.close()
@@ -142,17 +168,28 @@ def measure(shots: list[bytes], fps: int = 30, options=OPTIONS) -> list[dict]:
         path = tmp / f"{len(out)}-{codec}.webm"
         cpu0 = time.process_time()
         try:
-            took = (_opencv_vp8(path, frames, fps, bitrate) if codec == "opencv-vp8"
-                    else _pyav(path, frames, fps, codec, threads, bitrate, gop, extra))
+            took = (
+                _opencv_vp8(path, frames, fps, bitrate)
+                if codec == "opencv-vp8"
+                else _pyav(path, frames, fps, codec, threads, bitrate, gop, extra)
+            )
         except Exception as e:
             out.append({**row, "skipped": f"{type(e).__name__}: {e}"})
             continue
         cpu = time.process_time() - cpu0
         psnr, n = _psnr(path, frames)
         size = path.stat().st_size
-        out.append({**row, "fps": round(len(frames) / took, 1),
-                    "cpu_ms": round(cpu / len(frames) * 1000, 1), "mb_65s": round(size / 1e6 * 65 * fps / len(frames), 1),
-                    "psnr_db": round(psnr, 2), "frames_out": n, "frames_in": len(frames)})
+        out.append(
+            {
+                **row,
+                "fps": round(len(frames) / took, 1),
+                "cpu_ms": round(cpu / len(frames) * 1000, 1),
+                "mb_65s": round(size / 1e6 * 65 * fps / len(frames), 1),
+                "psnr_db": round(psnr, 2),
+                "frames_out": n,
+                "frames_in": len(frames),
+            }
+        )
     return out
 
 
@@ -163,9 +200,11 @@ def print_rows(rows: list[dict]) -> None:
             print(f"  {r['label']:42s} skipped: {r['skipped']}")
             continue
         ok = "meets" if r["fps"] >= TARGET_FPS else "below"
-        print(f"  {r['label']:42s} {r['fps']:10.1f} {r['cpu_ms']:9.1f} {r['mb_65s']:10.1f} {r['psnr_db']:8.2f} "
-              f"{r['frames_out']:>3d}/{r['frames_in']:<3d}  ({ok} the {TARGET_FPS:.1f} fps a 65 s recording "
-              f"needs in 60 s)")
+        print(
+            f"  {r['label']:42s} {r['fps']:10.1f} {r['cpu_ms']:9.1f} {r['mb_65s']:10.1f} {r['psnr_db']:8.2f} "
+            f"{r['frames_out']:>3d}/{r['frames_in']:<3d}  ({ok} the {TARGET_FPS:.1f} fps a 65 s recording "
+            f"needs in 60 s)"
+        )
 
 
 def _grab_or_load(a) -> tuple[list[bytes], dict]:
@@ -192,9 +231,11 @@ def main(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     t = time.monotonic()
     shots, info = _grab_or_load(a)
-    print(f"== encoder options on {a.frames} frames of {a.demo.name} at {info['viewport']} from t = {a.t0:g} s "
-          f"(JPEG q{info['jpeg_quality']}, step+capture {info['step_and_capture_ms']} ms/frame, "
-          f"grabbed in {time.monotonic() - t:.0f} s)")
+    print(
+        f"== encoder options on {a.frames} frames of {a.demo.name} at {info['viewport']} from t = {a.t0:g} s "
+        f"(JPEG q{info['jpeg_quality']}, step+capture {info['step_and_capture_ms']} ms/frame, "
+        f"grabbed in {time.monotonic() - t:.0f} s)"
+    )
     rows = measure(shots)
     print_rows(rows)
     bad = [r for r in rows if "skipped" not in r and r["frames_out"] != r["frames_in"]]

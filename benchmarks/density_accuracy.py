@@ -51,8 +51,8 @@ sys.path.insert(0, str(ROOT))
 
 import cv2  # noqa: E402
 
-from skycity_bench.running.runner import extra_resolvers, run_candidate  # noqa: E402
 from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
+from skycity_bench.running.runner import extra_resolvers, run_candidate  # noqa: E402
 from tests.truth import compare, fixture  # noqa: E402
 
 ROWS: list[tuple[str, str, str, bool]] = []
@@ -64,7 +64,7 @@ def row(figure: str, value, target: str, ok: bool) -> None:
 
 
 STEP_S: float | None = None
-SET: dict = {}                     # --set: probes.density settings tried instead of the scenario's
+SET: dict = {}  # --set: probes.density settings tried instead of the scenario's
 
 
 def scenario(over: dict | None = None):
@@ -85,8 +85,11 @@ def run(name: str, out: Path, hook: bool = True, scene_graph: bool = True) -> di
         sc = sc.model_copy(update={"hook": sc.hook.model_copy(update={"object": "__noHookForThisRun"})})
     t = time.monotonic()
     rep = asyncio.run(run_candidate(fx.html, sc, out, probes=["density"])).to_json()
-    print(f"  (ran {name}{'' if hook else ' without hook'}{'' if scene_graph else ', scene graph off'} in "
-          f"{time.monotonic() - t:.0f} s)", flush=True)
+    print(
+        f"  (ran {name}{'' if hook else ' without hook'}{'' if scene_graph else ', scene graph off'} in "
+        f"{time.monotonic() - t:.0f} s)",
+        flush=True,
+    )
     if rep["probes"]["density"]["status"] != "ok":
         raise SystemExit(f"{name}: probe failed: {rep['probes']['density']['error']}")
     return rep
@@ -116,8 +119,7 @@ async def grab_pairs(name: str, times: list[float], viewport: str = "1920x1080",
                 # every frame wanted, in time order: the fake clock never goes back (a seek
                 # to an earlier time returns the current frame), and with long pairs one
                 # sample's frames after t reach past the next sample's frames before it
-                want = sorted({(t + k / 60, i, k) for i, t in enumerate(times)
-                               for k in {0, dframes, *(others or [])}})
+                want = sorted({(t + k / 60, i, k) for i, t in enumerate(times) for k in {0, dframes, *(others or [])}})
                 got: dict[tuple[int, int], object] = {}
                 claims: dict[int, list] = {}
                 for when, i, k in want:
@@ -146,8 +148,12 @@ def timing(name: str, extra: bool = False) -> None:
         r = analyse_pair(a, b, claims, params)
         ms.append((time.perf_counter() - t) * 1000)
     med = statistics.median(ms)
-    row(f"{'extra: ' if extra else ''}{name}: 1920x1080 pair, one core, median of 9 (ms)",
-        f"{med:.0f} (min {min(ms):.0f})", "< 150", med < 150)
+    row(
+        f"{'extra: ' if extra else ''}{name}: 1920x1080 pair, one core, median of 9 (ms)",
+        f"{med:.0f} (min {min(ms):.0f})",
+        "< 150",
+        med < 150,
+    )
     print(f"      camera {r.data['camera']['kind']}, split {r.data['timing_ms']}", flush=True)
 
 
@@ -162,17 +168,30 @@ def static_claims_in_orbit() -> None:
     rng = np.random.default_rng(1)
     total = held = 0
     st = scenario().probe_settings("density")
-    for a, b, _, more in asyncio.run(grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720",
-                                                 others=st.other_pair_frames)):
-        claims = [{"id": f"s{i}", "category": "ghost", "x": float(rng.uniform(40, 1240)),
-                   "y": float(rng.uniform(150, 700)), "w": float(rng.uniform(14, 60)),
-                   "h": float(rng.uniform(10, 40))} for i in range(64)]
+    for a, b, _, more in asyncio.run(
+        grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720", others=st.other_pair_frames)
+    ):
+        claims = [
+            {
+                "id": f"s{i}",
+                "category": "ghost",
+                "x": float(rng.uniform(40, 1240)),
+                "y": float(rng.uniform(150, 700)),
+                "w": float(rng.uniform(14, 60)),
+                "h": float(rng.uniform(10, 40)),
+            }
+            for i in range(64)
+        ]
         # every pair a claim may be checked in (issue 16): the guard must hold over all of them
         d = analyse_pair(a, b, claims, params, others=more, primary_frames=st.delta_frames).data
         total += len(claims)
         held += d["verified_count"]
-    row(f"camera_orbit3d: static boxes claimed that verify ({total} claims)",
-        f"{held} ({100 * held / total:.1f} %)", "<= 5 %", held <= 0.05 * total)
+    row(
+        f"camera_orbit3d: static boxes claimed that verify ({total} claims)",
+        f"{held} ({100 * held / total:.1f} %)",
+        "<= 5 %",
+        held <= 0.05 * total,
+    )
 
 
 def still_claims_over_views(per_sample: int = 64) -> None:
@@ -200,8 +219,9 @@ def still_claims_over_views(per_sample: int = 64) -> None:
     drifts = (0.0, 4.0, 10.0)
     total, by_pairs = 0, 0
     turned = {d: 0 for d in drifts}
-    for a, b, _, more in asyncio.run(grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720",
-                                                 others=offs)):
+    for a, b, _, more in asyncio.run(
+        grab_pairs("camera_orbit3d", [20.0 + 5 * k / 3 for k in range(10)], "1280x720", others=offs)
+    ):
         fr = dict(more)
         order = sorted([*views_k, 0])
         grays = [cv2.cvtColor(a if k == 0 else fr[k], cv2.COLOR_BGR2GRAY) for k in order]
@@ -209,7 +229,7 @@ def still_claims_over_views(per_sample: int = 64) -> None:
         if v is None:
             continue
         H, W = a.shape[:2]
-        good = np.flatnonzero(v.corner_err < 1.5)           # corners one still point explains
+        good = np.flatnonzero(v.corner_err < 1.5)  # corners one still point explains
         claims, at = [], {d: {k: [] for k in views_k} for d in drifts}
         for i in rng.choice(good, min(per_sample, len(good)), replace=False):
             w, h = float(rng.uniform(14, 60)), float(rng.uniform(10, 40))
@@ -221,23 +241,36 @@ def still_claims_over_views(per_sample: int = 64) -> None:
             for d in drifts:
                 for k in views_k:
                     xk, yk = v.corners[order.index(k)][i] + d * (k / 60) * np.array([np.cos(ang), np.sin(ang)])
-                    at[d][k].append({"id": f"s{i}", "category": "ghost", "x": float(xk), "y": float(yk), "w": w, "h": h})
-        d0 = analyse_pair(a, b, claims, params, others=[(k, fr[k]) for k in st.other_pair_frames],
-                          primary_frames=st.delta_frames).data
+                    at[d][k].append(
+                        {"id": f"s{i}", "category": "ghost", "x": float(xk), "y": float(yk), "w": w, "h": h}
+                    )
+        d0 = analyse_pair(
+            a, b, claims, params, others=[(k, fr[k]) for k in st.other_pair_frames], primary_frames=st.delta_frames
+        ).data
         total += len(claims)
         by_pairs += d0["verified_count"]
         if estimate(a, b, params.camera).F is None:
-            continue                                       # not 3D here: the probe runs no still-point test
+            continue  # not 3D here: the probe runs no still-point test
         for d in drifts:
             recs = copy.deepcopy(d0["claims"])
-            turned[d] += still_point_recheck(recs, a, {k: (fr[k], at[d][k]) for k in views_k}, params.track,
-                                             params.verify, st.delta_frames)
+            turned[d] += still_point_recheck(
+                recs, a, {k: (fr[k], at[d][k]) for k in views_k}, params.track, params.verify, st.delta_frames
+            )
     for d in drifts:
         held = by_pairs + turned[d]
-        row(f"camera_orbit3d: still boxes claimed at true positions{f' drifting {d:g} px/s' if d else ''}, "
-            f"verified ({total})", f"{held} ({100 * held / max(1, total):.1f} %)", "<= 5 %",
-            total > 0 and held <= 0.05 * total)
-        row(f"camera_orbit3d: ... of them by the still-point test (drift {d:g} px/s)", f"{turned[d]}", "(evidence)", True)
+        row(
+            f"camera_orbit3d: still boxes claimed at true positions{f' drifting {d:g} px/s' if d else ''}, "
+            f"verified ({total})",
+            f"{held} ({100 * held / max(1, total):.1f} %)",
+            "<= 5 %",
+            total > 0 and held <= 0.05 * total,
+        )
+        row(
+            f"camera_orbit3d: ... of them by the still-point test (drift {d:g} px/s)",
+            f"{turned[d]}",
+            "(evidence)",
+            True,
+        )
 
 
 def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> None:
@@ -248,20 +281,31 @@ def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> Non
         # the denominator: the page's own truth (checked against the page by
         # tests/probes/test_density.py), every mover unoccluded and on screen at every frame
         clear = page["movers_unoccluded_min_20_35"]
-        row(f"{name}: movers unoccluded on screen, every frame 19.5-35.5 s (page truth)", f"{clear} of {truth}",
-            f">= 40, all {truth}", clear >= 40 and clear == truth)
+        row(
+            f"{name}: movers unoccluded on screen, every frame 19.5-35.5 s (page truth)",
+            f"{clear} of {truth}",
+            f">= 40, all {truth}",
+            clear >= 40 and clear == truth,
+        )
     ver = [s["verified_count"] for s in m["samples"] if s.get("verified_count") is not None]
     if not ver:
         row(f"{name}: per-sample verified recall", "no samples", ">= 97 %", False)
         return
     mean = 100 * sum(ver) / (truth * len(ver))
     row(f"{name}: per-sample verified recall, all {len(ver)} samples", f"{mean:.1f} %", ">= 97 %", mean >= 97)
-    row(f"{name}: per-sample verified recall, worst sample", f"{min(ver)} of {truth} ({100 * min(ver) / truth:.1f} %)",
-        ">= 95 %", min(ver) >= 0.95 * truth)
+    row(
+        f"{name}: per-sample verified recall, worst sample",
+        f"{min(ver)} of {truth} ({100 * min(ver) / truth:.1f} %)",
+        ">= 95 %",
+        min(ver) >= 0.95 * truth,
+    )
     if data is not None:
         sm = data["samples"]
-        print(f"      turned by the far pair {sum(s.get('rechecked_by_far_pair') or 0 for s in sm)}, by the still-point "
-              f"test {sum(s.get('rechecked_by_still_point') or 0 for s in sm)} (over {len(sm)} samples)", flush=True)
+        print(
+            f"      turned by the far pair {sum(s.get('rechecked_by_far_pair') or 0 for s in sm)}, by the still-point "
+            f"test {sum(s.get('rechecked_by_still_point') or 0 for s in sm)} (over {len(sm)} samples)",
+            flush=True,
+        )
     if MISSES and data is not None:
         misses(name, data)
 
@@ -277,13 +321,15 @@ def misses(name: str, data: dict) -> None:
         for c in s.get("claims") or []:
             if c.get("verdict") != "moved":
                 sp = (c.get("still_point") or {}).get("why")
-                per.setdefault(c.get("id"), []).append((s["t"], c.get("verdict", "?")[:40] + (f" / still point: {sp}"
-                                                                                            if sp else ""),
-                                                        c.get("shift") or {}))
+                per.setdefault(c.get("id"), []).append(
+                    (s["t"], c.get("verdict", "?")[:40] + (f" / still point: {sp}" if sp else ""), c.get("shift") or {})
+                )
     print(f"      {name}: {sum(len(v) for v in per.values())} misses over {len(data['samples'])} samples, by claim:")
     for cid, got in sorted(per.items(), key=lambda kv: -len(kv[1]))[:15]:
         why = sorted({v for _, v, _ in got})
-        sh = ", ".join(f"{t:g}s {d.get('dx', 0):+.1f},{d.get('dy', 0):+.1f} fit {d.get('fit', 1):.2f}" for t, _, d in got[:3])
+        sh = ", ".join(
+            f"{t:g}s {d.get('dx', 0):+.1f},{d.get('dy', 0):+.1f} fit {d.get('fit', 1):.2f}" for t, _, d in got[:3]
+        )
         print(f"        {cid:6s} x{len(got):<2d} {'; '.join(why)} | {sh}", flush=True)
 
 
@@ -306,9 +352,18 @@ def hookless_rows(name: str, out: Path, plain_k: int | None = None, scene_graph:
         row(f"{label}: density.count status, points", shown, "review or N <= 2; 0 points", ok)
         row(f"{label}: visual / plain count range", f"{rng(vis)} / {rng(plain)}", "(evidence)", True)
     else:
-        row(f"{label}: N (lowest sample)", m["N"], f"{plain_k} ± 10 %", within(m["N"], plain_k) and it["status"] != "review")
-        row(f"{label}: density.count status, points; visual range", f"{shown}; {rng(vis)}", "auto points",
-            it["status"] != "review")
+        row(
+            f"{label}: N (lowest sample)",
+            m["N"],
+            f"{plain_k} ± 10 %",
+            within(m["N"], plain_k) and it["status"] != "review",
+        )
+        row(
+            f"{label}: density.count status, points; visual range",
+            f"{shown}; {rng(vis)}",
+            "auto points",
+            it["status"] != "review",
+        )
 
 
 def truth_rows(name: str, out: Path) -> None:
@@ -319,23 +374,37 @@ def truth_rows(name: str, out: Path) -> None:
     rep = run(name, out / name, hook=False)
     for path, exp, got, ok in compare(rep, fixture(f"density/{name}").truth):
         row(f"{name} (no hook): {path}", got, str(exp), ok)
-    row(f"{name} (no hook): N (lowest sample), density.count", f"{rep['measurements']['density']['N']}, "
-        f"{rep['items']['density.count']['status']}", "(evidence: 9 movers by construction)", True)
+    row(
+        f"{name} (no hook): N (lowest sample), density.count",
+        f"{rep['measurements']['density']['N']}, {rep['items']['density.count']['status']}",
+        "(evidence: 9 movers by construction)",
+        True,
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
-    ap.add_argument("--only", nargs="*", help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44), "
-                                              "static_orbit, still_orbit, hookless, timing")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44), "
+        "static_orbit, still_orbit, hookless, timing",
+    )
     ap.add_argument("--step", type=float, help="sample the dense window every STEP s (default: the scenario's 1 s)")
     ap.add_argument("--misses", action="store_true", help="list the 3D fixtures' claims that failed, with why")
-    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
-                    help="try probes.density settings other than the scenario's (a YAML value each)")
+    ap.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="try probes.density settings other than the scenario's (a YAML value each)",
+    )
     args = ap.parse_args()
     global STEP_S, MISSES
     STEP_S, MISSES = args.step, args.misses
     import yaml
+
     for kv in args.set:
         name, eq, value = kv.partition("=")
         if not eq:
@@ -344,12 +413,26 @@ def main() -> None:
     if SET:
         try:
             scenario().probe_settings("density")
-        except Exception as e:                     # a bad name or value: one line
+        except Exception as e:  # a bad name or value: one line
             raise SystemExit(f"--set: {e}".splitlines()[0])
         print(f"density settings tried: {SET}", flush=True)
-    want = set(args.only or ["camera_pan_zoom", "camera_orbit3d", "movers_10", "movers_50", "movers_80", "liar",
-                             "movers_orbit3d_30", "movers_three_44", "static_orbit", "still_orbit", "hookless",
-                             "timing"])
+    want = set(
+        args.only
+        or [
+            "camera_pan_zoom",
+            "camera_orbit3d",
+            "movers_10",
+            "movers_50",
+            "movers_80",
+            "liar",
+            "movers_orbit3d_30",
+            "movers_three_44",
+            "static_orbit",
+            "still_orbit",
+            "hookless",
+            "timing",
+        ]
+    )
     tmp = Path(tempfile.mkdtemp(prefix="density-bench-"))
     print(f"density benchmark (evidence under {tmp}); timing figures are noisy on a shared machine", flush=True)
     for name in ("camera_pan_zoom", "camera_orbit3d"):
@@ -357,10 +440,19 @@ def main() -> None:
             rep = run(name, tmp / name)
             vis = [s["visual_count"] for s in rep["measurements"]["density"]["samples"]]
             row(f"{name}: false positives per sample (max of {len(vis)})", max(vis), "<= 2", max(vis) <= 2)
-            row(f"{name}: false positives per sample (mean)", f"{statistics.mean(vis):.2f}", "<= 2",
-                statistics.mean(vis) <= 2)
-    for name, k, extra in (("movers_10", 10, ""), ("movers_50", 50, ""), ("movers_80", 80, ""),
-                           ("movers_orbit3d_30", 30, ""), ("movers_three_44", 44, "")):
+            row(
+                f"{name}: false positives per sample (mean)",
+                f"{statistics.mean(vis):.2f}",
+                "<= 2",
+                statistics.mean(vis) <= 2,
+            )
+    for name, k, extra in (
+        ("movers_10", 10, ""),
+        ("movers_50", 50, ""),
+        ("movers_80", 80, ""),
+        ("movers_orbit3d_30", 30, ""),
+        ("movers_three_44", 44, ""),
+    ):
         if name not in want:
             continue
         rep = run(name, tmp / name)
@@ -368,12 +460,16 @@ def main() -> None:
         cats = fixture(f"density/{name}").truth["page"]["categories"]
         if name in ("movers_orbit3d_30", "movers_three_44"):
             recall_rows(name, m, k, rep["probes"]["density"]["data"])
-            extra = "extra: "              # the rows below are issue 7's, beyond its targets for 3D
+            extra = "extra: "  # the rows below are issue 7's, beyond its targets for 3D
         row(f"{extra}{name}: N (verified, with hook)", m["N"], f"{k} ± 10 %", within(m["N"], k))
         row(f"{extra}{name}: C (verified categories)", m["C"], str(cats), m["C"] == cats)
         vis = [s["visual_count"] for s in m["samples"]]
-        row(f"{extra}{name}: visual count range over samples (with hook run)", f"{min(vis)}..{max(vis)}",
-            f"{k} ± 10 %", within(min(vis), k) and within(max(vis), k))
+        row(
+            f"{extra}{name}: visual count range over samples (with hook run)",
+            f"{min(vis)}..{max(vis)}",
+            f"{k} ± 10 %",
+            within(min(vis), k) and within(max(vis), k),
+        )
         if not args.quick and name != "movers_three_44":
             rep = run(name, tmp / f"{name}-nohook", hook=False)
             m = rep["measurements"]["density"]
@@ -384,8 +480,12 @@ def main() -> None:
         row("liar: N (claims 80 objects, 20 move)", m["N"], "20 ± 10 %", within(m["N"], 20))
         row("liar: C (claims 7 categories, 2 move)", m["C"], "2", m["C"] == 2)
         ver = [s["verified_count"] for s in m["samples"]]
-        row("liar: verified count range over samples", f"{min(ver)}..{max(ver)}", "20 ± 10 %",
-            within(min(ver), 20) and within(max(ver), 20))
+        row(
+            "liar: verified count range over samples",
+            f"{min(ver)}..{max(ver)}",
+            "20 ± 10 %",
+            within(min(ver), 20) and within(max(ver), 20),
+        )
     if "static_orbit" in want:
         static_claims_in_orbit()
     if "still_orbit" in want:

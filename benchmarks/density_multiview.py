@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT))
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
-from skycity_bench.running.runner import extra_resolvers  # noqa: E402
 from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
+from skycity_bench.running.runner import extra_resolvers  # noqa: E402
 from tests.truth import fixture  # noqa: E402
 
 ROWS: list[bool] = []
-VIEWS = (-120, -60, 0, 60, 120)          # frames from t of the five views (t - 2 s ... t + 2 s)
+VIEWS = (-120, -60, 0, 60, 120)  # frames from t of the five views (t - 2 s ... t + 2 s)
 
 
 def row(figure: str, value, target: str, ok: bool) -> None:
@@ -103,8 +103,14 @@ def recall(step: float, cache: Path | None) -> None:
     for t in times:
         n = round(t * 60)
         claims = [c for c in cl[n] if c.get("visible") is not False]
-        d = analyse_pair(fr[n], fr[n + st.delta_frames], claims, params,
-                         others=[(k, fr[n + k]) for k in st.other_pair_frames], primary_frames=st.delta_frames).data
+        d = analyse_pair(
+            fr[n],
+            fr[n + st.delta_frames],
+            claims,
+            params,
+            others=[(k, fr[n + k]) for k in st.other_pair_frames],
+            primary_frames=st.delta_frames,
+        ).data
         grays = [_gray(fr[n + k]) for k in VIEWS]
         views = None
         turned = 0
@@ -119,8 +125,14 @@ def recall(step: float, cache: Path | None) -> None:
             box = (max(0, tt[0]), max(0, tt[1]), min(W, tt[2]), min(H, tt[3]))
             at = []
             for k in VIEWS:
-                o = next((o for o in cl.get(n + k) or [] if isinstance(o, dict) and str(o.get("id")) == c["id"]
-                          and o.get("visible") is not False), None)
+                o = next(
+                    (
+                        o
+                        for o in cl.get(n + k) or []
+                        if isinstance(o, dict) and str(o.get("id")) == c["id"] and o.get("visible") is not False
+                    ),
+                    None,
+                )
                 at.append(None if o is None else (float(o["x"]), float(o["y"])))
             r = track_moved(views, grays, box, at)
             turned += r["moved"]
@@ -151,22 +163,33 @@ def liar(cache: Path | None, per_sample: int = 64) -> None:
         v = reconstruct(grays)
         if v is None:
             continue
-        good = np.flatnonzero(v.corner_err < 1.5)           # corners one still point explains
+        good = np.flatnonzero(v.corner_err < 1.5)  # corners one still point explains
         for i in rng.choice(good, min(per_sample, len(good)), replace=False):
             w, h = float(rng.uniform(14, 60)), float(rng.uniform(10, 40))
             c0 = v.corners[2][i]
-            box = (int(round(c0[0] - w / 2)), int(round(c0[1] - h / 2)), int(round(c0[0] + w / 2)), int(round(c0[1] + h / 2)))
+            box = (
+                int(round(c0[0] - w / 2)),
+                int(round(c0[1] - h / 2)),
+                int(round(c0[0] + w / 2)),
+                int(round(c0[1] + h / 2)),
+            )
             if box[0] < 0 or box[1] < 0 or box[2] > W or box[3] > H:
                 continue
             for drift in held:
                 a = rng.uniform(0, 2 * np.pi)
-                at = [tuple(v.corners[j][i] + drift * (k / 60) * np.array([np.cos(a), np.sin(a)]))
-                      for j, k in enumerate(VIEWS)]
+                at = [
+                    tuple(v.corners[j][i] + drift * (k / 60) * np.array([np.cos(a), np.sin(a)]))
+                    for j, k in enumerate(VIEWS)
+                ]
                 held[drift][0] += track_moved(v, grays, box, at)["moved"]
                 held[drift][1] += 1
     for drift, (h, tot) in held.items():
-        row(f"camera_orbit3d: still boxes claimed, drift {drift:g} px/s, that pass ({tot})",
-            f"{h} ({100 * h / max(1, tot):.1f} %)", "<= 5 %", h <= 0.05 * tot)
+        row(
+            f"camera_orbit3d: still boxes claimed, drift {drift:g} px/s, that pass ({tot})",
+            f"{h} ({100 * h / max(1, tot):.1f} %)",
+            "<= 5 %",
+            h <= 0.05 * tot,
+        )
 
 
 def main() -> None:

@@ -67,8 +67,13 @@ def run_once(demo: Path, out: Path, jobs: int | None = None) -> tuple[float, dic
     print(f"\n-- {demo.name}: run starts, load average {_load()}", flush=True)
     t = time.monotonic()
     more = ["--jobs", str(jobs)] if jobs else []
-    p = subprocess.run([*BENCH, "run", str(demo), "--out", str(out), *more], cwd=ROOT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(
+        [*BENCH, "run", str(demo), "--out", str(out), *more],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.monotonic() - t
     rp = out / "report.json"
     if not rp.exists():
@@ -83,13 +88,19 @@ def tour_breakdown(report: dict, rec_s: float, d: dict) -> None:
     tl = (report.get("probes", {}).get("timeline") or {}).get("data") or {}
     spent = tl.get("spent_s") or {}
     df = d.get("density_frames") or {}
-    parts = {"clock advance + render (steps)": spent.get("step"),
-             f"video captures ({d.get('width')}x{d.get('height')} video)":
-                 round((d.get("capture_ms_mean") or 0) * (d.get("frames") or 0) / 1000, 1),
-             "waiting for the encoder's queue": d.get("encode_wait_s"),
-             "timeline: hook, own captures, registration queue, name checks":
-                 round(sum(spent.get(k) or 0 for k in ("hook", "capture", "wait", "name")), 1) if spent else None,
-             "density frames (lossless PNG captures + writes)": df.get("capture_s")}
+    parts = {
+        "clock advance + render (steps)": spent.get("step"),
+        f"video captures ({d.get('width')}x{d.get('height')} video)": round(
+            (d.get("capture_ms_mean") or 0) * (d.get("frames") or 0) / 1000, 1
+        ),
+        "waiting for the encoder's queue": d.get("encode_wait_s"),
+        "timeline: hook, own captures, registration queue, name checks": round(
+            sum(spent.get(k) or 0 for k in ("hook", "capture", "wait", "name")), 1
+        )
+        if spent
+        else None,
+        "density frames (lossless PNG captures + writes)": df.get("capture_s"),
+    }
     known = sum(v for v in parts.values() if v)
     print(f"  tour pass {rec_s:.1f} s, of which:")
     for k, v in parts.items():
@@ -99,8 +110,9 @@ def tour_breakdown(report: dict, rec_s: float, d: dict) -> None:
 
 def check_once(demo: Path, out: Path) -> tuple[float, int]:
     t = time.monotonic()
-    p = subprocess.run([*BENCH, "check", str(demo), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+    p = subprocess.run(
+        [*BENCH, "check", str(demo), "--out", str(out)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     return time.monotonic() - t, p.returncode
 
 
@@ -112,19 +124,29 @@ def print_run(name: str, wall: float, report: dict, rc: int) -> dict:
     probes = {k: v.get("duration_s") or 0.0 for k, v in (report.get("probes") or {}).items()}
     # the recording's pass also yields the timeline (one pass): count its time once
     pr = report.get("probes") or {}
-    shared = [k for k, v in pr.items()
-              if k != "recording" and ((v.get("data") or {}).get("stepped_by") == "recording"
-                                       or "recording's pass" in (v.get("error") or "")
-                                       or ("stopped" in (v.get("data") or {}) and "recording" in pr))]
+    shared = [
+        k
+        for k, v in pr.items()
+        if k != "recording"
+        and (
+            (v.get("data") or {}).get("stepped_by") == "recording"
+            or "recording's pass" in (v.get("error") or "")
+            or ("stopped" in (v.get("data") or {}) and "recording" in pr)
+        )
+    ]
     for k in shared:
         probes[k] = 0.0
     fl = floor_s(report) if report else REAL_TIME_S
     jobs = report.get("environment", {}).get("jobs")
-    print(f"\n== {name}: exit {rc}, {wall:.1f} s wall "
-          f"({report.get('environment', {}).get('viewport', '?')}, --jobs {jobs}, load average after: {_load()})")
+    print(
+        f"\n== {name}: exit {rc}, {wall:.1f} s wall "
+        f"({report.get('environment', {}).get('viewport', '?')}, --jobs {jobs}, load average after: {_load()})"
+    )
     if jobs and jobs > 1:
-        print(f"  the fake-clock probes ran side by side on {jobs} browsers after the real-time ones: their times "
-              "overlap, so the shares add up to more than the whole")
+        print(
+            f"  the fake-clock probes ran side by side on {jobs} browsers after the real-time ones: their times "
+            "overlap, so the shares add up to more than the whole"
+        )
     print(f"  {'probe':22s} {'wall s':>8s} {'share':>7s}")
     for k, s in sorted(probes.items(), key=lambda kv: -kv[1]):
         if s or k not in shared:
@@ -137,23 +159,35 @@ def print_run(name: str, wall: float, report: dict, rc: int) -> dict:
     rec_s = rec.get("duration_s")
     d = rec.get("data") or {}
     print(f"  total {wall:.1f} s   target <= {TARGET_RUN_S:g} s: {mark(wall <= TARGET_RUN_S)}")
-    print(f"  total / (60 s + calibration = {fl:g} s) = {wall / fl:.2f}   target <= {TARGET_RUN_S / REAL_TIME_S:g}: "
-          f"{mark(wall / fl <= TARGET_RUN_S / REAL_TIME_S)}")
+    print(
+        f"  total / (60 s + calibration = {fl:g} s) = {wall / fl:.2f}   target <= {TARGET_RUN_S / REAL_TIME_S:g}: "
+        f"{mark(wall / fl <= TARGET_RUN_S / REAL_TIME_S)}"
+    )
     if rec_s is not None:
-        print(f"  recording (tour pass incl. encode) {rec_s:.1f} s   target <= {TARGET_RECORDING_S:g} s: "
-              f"{mark(rec_s <= TARGET_RECORDING_S)}   [{d.get('codec')}, {d.get('frames')} frames, "
-              f"capture {d.get('capture_ms_mean')} ms/frame, encode {d.get('encode_ms_mean')} ms/frame in its "
-              f"thread, capture waited {d.get('encode_wait_s')} s for the encoder, "
-              f"{(d.get('size_bytes') or 0) / 1e6:.1f} MB{', TRUNCATED' if d.get('truncated') else ''}]")
+        print(
+            f"  recording (tour pass incl. encode) {rec_s:.1f} s   target <= {TARGET_RECORDING_S:g} s: "
+            f"{mark(rec_s <= TARGET_RECORDING_S)}   [{d.get('codec')}, {d.get('frames')} frames, "
+            f"capture {d.get('capture_ms_mean')} ms/frame, encode {d.get('encode_ms_mean')} ms/frame in its "
+            f"thread, capture waited {d.get('encode_wait_s')} s for the encoder, "
+            f"{(d.get('size_bytes') or 0) / 1e6:.1f} MB{', TRUNCATED' if d.get('truncated') else ''}]"
+        )
         tour_breakdown(report, rec_s, d)
     df = d.get("density_frames")
     dens = report.get("probes", {}).get("density", {})
     if dens:
         src = (dens.get("data") or {}).get("frames_from") or {}
-        took = (f"; the tour captured {df['frames']} frames for it ({df['bytes'] / 1e6:.0f} MB of PNG, removed after) "
-                f"in {df['capture_s']} s of its time") if df else ""
-        print(f"  density {dens.get('duration_s') or 0:.1f} s, frames from: {src.get('main')} "
-              f"(densified: {src.get('densified')}){took}")
+        took = (
+            (
+                f"; the tour captured {df['frames']} frames for it ({df['bytes'] / 1e6:.0f} MB of PNG, removed after) "
+                f"in {df['capture_s']} s of its time"
+            )
+            if df
+            else ""
+        )
+        print(
+            f"  density {dens.get('duration_s') or 0:.1f} s, frames from: {src.get('main')} "
+            f"(densified: {src.get('densified')}){took}"
+        )
     return {"wall": wall, "recording": rec_s, "ratio": wall / fl}
 
 
@@ -217,16 +251,21 @@ def main(argv: list[str]) -> int:
         for n, rows in per.items():
             w = [x["wall"] for x in rows]
             rec = [x["recording"] for x in rows if x["recording"] is not None]
-            print(f"  {n:18s} total {min(w):6.1f} / {statistics.median(w):6.1f} s (target <= {TARGET_RUN_S:g}); "
-                  f"recording {min(rec):5.1f} / {statistics.median(rec):5.1f} s (target <= {TARGET_RECORDING_S:g})"
-                  if rec else f"  {n:18s} total {min(w):6.1f} / {statistics.median(w):6.1f} s")
+            print(
+                f"  {n:18s} total {min(w):6.1f} / {statistics.median(w):6.1f} s (target <= {TARGET_RUN_S:g}); "
+                f"recording {min(rec):5.1f} / {statistics.median(rec):5.1f} s (target <= {TARGET_RECORDING_S:g})"
+                if rec
+                else f"  {n:18s} total {min(w):6.1f} / {statistics.median(w):6.1f} s"
+            )
     if not a.no_check and "reference" in names:
         walls = []
         for r in range(a.runs):
             wall, rc = check_once(DEMOS["reference"], tmp / f"check-{r}")
             walls.append(wall)
-            print(f"\n== check of the reference demo (run {r + 1}/{a.runs}): {wall:.1f} s (exit {rc})   "
-                  f"target <= {TARGET_CHECK_S:g} s: {mark(wall <= TARGET_CHECK_S)}")
+            print(
+                f"\n== check of the reference demo (run {r + 1}/{a.runs}): {wall:.1f} s (exit {rc})   "
+                f"target <= {TARGET_CHECK_S:g} s: {mark(wall <= TARGET_CHECK_S)}"
+            )
         bad += statistics.median(walls) > TARGET_CHECK_S
     if not a.no_codecs:
         import asyncio
@@ -234,8 +273,10 @@ def main(argv: list[str]) -> int:
         from benchmarks.codec_options import grab, measure, print_rows
 
         shots, info = asyncio.run(grab(DEMOS["reference"], 20.0, 90))
-        print(f"\n== encoder options on 90 frames of the reference demo at {info['viewport']} from t = 20 s "
-              f"(what the recording chose between; its choice is probes.recording.codecs)")
+        print(
+            f"\n== encoder options on 90 frames of the reference demo at {info['viewport']} from t = 20 s "
+            f"(what the recording chose between; its choice is probes.recording.codecs)"
+        )
         print_rows(measure(shots))
     return 1 if bad else 0
 

@@ -49,8 +49,13 @@ def _load() -> str:
 def run_once(demo: Path, out: Path, mode: str, extra: list[str]) -> tuple[float, dict, str]:
     print(f"-- --overlap {mode}: run starts, load average {_load()}", flush=True)
     t = time.monotonic()
-    p = subprocess.run([*BENCH, "run", str(demo), "--out", str(out), "--quiet", "--overlap", mode, *extra],
-                       cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    p = subprocess.run(
+        [*BENCH, "run", str(demo), "--out", str(out), "--quiet", "--overlap", mode, *extra],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.monotonic() - t
     rp = out / "report.json"
     if not rp.exists():
@@ -74,21 +79,27 @@ def overlap_lines(report: dict) -> list[str]:
         return [f"overlap not used: {o.get('why', 'no record')}"]
     p = o.get("perturbation") or {}
     a = o.get("affinity") or {}
-    out = [f"pacing browser on CPU {o.get('pacing_cpus')}, the rest on {o.get('other_cpus')} "
-           f"({o.get('side_browsers')} side browser(s)); threads off their CPUs at the end: "
-           f"{(a.get('pacing_browser') or {}).get('threads_off_their_cpus')} / "
-           f"{(a.get('others') or {}).get('threads_off_their_cpus')}"]
+    out = [
+        f"pacing browser on CPU {o.get('pacing_cpus')}, the rest on {o.get('other_cpus')} "
+        f"({o.get('side_browsers')} side browser(s)); threads off their CPUs at the end: "
+        f"{(a.get('pacing_browser') or {}).get('threads_off_their_cpus')} / "
+        f"{(a.get('others') or {}).get('threads_off_their_cpus')}"
+    ]
     alone = p.get("alone") or {}
     out.append(f"blank page alone: P95 {alone.get('p95_ms')} ms, long {alone.get('long_frame_share')}")
     for k, v in (p.get("beside") or {}).items():
-        out.append(f"blank page beside ({k}): P95 {(v or {}).get('p95_ms')} ms, long {(v or {}).get('long_frame_share')}")
+        out.append(
+            f"blank page beside ({k}): P95 {(v or {}).get('p95_ms')} ms, long {(v or {}).get('long_frame_share')}"
+        )
     lim_p, lim_s = p.get("max_p95_change"), p.get("max_long_frame_share_change")
     ch_p, ch_s = p.get("p95_change"), p.get("long_frame_share_change")
     ok_p = ch_p is not None and lim_p is not None and abs(ch_p) <= lim_p
     ok_s = ch_s is not None and lim_s is not None and abs(ch_s) <= lim_s
     out.append(f"P95 change {ch_p}   target |change| <= {lim_p}   {'OK' if ok_p else 'MISSED'}")
     out.append(f"long-frame share change {ch_s}   target |change| <= {lim_s}   {'OK' if ok_s else 'MISSED'}")
-    out.append(f"re-run alone: {o.get('rerun_alone')}   target: no   {'OK' if o.get('rerun_alone') is False else 'MISSED'}")
+    out.append(
+        f"re-run alone: {o.get('rerun_alone')}   target: no   {'OK' if o.get('rerun_alone') is False else 'MISSED'}"
+    )
     tl = o.get("timeline") or {}
     out.append("timeline: " + ", ".join(f"{k} {v[0]:.0f}-{v[1]:.0f} s" for k, v in tl.items()))
     return out
@@ -129,8 +140,10 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in walls.items()}
     span = {k: f"min {min(v):.1f} / median {med[k]:.1f} s" for k, v in walls.items()}
     print(f"\nwall --overlap off: {span['off']};  --overlap {pinned}: {span[pinned]}")
-    print(f"saved {med['off'] - med[pinned]:+.1f} s (median)   target > 0   "
-          f"{'OK' if med[pinned] < med['off'] else 'MISSED'}")
+    print(
+        f"saved {med['off'] - med[pinned]:+.1f} s (median)   target > 0   "
+        f"{'OK' if med[pinned] < med['off'] else 'MISSED'}"
+    )
     return 0
 
 

@@ -43,12 +43,13 @@ def main(argv: list[str]) -> int:
     print(f"  target: every fixture matches its truth -> {len(rows) - bad}/{len(rows)}")
     ref = ROOT / "scenarios" / "demos" / "reference.html"
     if not skip_ref and ref.is_file():
-        from skycity_bench.running.runner import run_candidate
         from skycity_bench.inputs.scenario import load_scenario
+        from skycity_bench.running.runner import run_candidate
 
         t = time.monotonic()
-        report = asyncio.run(run_candidate(ref, load_scenario(), out / "reference",
-                                           probes=["packaging", "framing", "playback"])).to_json()
+        report = asyncio.run(
+            run_candidate(ref, load_scenario(), out / "reference", probes=["packaging", "framing", "playback"])
+        ).to_json()
         took = time.monotonic() - t
         got = sum(report["items"][i]["points"] or 0 for i in ITEMS)
         print(f"\nreference.html: {got:g} of 5 packaging points (target 5) in {took:.1f} s")

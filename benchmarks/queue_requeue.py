@@ -14,7 +14,6 @@ delays the stall check's own query, not the bound's arithmetic.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import subprocess
@@ -45,14 +44,41 @@ def main() -> int:
     try:
         url = srv.url(srv.new_db())
         fixtures = ROOT / "tests" / "fixtures" / "batch"
-        subprocess.run(CLI + ["queue", "add", str(fixtures / "tiny1.html"), str(fixtures / "tiny2.html"),
-                              str(fixtures / "tiny3.html"), "--db", url,
-                              "--probe", "packaging", "--viewport", "320x240", "--tag", "bench"], cwd=ROOT, check=True,
-                       capture_output=True)
-        common = ["--db", url, "--tag", "bench", "--heartbeat", str(a.heartbeat), "--stalled-after",
-                  str(a.stalled_after), "--until-done"]
-        wa = subprocess.Popen(CLI + ["worker", "--name", "A", *common], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+        subprocess.run(
+            CLI
+            + [
+                "queue",
+                "add",
+                str(fixtures / "tiny1.html"),
+                str(fixtures / "tiny2.html"),
+                str(fixtures / "tiny3.html"),
+                "--db",
+                url,
+                "--probe",
+                "packaging",
+                "--viewport",
+                "320x240",
+                "--tag",
+                "bench",
+            ],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        common = [
+            "--db",
+            url,
+            "--tag",
+            "bench",
+            "--heartbeat",
+            str(a.heartbeat),
+            "--stalled-after",
+            str(a.stalled_after),
+            "--until-done",
+        ]
+        wa = subprocess.Popen(
+            CLI + ["worker", "--name", "A", *common], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         procs.append(wa)
         store = ReviewStore(url)
 
@@ -63,9 +89,15 @@ def main() -> int:
         while victim is None:
             s = st()
             run = [r for r in (s or {}).get("running", []) if r["worker"] == "A"]
-            if run and len(procs) == 1:       # the other machine is up before the kill, as in a real farm
-                procs.append(subprocess.Popen(CLI + ["worker", "--name", "B", *common], cwd=ROOT,
-                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            if run and len(procs) == 1:  # the other machine is up before the kill, as in a real farm
+                procs.append(
+                    subprocess.Popen(
+                        CLI + ["worker", "--name", "B", *common],
+                        cwd=ROOT,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                )
             b_busy = any(r["worker"] == "B" for r in (s or {}).get("running", []))
             run = [r for r in run if (r["elapsed_s"] or 0) >= 2]
             victim = run[0]["run"] if run and b_busy else None
@@ -82,8 +114,10 @@ def main() -> int:
                 done = time.monotonic() - killed_at
             time.sleep(0.2)
         load = os.getloadavg()[0]
-        print(f"killed run queued again after {requeued:.1f} s (target <= {target:.0f} s: "
-              f"{'ok' if requeued is not None and requeued <= target else 'OVER'}) — load {load:.1f}")
+        print(
+            f"killed run queued again after {requeued:.1f} s (target <= {target:.0f} s: "
+            f"{'ok' if requeued is not None and requeued <= target else 'OVER'}) — load {load:.1f}"
+        )
         print(f"all runs done {done:.1f} s after the kill (the killed one by B)" if done else "not all done in time")
         return 0 if requeued is not None and requeued <= target else 1
     finally:

@@ -49,21 +49,25 @@ import httpx  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from skycity_bench.common import blinding as masking  # noqa: E402
+from skycity_bench.inputs.rubric import load_rubric  # noqa: E402
 from skycity_bench.review import create_app  # noqa: E402
 from skycity_bench.review.auth import API_TOKEN_TTL_S, SESSION_COOKIE, Auth  # noqa: E402
-from skycity_bench.inputs.rubric import load_rubric  # noqa: E402
-from skycity_bench.store.review_store import ReviewStore  # noqa: E402
 from skycity_bench.store import accounts
+from skycity_bench.store.review_store import ReviewStore  # noqa: E402
 from tests.review_reports import serving  # noqa: E402
 
 TARGET_MS = 300
 BIG_FILE = 5 << 20
-PARTIAL_RERUNS = 5          # candidates re-run with two probes (the run choice must keep their full run)
-FINALISED = 3               # sheets finalised (reviewers then see everyone's values there)
+PARTIAL_RERUNS = 5  # candidates re-run with two probes (the run choice must keep their full run)
+FINALISED = 3  # sheets finalised (reviewers then see everyone's values there)
 # writes a session makes while reviewing: timed. Other writes change accounts, tokens or
 # finalisation (invite, disable, revoke, finalise...): listed, not timed.
-TIMED_WRITES = {("POST", "/api/candidates/{cid}/reviews"), ("POST", "/c/{cid}"),
-                ("PUT", "/api/admin/candidates/{cid}/run"), ("POST", "/admin/runs/{cid}")}
+TIMED_WRITES = {
+    ("POST", "/api/candidates/{cid}/reviews"),
+    ("POST", "/c/{cid}"),
+    ("PUT", "/api/admin/candidates/{cid}/run"),
+    ("POST", "/admin/runs/{cid}"),
+}
 
 
 def newest_run() -> Path | None:
@@ -74,8 +78,13 @@ def newest_run() -> Path | None:
 def _link_files(src: Path, run: Path) -> None:
     for f in src.rglob("*"):
         rel = f.relative_to(src)
-        if (not f.is_file() or f.is_symlink() or f.name == "report.json" or f.stat().st_size > BIG_FILE
-                or any(s.startswith(".") for s in rel.parts)):
+        if (
+            not f.is_file()
+            or f.is_symlink()
+            or f.name == "report.json"
+            or f.stat().st_size > BIG_FILE
+            or any(s.startswith(".") for s in rel.parts)
+        ):
             continue
         dst = run / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -96,11 +105,12 @@ def build_runs(src: Path, root: Path, n: int) -> tuple[list[Path], list[Path]]:
         _link_files(src, run)
         (run / "report.json").write_text(json.dumps(d, ensure_ascii=False), encoding="utf-8")
         full.append(run)
-        if k < PARTIAL_RERUNS:              # the same candidate again, two probes' items only, later
+        if k < PARTIAL_RERUNS:  # the same candidate again, two probes' items only, later
             autos = [i for i, it in d["items"].items() if it.get("how") == "auto"]
             for iid in autos[2:]:
-                d["items"][iid].update(points=None, status="untested",
-                                       evidence={"reason": "probe(s) not run: a two-probe re-run"})
+                d["items"][iid].update(
+                    points=None, status="untested", evidence={"reason": "probe(s) not run: a two-probe re-run"}
+                )
             d["started_at"] = "2099-01-01T00:00:00+00:00"
             again = root / f"{Path(new_label).stem}-rerun"
             _link_files(src, again)
@@ -125,6 +135,7 @@ def masking_figures(src: Path, labels: list[str]) -> list[tuple[str, float]]:
     doc = json.loads(raw)
     out.append(("parse report.json (json.loads)", (time.perf_counter() - t) * 1000))
     from skycity_bench.store import blind as old
+
     secrets = sorted({s for lb in labels for s in old.secrets_of(lb)}, key=len, reverse=True)
     t = time.perf_counter()
     old.blind_report(doc, secrets)
@@ -137,19 +148,31 @@ def masking_figures(src: Path, labels: list[str]) -> list[tuple[str, float]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--run", type=Path, default=None, help="a run folder with report.json (default: newest in recordings/)")
+    ap.add_argument(
+        "--run", type=Path, default=None, help="a run folder with report.json (default: newest in recordings/)"
+    )
     ap.add_argument("--repeat", type=int, default=2, help="calls per URL after the first (best one reported)")
     ap.add_argument("--candidates", type=int, default=50)
-    ap.add_argument("--postgres", action="store_true",
-                    help="serve from a PostgreSQL store on a throw-away local server (tests/pg.py) instead of SQLite")
-    ap.add_argument("--work", type=Path, default=None,
-                    help="work folder; when it holds a store this script built, its imported runs are reused "
-                         "(accounts, scores and picks are made again on a copy)")
+    ap.add_argument(
+        "--postgres",
+        action="store_true",
+        help="serve from a PostgreSQL store on a throw-away local server (tests/pg.py) instead of SQLite",
+    )
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        help="work folder; when it holds a store this script built, its imported runs are reused "
+        "(accounts, scores and picks are made again on a copy)",
+    )
     a = ap.parse_args()
     src = a.run or newest_run()
     if src is None or not (src / "report.json").is_file():
-        print("no run to copy: make one with `.venv/bin/skycity-bench run scenarios/demos/reference.html` "
-              "or pass --run DIR", file=sys.stderr)
+        print(
+            "no run to copy: make one with `.venv/bin/skycity-bench run scenarios/demos/reference.html` "
+            "or pass --run DIR",
+            file=sys.stderr,
+        )
         return 2
     tmp = a.work or Path(tempfile.mkdtemp(prefix="review-50-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -169,7 +192,7 @@ def main() -> int:
     def build(target) -> None:
         store = ReviewStore(target, seed=1)
         t1 = time.perf_counter()
-        prep = store.prepare_run(full[0])            # masking and thumbnails, outside the write lock
+        prep = store.prepare_run(full[0])  # masking and thumbnails, outside the write lock
         t2 = time.perf_counter()
         with store.db.write() as con:
             store.insert_run(con, prep)
@@ -177,15 +200,20 @@ def main() -> int:
         for r in full[1:] + partial:
             store.import_run(r)
         store.close()
-        print(f"imported {len(full)} candidates and {len(partial)} partial re-runs in "
-              f"{time.perf_counter() - t:.1f} s (the same images' thumbnails are made once: kept by file hash)")
-        print(f"import of one run: prepare (hash, mask, {len(prep.thumbs)} thumbnails) {(t2 - t1) * 1000:.0f} ms, "
-              f"store {(t3 - t2) * 1000:.0f} ms; masked report {len(prep.blind.masked_json) / 1e6:.1f} MB, "
-              f"sheet summary {len(prep.blind.sheet_json) / 1e3:.0f} kB")
+        print(
+            f"imported {len(full)} candidates and {len(partial)} partial re-runs in "
+            f"{time.perf_counter() - t:.1f} s (the same images' thumbnails are made once: kept by file hash)"
+        )
+        print(
+            f"import of one run: prepare (hash, mask, {len(prep.thumbs)} thumbnails) {(t2 - t1) * 1000:.0f} ms, "
+            f"store {(t3 - t2) * 1000:.0f} ms; masked report {len(prep.blind.masked_json) / 1e6:.1f} MB, "
+            f"sheet summary {len(prep.blind.sheet_json) / 1e3:.0f} kB"
+        )
 
     pg = None
-    if a.postgres:                # a throw-away server (tests/pg.py: Debian's binaries, loopback)
+    if a.postgres:  # a throw-away server (tests/pg.py: Debian's binaries, loopback)
         from tests.pg import start_server
+
         pg = start_server()
         imported = pg.new_db()
         build(pg.url(imported))
@@ -212,34 +240,48 @@ def main() -> int:
     for name, pct in (("ann", 75), ("bob", 50)):
         accounts.create_account(store, name, "reviewer", by="boss")
         for k, cid in enumerate(cids[: len(cids) // 2]):
-            store.submit(cid, name, rubric.id, [{"item": i, "level": pct if (k + j) % 3 else 100}
-                                                for j, i in enumerate(graded)], source="api")
+            store.submit(
+                cid,
+                name,
+                rubric.id,
+                [{"item": i, "level": pct if (k + j) % 3 else 100} for j, i in enumerate(graded)],
+                source="api",
+            )
     for cid in cids[:FINALISED]:
         accounts.finalize(store, cid, by="boss", reason="benchmark")
     from skycity_bench.store.anchors import Calibration
+
     Calibration(store).set_by_hand(cids[FINALISED], graded[0], "good", "agreed in the benchmark", "boss")
-    picked = PARTIAL_RERUNS - 1                              # re-run, not finalised: its re-run is picked
+    picked = PARTIAL_RERUNS - 1  # re-run, not finalised: its re-run is picked
     store.choose_run(cids[picked], reruns[picked]["run_id"], "boss", "benchmark: the re-run picked")
     cat = accounts.create_account(store, "cat", "reviewer", by="boss")
-    invite = accounts.issue(store, cat["id"], "invite", by="boss", ttl_s=3600)      # GET does not use it up
+    invite = accounts.issue(store, cat["id"], "invite", by="boss", ttl_s=3600)  # GET does not use it up
     ann_id = accounts.account(store, "ann")["id"]
     accounts.issue(store, ann_id, "api", by="ann", ttl_s=API_TOKEN_TTL_S)
     shown_full = [store.shown_run(c)["run_id"] for c in cids[:picked]]
     rerun_ids = {r["run_id"] for r in reruns}
-    kept = all(s not in rerun_ids for s in shown_full) and store.shown_run(cids[picked])["run_id"] == \
-        reruns[picked]["run_id"]
+    kept = (
+        all(s not in rerun_ids for s in shown_full)
+        and store.shown_run(cids[picked])["run_id"] == reruns[picked]["run_id"]
+    )
 
     # --- the app ------------------------------------------------------------------------------
     app = create_app(store)
     served = ExitStack()
-    base = served.enter_context(serving(app))     # tests/review_reports.py: uvicorn on a free loopback port
+    base = served.enter_context(serving(app))  # tests/review_reports.py: uvicorn on a free loopback port
     auth: Auth = app.state.auth
-    cid = cids[len(cids) // 2 - 1]                          # scored by both reviewers
+    cid = cids[len(cids) // 2 - 1]  # scored by both reviewers
     run = store.shown_run(cid)
     image = next(f for f in run["files"] if f["thumb"] and f["mime"] == "image/png")
-    params = {"cid": [cid], "file_id": [str(image["id"])], "name": ["ann"], "token": [invite],
-              "tid": [str(accounts.tokens(store, ann_id)[-1]["id"])], "fmt": ["md", "csv", "json"],
-              "format": ["json"]}
+    params = {
+        "cid": [cid],
+        "file_id": [str(image["id"])],
+        "name": ["ann"],
+        "token": [invite],
+        "tid": [str(accounts.tokens(store, ann_id)[-1]["id"])],
+        "fmt": ["md", "csv", "json"],
+        "format": ["json"],
+    }
     anon = httpx.Client(base_url=base, timeout=600)
     anon.csrf = ""
     clients = {"public": anon, "reviewer": session(base, store, "ann"), "admin": session(base, store, "boss")}
@@ -256,16 +298,29 @@ def main() -> int:
             out = [pat.sub(lambda _m, v=v: v, u) for u in out for v in params[n]]
         return out
 
-    writes = {("POST", "/api/candidates/{cid}/reviews"):
-              lambda k: {"json": {"rubric_id": rubric.id, "grades": [{"item": graded[0], "level": (25, 50, 75)[k % 3]}]}},
-              ("POST", "/c/{cid}"):
-              lambda k: {"data": {"csrf": clients["reviewer"].csrf, "candidate": cid, "rubric_id": rubric.id,
-                                  f"grade:{graded[1]}": ("good", "fair", "poor")[k % 3]}},
-              ("PUT", "/api/admin/candidates/{cid}/run"):
-              lambda k: {"json": {"run_id": [run["run_id"], None][k % 2], "reason": f"benchmark pick {k}"}},
-              ("POST", "/admin/runs/{cid}"):
-              lambda k: {"data": {"csrf": clients["admin"].csrf, "run_id": [str(run["run_id"]), "auto"][k % 2],
-                                  "reason": f"benchmark form {k}"}}}
+    writes = {
+        ("POST", "/api/candidates/{cid}/reviews"): lambda k: {
+            "json": {"rubric_id": rubric.id, "grades": [{"item": graded[0], "level": (25, 50, 75)[k % 3]}]}
+        },
+        ("POST", "/c/{cid}"): lambda k: {
+            "data": {
+                "csrf": clients["reviewer"].csrf,
+                "candidate": cid,
+                "rubric_id": rubric.id,
+                f"grade:{graded[1]}": ("good", "fair", "poor")[k % 3],
+            }
+        },
+        ("PUT", "/api/admin/candidates/{cid}/run"): lambda k: {
+            "json": {"run_id": [run["run_id"], None][k % 2], "reason": f"benchmark pick {k}"}
+        },
+        ("POST", "/admin/runs/{cid}"): lambda k: {
+            "data": {
+                "csrf": clients["admin"].csrf,
+                "run_id": [str(run["run_id"]), "auto"][k % 2],
+                "reason": f"benchmark form {k}",
+            }
+        },
+    }
     plan, untimed, unfilled = [], [], []
     for path, route in Auth.iter_routes(app):
         rule = auth.rule_of(route) or "admin"
@@ -283,9 +338,11 @@ def main() -> int:
             else:
                 untimed.append(f"{m} {path}")
     bad, bad_cpu, leaks = 0, 0, []
-    print(f"\n{len(plan)} calls over {len({p[4] for p in plan})} routes, each {1 + a.repeat} times; rule: who calls; "
-          f"wall: first, best, worst; cpu: the worst call's CPU time in this process (app and client: what the "
-          f"machine's load does not inflate much; with --postgres the database server's own work is not in it)")
+    print(
+        f"\n{len(plan)} calls over {len({p[4] for p in plan})} routes, each {1 + a.repeat} times; rule: who calls; "
+        f"wall: first, best, worst; cpu: the worst call's CPU time in this process (app and client: what the "
+        f"machine's load does not inflate much; with --postgres the database server's own work is not in it)"
+    )
     print(f"    {'call':58s} {'rule':8s} {'first':>8s} {'best':>8s} {'worst':>8s} {'cpu':>8s}   target (wall)")
     for method, url, rule, body, path in plan:
         c = clients[rule]
@@ -297,8 +354,11 @@ def main() -> int:
             ms.append((time.perf_counter() - t) * 1000)
             cpu.append((time.process_time() - tc) * 1000)
             codes.add(r.status_code)
-            if k == 0 and "unblind" not in path and \
-                    r.headers.get("content-type", "").startswith(("text/", "application/json")):
+            if (
+                k == 0
+                and "unblind" not in path
+                and r.headers.get("content-type", "").startswith(("text/", "application/json"))
+            ):
                 text = r.text
                 if any(s in text for s in secrets) or label_re.search(text):
                     leaks.append(f"{method} {url} ({rule})")
@@ -306,18 +366,28 @@ def main() -> int:
         ok = max(ms) < TARGET_MS and all(code < 400 for code in codes)
         bad += not ok
         bad_cpu += max(cpu) >= TARGET_MS
-        print(f"{'ok ' if ok else 'BAD'} {method:4s} {url[:53]:53s} {rule:8s} {ms[0]:6.0f}ms {best:6.0f}ms "
-              f"{max(ms):6.0f}ms {max(cpu):6.0f}ms   < {TARGET_MS} ms   HTTP {sorted(codes)}")
+        print(
+            f"{'ok ' if ok else 'BAD'} {method:4s} {url[:53]:53s} {rule:8s} {ms[0]:6.0f}ms {best:6.0f}ms "
+            f"{max(ms):6.0f}ms {max(cpu):6.0f}ms   < {TARGET_MS} ms   HTTP {sorted(codes)}"
+        )
     served.close()
     store.close()
     if pg is not None:
         from tests.pg import stop_server
+
         stop_server(pg)
-    print("\nblind: " + ("no answer carries a candidate's full file hash or label (the admin's unblinded sheet "
-                         "excepted, by design)" if not leaks else
-                         f"LEAK in {len(leaks)} answer(s): {', '.join(leaks[:8])}"))
-    print(f"run choice: the {PARTIAL_RERUNS - 1} candidates re-run with two probes still show their full run, the picked "
-          f"one its pick: {'yes' if kept else 'NO'}")
+    print(
+        "\nblind: "
+        + (
+            "no answer carries a candidate's full file hash or label (the admin's unblinded sheet excepted, by design)"
+            if not leaks
+            else f"LEAK in {len(leaks)} answer(s): {', '.join(leaks[:8])}"
+        )
+    )
+    print(
+        f"run choice: the {PARTIAL_RERUNS - 1} candidates re-run with two probes still show their full run, the picked "
+        f"one its pick: {'yes' if kept else 'NO'}"
+    )
     if untimed:
         print(f"not timed (writes that change accounts, tokens, anchors or finalisation): {', '.join(untimed)}")
     if unfilled:
@@ -326,12 +396,19 @@ def main() -> int:
     for name, el in masking_figures(src, [f"model-{k:02d}.html" for k in range(a.candidates)]):
         print(f"    {name:58s} {el:8.1f} ms")
     load_after = os.getloadavg()
-    print(f"\nload average before {load_before[0]:.1f}, after {load_after[0]:.1f} on {os.cpu_count()} CPUs; "
-          f"calls over {TARGET_MS} ms: {bad} by wall time, {bad_cpu} by CPU time")
+    print(
+        f"\nload average before {load_before[0]:.1f}, after {load_after[0]:.1f} on {os.cpu_count()} CPUs; "
+        f"calls over {TARGET_MS} ms: {bad} by wall time, {bad_cpu} by CPU time"
+    )
     failed = bad + len(unfilled) + bool(leaks) + (not kept)
-    print("all under target" if not failed else f"{bad} call(s) over {TARGET_MS} ms or failing"
-          + (", a leak" if leaks else "") + (", run choice wrong" if not kept else "")
-          + (f", {len(unfilled)} route(s) not covered" if unfilled else ""))
+    print(
+        "all under target"
+        if not failed
+        else f"{bad} call(s) over {TARGET_MS} ms or failing"
+        + (", a leak" if leaks else "")
+        + (", run choice wrong" if not kept else "")
+        + (f", {len(unfilled)} route(s) not covered" if unfilled else "")
+    )
     return 1 if failed else 0
 
 

@@ -85,7 +85,7 @@ async def one_run(handle: BrowserHandle, scenario, url: str, setup: str, seconds
         await page.goto(url)
     await asyncio.sleep(seconds)
     work = np.asarray(await page.evaluate("window.work"), float)
-    work = work[min(30, work.size // 5):]            # drop warm-up frames
+    work = work[min(30, work.size // 5) :]  # drop warm-up frames
     await close()
     return work
 
@@ -108,8 +108,10 @@ async def main(rounds: int, seconds: float) -> None:
             await handle.kill()
     # The 2 % target is on the heavy page: on the light one a frame's work is ~0.1 ms (the
     # clock's resolution), so a ratio means nothing there; its added ms are shown instead.
-    print(f"{'page':18s} {'set-up':28s} {'frames':>7s} {'median ms':>10s} {'P95 ms':>8s} {'P95 ratio':>10s} "
-          f"{'P95 +ms':>8s}   target")
+    print(
+        f"{'page':18s} {'set-up':28s} {'frames':>7s} {'median ms':>10s} {'P95 ms':>8s} {'P95 ratio':>10s} "
+        f"{'P95 +ms':>8s}   target"
+    )
     for name in PAGES:
         base = np.percentile(np.concatenate(res[name]["none"]), 95)
         for s in SETUPS:
@@ -119,8 +121,10 @@ async def main(rounds: int, seconds: float) -> None:
             tgt = ""
             if s == "bench now" and name == "canvas 12k calls":
                 tgt = f"≤ 1.02  {'OK' if ratio <= 1.02 else 'MISSED'}"
-            print(f"{name:18s} {s:28s} {v.size:7d} {np.median(v):10.3f} {p95:8.3f} {ratio:10.4f} "
-                  f"{p95 - base:+8.3f}   {tgt}")
+            print(
+                f"{name:18s} {s:28s} {v.size:7d} {np.median(v):10.3f} {p95:8.3f} {ratio:10.4f} "
+                f"{p95 - base:+8.3f}   {tgt}"
+            )
 
 
 if __name__ == "__main__":

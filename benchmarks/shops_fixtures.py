@@ -24,8 +24,9 @@ ITEMS = ("shops.hover", "shops.auto_display", "shops.manual_priority", "shops.ca
 
 
 def _points(report: dict) -> str:
-    return " ".join(f"{report['items'][i]['points'] if report['items'][i]['points'] is not None else '-'}"
-                    for i in ITEMS)
+    return " ".join(
+        f"{report['items'][i]['points'] if report['items'][i]['points'] is not None else '-'}" for i in ITEMS
+    )
 
 
 def _follow(report: dict) -> str:
@@ -34,8 +35,10 @@ def _follow(report: dict) -> str:
     xs, ys = [p[1] for p in path if p[1] is not None], [p[2] for p in path if p[2] is not None]
     span = max(max(xs) - min(xs), max(ys) - min(ys)) if xs else None
     f = lambda v: "-" if v is None else f"{v:g}"
-    return (f"{ev.get('outcome') or '-':24s} lag {f(ev.get('max_lag_px')):>5s} px  drift {f(ev.get('pixel_drift_px')):>6s} px"
-            f"  path {f(round(span) if span is not None else None):>4s} px")
+    return (
+        f"{ev.get('outcome') or '-':24s} lag {f(ev.get('max_lag_px')):>5s} px  drift {f(ev.get('pixel_drift_px')):>6s} px"
+        f"  path {f(round(span) if span is not None else None):>4s} px"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -53,22 +56,26 @@ def main(argv: list[str]) -> int:
         ok = all(r[-1] for r in cmp)
         bad += not ok
         rows.append((fx.name, ok, took, report["probes"]["shops"]["duration_s"], _points(report), _follow(report)))
-    print("\nfixture                          truth  run s  probe s  points (hover auto manual placement touch)"
-          "  manual hold: outcome, largest lag (target <= 12), pixel drift, path span")
+    print(
+        "\nfixture                          truth  run s  probe s  points (hover auto manual placement touch)"
+        "  manual hold: outcome, largest lag (target <= 12), pixel drift, path span"
+    )
     for name, ok, took, probe_s, pts, fol in rows:
         print(f"  {name:30s} {'match' if ok else 'DIFF ':6s} {took:6.1f} {probe_s:8.1f}  {pts:22s}  {fol}")
     print(f"  target: every fixture matches its truth -> {len(rows) - bad}/{len(rows)}")
     ref = ROOT / "scenarios" / "demos" / "reference.html"
     if not skip_ref and ref.is_file():
-        from skycity_bench.running.runner import run_candidate
         from skycity_bench.inputs.scenario import load_scenario
+        from skycity_bench.running.runner import run_candidate
 
         t = time.monotonic()
         report = asyncio.run(run_candidate(ref, load_scenario(), out / "reference", probes=["shops"])).to_json()
         took = time.monotonic() - t
         got = sum(report["items"][i]["points"] or 0 for i in ITEMS)
-        print(f"\nreference.html: {got:g} of 15 shop points (target 15) in {took:.1f} s "
-              f"(probe {report['probes']['shops']['duration_s']:.1f} s); manual hold: {_follow(report)}")
+        print(
+            f"\nreference.html: {got:g} of 15 shop points (target 15) in {took:.1f} s "
+            f"(probe {report['probes']['shops']['duration_s']:.1f} s); manual hold: {_follow(report)}"
+        )
         for i in ITEMS:
             it = report["items"][i]
             ev = it["evidence"]

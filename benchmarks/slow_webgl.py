@@ -46,22 +46,31 @@ def single_file(src: Path, out: Path) -> Path:
         raise SystemExit("three@0.160.0 is not in the offline cache: run scripts/setup.sh")
     body = store.read_blob(rel.files["build/three.module.js"][0])
     imports = {"three": "data:text/javascript;base64," + base64.b64encode(body).decode()}
-    html = re.sub(r'<script type="importmap">.*?</script>',
-                  lambda m: '<script type="importmap">' + json.dumps({"imports": imports}) + "</script>",
-                  src.read_text(encoding="utf-8"), count=1, flags=re.S)
+    html = re.sub(
+        r'<script type="importmap">.*?</script>',
+        lambda m: '<script type="importmap">' + json.dumps({"imports": imports}) + "</script>",
+        src.read_text(encoding="utf-8"),
+        count=1,
+        flags=re.S,
+    )
     p = out / "interactive_cubes_single_file.html"
     p.write_text(html, encoding="utf-8")
     return p
 
 
 def run_one(html: Path, vp: str, out: Path) -> tuple[dict, float]:
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario, parse_viewport
+    from skycity_bench.running.runner import run_candidate
 
     v = parse_viewport(vp)
-    sc = load_scenario(None, {"viewport": vp, "duration_s": 10,
-                              "probes": {"framing": {"viewports": [vp]},
-                                         "playback": {"width": v["width"], "height": v["height"]}}})
+    sc = load_scenario(
+        None,
+        {
+            "viewport": vp,
+            "duration_s": 10,
+            "probes": {"framing": {"viewports": [vp]}, "playback": {"width": v["width"], "height": v["height"]}},
+        },
+    )
     t = time.monotonic()
     rep = asyncio.run(run_candidate(html, sc, out, probes=list(PROBES))).to_json()
     return rep, time.monotonic() - t
@@ -88,17 +97,23 @@ def main(argv: list[str]) -> int:
             ok = all(s != "untested" for s in items.values()) and budget is not None and took <= budget
             bad += not ok
             rows.append((name, vp, cost, probes, items, took, budget, ok))
-            print(f"{name} {vp}: frame cost {cost.get('frame_cost_ms')} ms (seen up to "
-                  f"{cost.get('frame_cost_seen_ms')} ms), beyond real time {rc.get('beyond_real_time_s')} s, " + ", ".join(
-                f"{p} {s} {d} s" for p, (s, d) in probes.items()) + f"; run {took:.0f} s", flush=True)
+            print(
+                f"{name} {vp}: frame cost {cost.get('frame_cost_ms')} ms (seen up to "
+                f"{cost.get('frame_cost_seen_ms')} ms), beyond real time {rc.get('beyond_real_time_s')} s, "
+                + ", ".join(f"{p} {s} {d} s" for p, (s, d) in probes.items())
+                + f"; run {took:.0f} s",
+                flush=True,
+            )
             for p, (st, _) in probes.items():
                 if st != "ok":
                     print(f"    {p}: {str(rep['probes'][p].get('error'))[:300]}")
             for i in ITEMS:
                 if items[i] == "untested":
                     print(f"    {i} untested: {rep['items'][i]['evidence'].get('reason', '')[:200]}")
-    print("\nexample                          viewport   frame cost (x 60 Hz)  seen ms  coarse  framing          playback"
-          "         framing  autoplay  pause/replay  run s / budget s")
+    print(
+        "\nexample                          viewport   frame cost (x 60 Hz)  seen ms  coarse  framing          playback"
+        "         framing  autoplay  pause/replay  run s / budget s"
+    )
     for name, vp, cost, probes, items, took, budget, ok in rows:
         fc = cost.get("frame_cost_ms")
         fcs = f"{fc:7.1f} ms ({cost.get('slowdown', 0):5.1f}x)" if fc is not None else "   not measured   "
@@ -106,11 +121,15 @@ def main(argv: list[str]) -> int:
         seens = f"{seen:7.0f}" if seen is not None else "      -"
         coarse = f"{cost.get('coarse_pages', 0)}/{cost.get('pages', 0)}"
         pr = "  ".join(f"{s:5s} {d:6.1f} s" for s, d in probes.values())
-        print(f"  {name:31s} {vp:10s} {fcs:21s} {seens}  {coarse:6s}  {pr}  {items['packaging.framing']:8s} "
-              f"{items['packaging.autoplay']:9s} {items['packaging.pause_resume_replay']:12s}  "
-              f"{took:6.0f} / {budget:g}  {'ok' if ok else 'MISS'}")
-    print(f"  target: framing, autoplay and pause/resume/replay not untested, each run within the per-run "
-          f"budget -> {len(rows) - bad}/{len(rows)}")
+        print(
+            f"  {name:31s} {vp:10s} {fcs:21s} {seens}  {coarse:6s}  {pr}  {items['packaging.framing']:8s} "
+            f"{items['packaging.autoplay']:9s} {items['packaging.pause_resume_replay']:12s}  "
+            f"{took:6.0f} / {budget:g}  {'ok' if ok else 'MISS'}"
+        )
+    print(
+        f"  target: framing, autoplay and pause/resume/replay not untested, each run within the per-run "
+        f"budget -> {len(rows) - bad}/{len(rows)}"
+    )
     print(f"\nrun folders: {out}")
     return 1 if bad else 0
 

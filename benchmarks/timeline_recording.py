@@ -68,8 +68,8 @@ async def _play_metadata(url: str) -> dict:
 
 
 def reference(demo: Path, out: Path) -> int:
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     t = time.monotonic()
     report = asyncio.run(run_candidate(demo, load_scenario(), out, probes=["timeline", "recording"])).to_json()
@@ -83,15 +83,18 @@ def reference(demo: Path, out: Path) -> int:
     else:
         d = rec["data"]
         v = video_in_chromium(out / d["file"])
-        rows = [("recording frames", d["frames"], "1950"), ("recording fps", d["fps"], "30"),
-                ("duration in Chromium <video> (s)", round(v["duration"], 3), "65.0"),
-                ("video size", f"{v['width']}x{v['height']}", "viewport"),
-                ("plays (currentTime after 1.5 s)", round(v["playing_at"], 2), "> 0"),
-                ("recording wall time (s)", d["wall_s"], "as fast as possible"),
-                ("frames per wall second", d["frames_per_wall_s"], "-"),
-                ("capture ms/frame (mean)", d["capture_ms_mean"], "-"),
-                ("encode ms/frame (mean, worker thread)", d["encode_ms_mean"], "-"),
-                ("file size (MB)", round(d["size_bytes"] / 1e6, 1), "-")]
+        rows = [
+            ("recording frames", d["frames"], "1950"),
+            ("recording fps", d["fps"], "30"),
+            ("duration in Chromium <video> (s)", round(v["duration"], 3), "65.0"),
+            ("video size", f"{v['width']}x{v['height']}", "viewport"),
+            ("plays (currentTime after 1.5 s)", round(v["playing_at"], 2), "> 0"),
+            ("recording wall time (s)", d["wall_s"], "as fast as possible"),
+            ("frames per wall second", d["frames_per_wall_s"], "-"),
+            ("capture ms/frame (mean)", d["capture_ms_mean"], "-"),
+            ("encode ms/frame (mean, worker thread)", d["encode_ms_mean"], "-"),
+            ("file size (MB)", round(d["size_bytes"] / 1e6, 1), "-"),
+        ]
         bad += not (d["frames"] == 1950 and abs(v["duration"] - 65) < 0.04 and d["fps"] == 30)
         for name, got, target in rows:
             print(f"  {name:40s} {str(got):>12s}   target {target}")
@@ -99,14 +102,19 @@ def reference(demo: Path, out: Path) -> int:
         print(f"  timeline FAILED: {tl['error']}")
         return bad + 1
     m = report["measurements"].get("timeline", {})
-    findings = {k: report["items"][k]["evidence"].get("findings", []) for k in ("camera.phases", "camera.motion", "camera.ending")}
-    rows = [("timeline wall time (s)", tl["duration_s"], "-"),
-            ("timeline time split (s)", tl["data"].get("spent_s"), "-"),
-            ("phases", [(p["phase"], p["start_s"]) for p in m.get("phases", [])], "1,2,3,4 in order < 60 s"),
-            ("cuts during the tour", m.get("cut_count"), "0"),
-            ("city name visible", m.get("city_name_visible"), "true (or null: canvas)"),
-            ("reset after 60 s", m.get("reset_after_60s"), "false"),
-            ("camera speed p95 (CSS px/s)", (m.get("camera") or {}).get("speed_p95"), "-")]
+    findings = {
+        k: report["items"][k]["evidence"].get("findings", [])
+        for k in ("camera.phases", "camera.motion", "camera.ending")
+    }
+    rows = [
+        ("timeline wall time (s)", tl["duration_s"], "-"),
+        ("timeline time split (s)", tl["data"].get("spent_s"), "-"),
+        ("phases", [(p["phase"], p["start_s"]) for p in m.get("phases", [])], "1,2,3,4 in order < 60 s"),
+        ("cuts during the tour", m.get("cut_count"), "0"),
+        ("city name visible", m.get("city_name_visible"), "true (or null: canvas)"),
+        ("reset after 60 s", m.get("reset_after_60s"), "false"),
+        ("camera speed p95 (CSS px/s)", (m.get("camera") or {}).get("speed_p95"), "-"),
+    ]
     for name, got, target in rows:
         print(f"  {name:40s} {str(got):>12s}   target {target}")
     for k, f in findings.items():

@@ -109,8 +109,10 @@ def _proc_tree() -> dict[int, str]:
         if "run-driver" in cmd:
             out[p] = "driver"
         elif "chrom" in cmd:
-            out[p] = next((k for k, flag in (("renderer", "--type=renderer"), ("gpu", "--type=gpu-process"))
-                           if flag in cmd), "other" if "--type=" in cmd else "browser")
+            out[p] = next(
+                (k for k, flag in (("renderer", "--type=renderer"), ("gpu", "--type=gpu-process")) if flag in cmd),
+                "other" if "--type=" in cmd else "browser",
+            )
     return out
 
 
@@ -156,8 +158,15 @@ class Parts:
         out = []
         for k, w in self.wall.items():
             cpu = {kind: statistics.mean(v) for kind, v in self.cpu[k].items()}
-            out.append({"part": k, "wall_ms": statistics.median(w), "cpu_ms": cpu, "cpu_sum_ms": sum(cpu.values()),
-                        "kib": round(statistics.median(self.bytes[k]) / 1024) if self.bytes.get(k) else None})
+            out.append(
+                {
+                    "part": k,
+                    "wall_ms": statistics.median(w),
+                    "cpu_ms": cpu,
+                    "cpu_sum_ms": sum(cpu.values()),
+                    "kib": round(statistics.median(self.bytes[k]) / 1024) if self.bytes.get(k) else None,
+                }
+            )
         return out
 
 
@@ -185,6 +194,7 @@ async def measure_options(dp, st, sc, at_s: float, n: int, n_steps: int) -> tupl
 
             r = await dp.call(st.cdp.send("Page.captureScreenshot", params), 30, "screenshot")
             return base64.b64decode(r["data"])
+
         return go
 
     h = video_size(vp.width, vp.height, rs.max_video_height)[1]
@@ -197,7 +207,9 @@ async def measure_options(dp, st, sc, at_s: float, n: int, n_steps: int) -> tupl
         f"PNG at {h} rows": shot("png", scale=scale),
         f"PNG {vp.width}x{vp.height} (keyframes, density)": shot("png"),
         f"PNG {vp.width}x{vp.height}, optimizeForSpeed off (smaller, same pixels)": shot("png", fast=False),
-        "JPEG 8x8 px clip (a capture's cost before pixels)": shot("jpeg", quality=q, clip={"x": 0, "y": 0, "width": 8, "height": 8}),
+        "JPEG 8x8 px clip (a capture's cost before pixels)": shot(
+            "jpeg", quality=q, clip={"x": 0, "y": 0, "width": 8, "height": 8}
+        ),
     }
     parts = Parts(_proc_tree())
     steps = Parts(parts.procs)
@@ -218,12 +230,14 @@ async def measure_options(dp, st, sc, at_s: float, n: int, n_steps: int) -> tupl
         await dp.call(dp.page.clock.run_for(ms), 30, "clock")
         st.pos_ms += ms
 
-    step_kinds = [("now", "step now (DemoPage.run_for: clock read + the controller's runFor via CDP)"),
-                  ("before", "step before (DemoPage.run_for: clock read + Playwright's clock.run_for)"),
-                  ("playwright", "Playwright's page.clock.run_for alone (no clock read)")]
+    step_kinds = [
+        ("now", "step now (DemoPage.run_for: clock read + the controller's runFor via CDP)"),
+        ("before", "step before (DemoPage.run_for: clock read + Playwright's clock.run_for)"),
+        ("playwright", "Playwright's page.clock.run_for alone (no clock read)"),
+    ]
     for i in range(n):
         await grid_step("now")
-        for k in names[i % len(names):] + names[:i % len(names)]:
+        for k in names[i % len(names) :] + names[: i % len(names)]:
             await parts.time(k, captures[k]())
     # the steps apart, many of them (their differences are a few ms): each followed by the
     # plain video frame's capture, as in the pass
@@ -291,13 +305,13 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
+    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.media.video_encode import VideoEncoder, pick
     from skycity_bench.probes import _tour
     from skycity_bench.probes._city_name import CANVAS_TEXT_JS
     from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode
     from skycity_bench.probes.recording import video_size
     from skycity_bench.running.runner import extra_resolvers
-    from skycity_bench.inputs.scenario import load_scenario
-    from skycity_bench.media.video_encode import VideoEncoder, pick
 
     sc = load_scenario()
     rs, ts = sc.probe_settings("recording"), sc.probe_settings("timeline")
@@ -306,8 +320,13 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
     codec = pick(rs.codecs)
     tm = Timer()
     tmp = Path(tempfile.mkdtemp(prefix="tour-cost-"))
-    info = {"viewport": f"{vp.width}x{vp.height}", "video": f"{vw}x{vh}", "codec": codec,
-            "jpeg_quality": rs.jpeg_quality, "sizes": {}}
+    info = {
+        "viewport": f"{vp.width}x{vp.height}",
+        "video": f"{vw}x{vh}",
+        "codec": codec,
+        "jpeg_quality": rs.jpeg_quality,
+        "sizes": {},
+    }
     sizes: dict[str, list[int]] = {}
     psnr: list[float] = []
     with DemoServer(demo.read_bytes()) as srv:
@@ -315,16 +334,37 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
             h = await BrowserHandle(pw, resolvers=extra_resolvers("offline")).start()
             try:
                 dp = await h.open_page(sc, srv.url, fake_clock=True, init_scripts=[RAF_60HZ_JS, CANVAS_TEXT_JS])
-                dp.direct_clock = True          # as the tour pass steps (DemoPage._clock_run_for)
+                dp.direct_clock = True  # as the tour pass steps (DemoPage._clock_run_for)
                 st = await Stepper(dp).start()
                 await st.to(at_s, picture_only=True)
-                full = VideoEncoder(tmp / "full.webm", vp.width, vp.height, rs.fps, codec=codec,
-                                    bitrate_mbps=rs.bitrate_mbps, threads=rs.encoder_threads)
-                small = VideoEncoder(tmp / "small.webm", vw, vh, rs.fps, codec=codec,
-                                     bitrate_mbps=rs.bitrate_mbps, threads=rs.encoder_threads)
+                full = VideoEncoder(
+                    tmp / "full.webm",
+                    vp.width,
+                    vp.height,
+                    rs.fps,
+                    codec=codec,
+                    bitrate_mbps=rs.bitrate_mbps,
+                    threads=rs.encoder_threads,
+                )
+                small = VideoEncoder(
+                    tmp / "small.webm",
+                    vw,
+                    vh,
+                    rs.fps,
+                    codec=codec,
+                    bitrate_mbps=rs.bitrate_mbps,
+                    threads=rs.encoder_threads,
+                )
                 # the full-size JPEG scaled by the encoder's thread (its own file: one source a file)
-                scaled = VideoEncoder(tmp / "scaled.webm", vw, vh, rs.fps, codec=codec,
-                                      bitrate_mbps=rs.bitrate_mbps, threads=rs.encoder_threads)
+                scaled = VideoEncoder(
+                    tmp / "scaled.webm",
+                    vw,
+                    vh,
+                    rs.fps,
+                    codec=codec,
+                    bitrate_mbps=rs.bitrate_mbps,
+                    threads=rs.encoder_threads,
+                )
                 an = _tour._Analyzer(ts)
                 scale = vw / vp.width
                 for i in range(n):
@@ -341,23 +381,30 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
                     await timed("step (clock advance + render)", st.to(t))
                     # the two video captures in alternating order (the first capture after a
                     # step can pay for the frame's compositing)
-                    for first in ((True, False) if i % 2 else (False, True)):
+                    for first in (True, False) if i % 2 else (False, True):
                         if first:
-                            jf = await timed("capture video JPEG full size (before)",
-                                             st.capture("jpeg", quality=rs.jpeg_quality))
+                            jf = await timed(
+                                "capture video JPEG full size (before)", st.capture("jpeg", quality=rs.jpeg_quality)
+                            )
                         else:
-                            js_ = await timed("capture video JPEG scaled by Chromium (clip scale)",
-                                              st.capture("jpeg", quality=rs.jpeg_quality, scale=scale))
-                    await timed("capture timeline PNG scaled", st.capture("png", scale=min(1.0, ts.analysis_width / vp.width)))
+                            js_ = await timed(
+                                "capture video JPEG scaled by Chromium (clip scale)",
+                                st.capture("jpeg", quality=rs.jpeg_quality, scale=scale),
+                            )
+                    await timed(
+                        "capture timeline PNG scaled", st.capture("png", scale=min(1.0, ts.analysis_width / vp.width))
+                    )
                     if i % 10 == 0:
                         await timed("capture keyframe PNG full size", st.capture("png"))
                     dpng = await timed("capture density PNG full (screenshot_png)", dp.screenshot_png())
                     # the same frame through Chromium's scaling and through the encoder's (the
                     # video mixes both: they must look alike)
                     psnr.append(cv2.PSNR(decode(js_), small.fit(decode(jf))))
-                    for k, enc, data in (("encode thread: JPEG full -> decode+encode (before)", full, jf),
-                                         ("encode thread: JPEG scaled by Chromium -> decode+encode", small, js_),
-                                         ("encode thread: JPEG full -> decode+scale+encode (timeline frames)", scaled, jf)):
+                    for k, enc, data in (
+                        ("encode thread: JPEG full -> decode+encode (before)", full, jf),
+                        ("encode thread: JPEG scaled by Chromium -> decode+encode", small, js_),
+                        ("encode thread: JPEG full -> decode+scale+encode (timeline frames)", scaled, jf),
+                    ):
                         c0, u0 = time.perf_counter(), time.thread_time()
                         enc.write(decode(data))
                         tm.add(k, time.perf_counter() - c0, time.thread_time() - u0)
@@ -373,7 +420,8 @@ async def measure(demo: Path, at_s: float, n: int, n_options: int = 0, n_steps: 
                     enc.close()
                 if n_options > 0 or n_steps > 0:
                     info["capture_options"], info["step_parts"] = await measure_options(
-                        dp, st, sc, at_s + (n + 1) / rs.fps, n_options, n_steps)
+                        dp, st, sc, at_s + (n + 1) / rs.fps, n_options, n_steps
+                    )
                 await dp.close()
             finally:
                 await h.kill()
@@ -391,20 +439,30 @@ def estimate(tm: Timer, counts: dict, before: bool) -> dict:
     keys = counts["keys"] * med("capture keyframe PNG full size")
     dens = counts["density"] * med("capture density PNG full (screenshot_png)")
     reg = counts["samples"] * cmed("registration from the full JPEG (before and now)")
-    if before:     # every video frame a full-size JPEG, encoded at full size
+    if before:  # every video frame a full-size JPEG, encoded at full size
         loop = counts["steps"] * step + counts["video"] * med("capture video JPEG full size (before)") + keys + dens
         worker = counts["video"] * cmed("encode thread: JPEG full -> decode+encode (before)") + reg
-    else:          # a JPEG scaled by Chromium; the timeline's full-size JPEG at its sample times
-        loop = (counts["steps"] * step + counts["video_scaled"] * med("capture video JPEG scaled by Chromium (clip scale)")
-                + counts["video_full"] * med("capture video JPEG full size (before)") + keys + dens)
-        worker = (counts["video_scaled"] * cmed("encode thread: JPEG scaled by Chromium -> decode+encode")
-                  + counts["video_full"] * cmed("encode thread: JPEG full -> decode+scale+encode (timeline frames)")
-                  + reg)
+    else:  # a JPEG scaled by Chromium; the timeline's full-size JPEG at its sample times
+        loop = (
+            counts["steps"] * step
+            + counts["video_scaled"] * med("capture video JPEG scaled by Chromium (clip scale)")
+            + counts["video_full"] * med("capture video JPEG full size (before)")
+            + keys
+            + dens
+        )
+        worker = (
+            counts["video_scaled"] * cmed("encode thread: JPEG scaled by Chromium -> decode+encode")
+            + counts["video_full"] * cmed("encode thread: JPEG full -> decode+scale+encode (timeline frames)")
+            + reg
+        )
     loop, worker = loop / 1000, worker / 1000
-    return {"capture loop (s)": round(loop, 1), "encoder + registration threads, CPU (s)": round(worker, 1),
-            # two cores: the loop's browser work and the worker threads overlap at best
-            "tour wall estimate, 2 cores (s)": round(max(loop, (loop + worker) / 2), 1),
-            "tour wall estimate, no overlap (s)": round(loop + worker, 1)}
+    return {
+        "capture loop (s)": round(loop, 1),
+        "encoder + registration threads, CPU (s)": round(worker, 1),
+        # two cores: the loop's browser work and the worker threads overlap at best
+        "tour wall estimate, 2 cores (s)": round(max(loop, (loop + worker) / 2), 1),
+        "tour wall estimate, no overlap (s)": round(loop + worker, 1),
+    }
 
 
 def print_options(info: dict, n: int, n_steps: int) -> None:
@@ -414,19 +472,30 @@ def print_options(info: dict, n: int, n_steps: int) -> None:
         return
     print(f"\n== a step's parts ({n_steps} 30 fps steps, interleaved, each followed by the video frame's capture)")
     for r in info["step_parts"]:
-        print(f"  {r['part']:86s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
-              + f" {r['cpu_sum_ms']:8.1f}")
+        print(
+            f"  {r['part']:86s} {r['wall_ms']:8.1f} "
+            + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
+            + f" {r['cpu_sum_ms']:8.1f}"
+        )
 
 
 def _print_captures(info: dict, n: int) -> None:
     print(f"\n== capture options on the same frames ({n} frames, rotating order; load average: {_load()})")
-    print(f"  {'capture':62s} {'wall ms':>8s} " + " ".join(f"{k:>8s}" for k in PROC_KINDS)
-          + f" {'CPU sum':>8s} {'KiB':>6s}")
+    print(
+        f"  {'capture':62s} {'wall ms':>8s} "
+        + " ".join(f"{k:>8s}" for k in PROC_KINDS)
+        + f" {'CPU sum':>8s} {'KiB':>6s}"
+    )
     for r in info["capture_options"]:
-        print(f"  {r['part']:62s} {r['wall_ms']:8.1f} " + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
-              + f" {r['cpu_sum_ms']:8.1f} {str(r['kib'] or ''):>6s}")
-    print("  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
-          "driver; means, 10 ms ticks)")
+        print(
+            f"  {r['part']:62s} {r['wall_ms']:8.1f} "
+            + " ".join(f"{r['cpu_ms'].get(k, 0):8.1f}" for k in PROC_KINDS)
+            + f" {r['cpu_sum_ms']:8.1f} {str(r['kib'] or ''):>6s}"
+        )
+    print(
+        "  (CPU ms by process: Chromium's renderer, its GPU/viz process, its browser process, Playwright's "
+        "driver; means, 10 ms ticks)"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -434,59 +503,88 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--demo", type=Path, default=ROOT / "scenarios" / "demos" / "reference.html")
     ap.add_argument("--frames", type=int, default=60, help="video frames measured (at 30 fps: 60 = 2 s of demo time)")
     ap.add_argument("--at", type=float, default=20.0, help="demo time the span starts at (s)")
-    ap.add_argument("--options-frames", type=int, default=12,
-                    help="frames over which the capture options and a step's parts are measured (0: skip)")
-    ap.add_argument("--step-frames", type=int, default=90,
-                    help="steps over which a step's parts are measured, interleaved (0: skip)")
+    ap.add_argument(
+        "--options-frames",
+        type=int,
+        default=12,
+        help="frames over which the capture options and a step's parts are measured (0: skip)",
+    )
+    ap.add_argument(
+        "--step-frames",
+        type=int,
+        default=90,
+        help="steps over which a step's parts are measured, interleaved (0: skip)",
+    )
     ap.add_argument("--gil", action="store_true", help="also check that the encoder's thread leaves the loop running")
     a = ap.parse_args(argv)
+    from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.probes._stepper import frame_times
     from skycity_bench.probes._tour import density_frame_times
     from skycity_bench.probes.density import sample_times
-    from skycity_bench.probes._stepper import frame_times
-    from skycity_bench.inputs.scenario import load_scenario
 
     sc = load_scenario()
     rs, ts, ds = sc.probe_settings("recording"), sc.probe_settings("timeline"), sc.probe_settings("density")
     video = frame_times(rs.end_s, rs.fps)
     samples = frame_times(ts.end_s, ts.sample_fps, include_end=True)
-    dens = density_frame_times(sample_times(sc.density_sample_times_s, *sc.dense_window_s, ds.step_s),
-                               [0, ds.delta_frames, *ds.other_pair_frames], ds.densify_points)["frames_at"]
+    dens = density_frame_times(
+        sample_times(sc.density_sample_times_s, *sc.dense_window_s, ds.step_s),
+        [0, ds.delta_frames, *ds.other_pair_frames],
+        ds.densify_points,
+    )["frames_at"]
     steps = len({round(t, 6) for t in [*video, rs.end_s, *samples, *dens]})
     every = int(round(rs.keyframe_interval_s * rs.fps))
     plain = [round(t, 6) for i, t in enumerate(video) if i % every]
     ss = {round(t, 6) for t in samples}
     full = sum(t in ss for t in plain)
-    counts = {"steps": steps, "video": len(video), "samples": len(samples), "density": len(dens),
-              "keys": len(video[::every]) + 1, "video_full": full,
-              "video_scaled": len(plain) - full}
+    counts = {
+        "steps": steps,
+        "video": len(video),
+        "samples": len(samples),
+        "density": len(dens),
+        "keys": len(video[::every]) + 1,
+        "video_full": full,
+        "video_scaled": len(plain) - full,
+    }
     print(f"load average before: {_load()}", flush=True)
     t0 = time.monotonic()
     tm, info = asyncio.run(measure(a.demo, a.at, a.frames, a.options_frames, a.step_frames))
-    print(f"\n== tour pass per frame: {a.demo.name} at {info['viewport']}, video {info['video']} {info['codec']} "
-          f"(JPEG q{info['jpeg_quality']}), {a.frames} frames from t = {a.at:g} s "
-          f"({time.monotonic() - t0:.0f} s; load average after: {_load()})")
+    print(
+        f"\n== tour pass per frame: {a.demo.name} at {info['viewport']}, video {info['video']} {info['codec']} "
+        f"(JPEG q{info['jpeg_quality']}), {a.frames} frames from t = {a.at:g} s "
+        f"({time.monotonic() - t0:.0f} s; load average after: {_load()})"
+    )
     print(f"  {'part':58s} {'wall ms':>8s} {'CPU ms':>8s} {'KiB':>6s}")
     for k in tm.ms:
         cpu = f"{tm.cmed(k):8.1f}" if tm.cpu.get(k) else f"{'-':>8s}"
         print(f"  {k:58s} {tm.med(k):8.1f} {cpu} {str(info['sizes'].get(k, '')):>6s}")
-    print(f"  PSNR of Chromium's scaled frame against the encoder's scaling of the full one: "
-          f"{info['psnr_chromium_vs_encoder_scaling_db']} dB (the video mixes both)")
+    print(
+        f"  PSNR of Chromium's scaled frame against the encoder's scaling of the full one: "
+        f"{info['psnr_chromium_vs_encoder_scaling_db']} dB (the video mixes both)"
+    )
     vb = info["video_bytes"]
-    print(f"  video files of the span: full size {vb['full'] / 1e6:.2f} MB, scaled by Chromium {vb['small'] / 1e6:.2f} MB, "
-          f"scaled by the encoder's thread {vb['scaled'] / 1e6:.2f} MB (6 Mbit/s: the same bitrate at every size)")
+    print(
+        f"  video files of the span: full size {vb['full'] / 1e6:.2f} MB, scaled by Chromium {vb['small'] / 1e6:.2f} MB, "
+        f"scaled by the encoder's thread {vb['scaled'] / 1e6:.2f} MB (6 Mbit/s: the same bitrate at every size)"
+    )
     if info.get("capture_options") or info.get("step_parts"):
         print_options(info, a.options_frames, a.step_frames)
     if a.gil:
         g = gil_check()
-        print(f"\n== the encoder's thread and the capture loop (main-thread iterations per ms while the thread works; "
-              f"load average: {_load()})")
+        print(
+            f"\n== the encoder's thread and the capture loop (main-thread iterations per ms while the thread works; "
+            f"load average: {_load()})"
+        )
         idle = g["idle"]["main_per_ms"] or 1e-9
         for k, v in g.items():
-            print(f"  {k:8s} {v['work_ms']:7.1f} ms a frame   main thread {v['main_per_ms']:5.2f}/ms "
-                  f"({v['main_per_ms'] / idle:4.0%} of its rate beside the idle thread)")
+            print(
+                f"  {k:8s} {v['work_ms']:7.1f} ms a frame   main thread {v['main_per_ms']:5.2f}/ms "
+                f"({v['main_per_ms'] / idle:4.0%} of its rate beside the idle thread)"
+            )
         held = [k for k in ("decode", "encode") if g[k]["main_per_ms"] < 0.1 * idle]
-        print("  a thread holding the GIL leaves the main thread ~0 % while it works; "
-              + (f"HELD by: {', '.join(held)}" if held else "both release it (below 100 %: the two share the cores)"))
+        print(
+            "  a thread holding the GIL leaves the main thread ~0 % while it works; "
+            + (f"HELD by: {', '.join(held)}" if held else "both release it (below 100 %: the two share the cores)")
+        )
     print(f"\n== the 65 s tour: {counts}")
     for label, before in (("before (full-size video)", True), ("now", False)):
         e = estimate(tm, counts, before)

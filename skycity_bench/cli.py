@@ -17,8 +17,12 @@ from rich.console import Console
 
 from skycity_bench.common.errors import UserError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Judge AI-generated Sky City demos in a real Chromium.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Judge AI-generated Sky City demos in a real Chromium.",
+)
 err = Console(stderr=True)
 
 

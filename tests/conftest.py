@@ -39,7 +39,7 @@ REALTIME_MODULES = (
     "tests/probes/test_packaging_fixtures.py",
     "tests/probes/test_cache_cdn.py",
     "tests/e2e/test_review_realtime.py",
-    "tests/probes/test_load_time.py",        # makes its own CPU contention and times the wall
+    "tests/probes/test_load_time.py",  # makes its own CPU contention and times the wall
 )
 
 # The parallel pass hands whole modules to the workers (scripts/test.sh: --dist loadfile, so a
@@ -51,23 +51,23 @@ REALTIME_MODULES = (
 # together. Times: the modules' shared runs and longest tests in the last quiet whole-suite
 # run (--durations=30, 0551c4a); the packaging fake-clock module measured alone at load 6-30.
 SLOW_FIRST = (
-    "tests/probes/test_threejs_examples.py",       # 419 s: five three.js pages on software WebGL
-    "tests/probes/test_shops.py",                  # 329 s: thirteen shop runs
-    "tests/probes/test_density.py",                # 238 s: four density runs + the page truths
-    "tests/probes/test_hostile.py",                # 122 s: a batch of eight hostile demos
-    "tests/probes/test_timeline_fixtures.py",      # 117 s
-    "tests/probes/test_fixture_truth.py",          # 110 s
-    "tests/e2e/test_run_overlap.py",               # ~6 min at load 6-36 (not yet timed quiet): runs with --overlap
-    "tests/probes/test_recording_playback.py",     # 99 s: the whole 65 s recorded
-    "tests/e2e/test_run_jobs.py",                  # 85 s: --jobs 1 and 2
-    "tests/e2e/test_check.py",                     # 73 s
-    "tests/e2e/test_queue_workers.py",             # 63 s
-    "tests/probes/test_scene_graph.py",            # 58 s alone: the hookless 20-mover city's density run
-    "tests/probes/test_timeline_recording.py",     # 54 s
-    "tests/e2e/test_cli_contract.py",              # 48 s
-    "tests/probes/test_packaging_fake_clock.py",   # 40-90 s: six framing/network runs
-    "tests/probes/test_density_tour_frames.py",    # 43 s
-    "tests/e2e/test_batch_resume.py",              # 35 s
+    "tests/probes/test_threejs_examples.py",  # 419 s: five three.js pages on software WebGL
+    "tests/probes/test_shops.py",  # 329 s: thirteen shop runs
+    "tests/probes/test_density.py",  # 238 s: four density runs + the page truths
+    "tests/probes/test_hostile.py",  # 122 s: a batch of eight hostile demos
+    "tests/probes/test_timeline_fixtures.py",  # 117 s
+    "tests/probes/test_fixture_truth.py",  # 110 s
+    "tests/e2e/test_run_overlap.py",  # ~6 min at load 6-36 (not yet timed quiet): runs with --overlap
+    "tests/probes/test_recording_playback.py",  # 99 s: the whole 65 s recorded
+    "tests/e2e/test_run_jobs.py",  # 85 s: --jobs 1 and 2
+    "tests/e2e/test_check.py",  # 73 s
+    "tests/e2e/test_queue_workers.py",  # 63 s
+    "tests/probes/test_scene_graph.py",  # 58 s alone: the hookless 20-mover city's density run
+    "tests/probes/test_timeline_recording.py",  # 54 s
+    "tests/e2e/test_cli_contract.py",  # 48 s
+    "tests/probes/test_packaging_fake_clock.py",  # 40-90 s: six framing/network runs
+    "tests/probes/test_density_tour_frames.py",  # 43 s
+    "tests/e2e/test_batch_resume.py",  # 35 s
 )
 
 

@@ -84,14 +84,17 @@ def golden_of(report: dict, fixture: str) -> dict | None:
     from skycity_bench.judging.scorers import all_scorers
 
     typed = set(evidence.known_probes()) - {"network", "page_events"}
-    keep = {n: json.loads(json.dumps(r)) for n, r in report["probes"].items()
-            if r.get("status") == "ok" and (n in typed or n in EXTRA)}
+    keep = {
+        n: json.loads(json.dumps(r))
+        for n, r in report["probes"].items()
+        if r.get("status") == "ok" and (n in typed or n in EXTRA)
+    }
     for n, r in keep.items():
         if n in COMPACT:
             r["data"] = COMPACT[n](r["data"])
     if not set(keep) & typed:
         return None
-    if "network" in keep:    # the requests (what the scorer reads), the misses and the mode; not the cache's log
+    if "network" in keep:  # the requests (what the scorer reads), the misses and the mode; not the cache's log
         net = keep["network"]["data"]
         keep["network"] = {**keep["network"], "data": {k: net[k] for k in ("requests", "misses", "mode") if k in net}}
     items = {}
@@ -99,8 +102,14 @@ def golden_of(report: dict, fixture: str) -> dict | None:
         if iid in report["items"] and spec.probes and all(p in keep for p in spec.probes):
             it = report["items"][iid]
             items[iid] = {"status": it["status"], "points": it["points"]}
-    return {"fixture": fixture, "rubric_id": report["rubric_id"], "rubric_sha256": report.get("rubric_sha256"),
-            "scenario": report["scenario"]["effective"], "probes": keep, "items": items}
+    return {
+        "fixture": fixture,
+        "rubric_id": report["rubric_id"],
+        "rubric_sha256": report.get("rubric_sha256"),
+        "scenario": report["scenario"]["effective"],
+        "probes": keep,
+        "items": items,
+    }
 
 
 def write(report: dict, fixture: str) -> Path | None:
@@ -130,6 +139,10 @@ def as_report(g: dict):
     """A Report holding the golden evidence, ready for scoring.score_report."""
     from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report
 
-    return Report(bench_version="golden", rubric_id=g["rubric_id"], candidate=Candidate(id="golden", sha256="0" * 64),
-                  scenario={"effective": g["scenario"]},
-                  probes={n: ProbeRecord.model_validate(r) for n, r in g["probes"].items()})
+    return Report(
+        bench_version="golden",
+        rubric_id=g["rubric_id"],
+        candidate=Candidate(id="golden", sha256="0" * 64),
+        scenario={"effective": g["scenario"]},
+        probes={n: ProbeRecord.model_validate(r) for n, r in g["probes"].items()},
+    )

@@ -30,8 +30,10 @@ PASSWORD = "skycity-test"
 def pg_bin() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[4]))
     if not found:
-        pytest.fail("PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin/initdb): "
-                    "run scripts/setup.sh (it installs Debian's postgresql package)")
+        pytest.fail(
+            "PostgreSQL's server is not installed (/usr/lib/postgresql/*/bin/initdb): "
+            "run scripts/setup.sh (it installs Debian's postgresql package)"
+        )
     return Path(found[-1]).parent
 
 
@@ -63,8 +65,12 @@ class PgServer:
         return name
 
     def ctl(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), *args],
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [*self.as_user, str(self.bin / "pg_ctl"), "-D", str(self.data), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
 
 def start_server() -> PgServer:
@@ -79,17 +85,35 @@ def start_server() -> PgServer:
     pw.write_text(PASSWORD + "\n")
     if as_user:
         shutil.chown(pw, "postgres", "postgres")
-    r = subprocess.run([*as_user, str(binp / "initdb"), "-D", str(data), "-U", "postgres", "-E", "UTF8",
-                        "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pw}", "--no-sync"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            *as_user,
+            str(binp / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-E",
+            "UTF8",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            f"--pwfile={pw}",
+            "--no-sync",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if r.returncode:
         raise RuntimeError(f"initdb failed: {r.stderr.strip()[-500:]}")
     for _ in range(5):
         port = _free_port()
         srv = PgServer(binp, data, port, as_user)
         # a test server: durability off (fsync), small, loopback only, its socket in its own folder
-        opts = (f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-                f"-c full_page_writes=off -c max_connections=60 -c shared_buffers=32MB")
+        opts = (
+            f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+            f"-c full_page_writes=off -c max_connections=60 -c shared_buffers=32MB"
+        )
         r = srv.ctl("-o", opts, "-w", "-t", "60", "-l", str(root / "server.log"), "start")
         if r.returncode == 0:
             return srv

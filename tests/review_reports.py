@@ -20,16 +20,34 @@ from typing import Optional
 import cv2
 import numpy as np
 
-from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report, save
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report, save
 
-ENV = {"browser": "chromium", "browser_version": "120.0", "webgl_renderer": "SwiftShader", "viewport": "1920x1080",
-       "device_scale_factor": 1.0, "cpu_model": "test cpu", "cpu_cores": 2, "os": "Linux 6", "scenario_sha256": "ab",
-       "refresh_interval_ms": 16.667, "calibration": {"within_tolerance": True, "refresh_interval_ms": 16.667}}
+ENV = {
+    "browser": "chromium",
+    "browser_version": "120.0",
+    "webgl_renderer": "SwiftShader",
+    "viewport": "1920x1080",
+    "device_scale_factor": 1.0,
+    "cpu_model": "test cpu",
+    "cpu_cores": 2,
+    "os": "Linux 6",
+    "scenario_sha256": "ab",
+    "refresh_interval_ms": 16.667,
+    "calibration": {"within_tolerance": True, "refresh_interval_ms": 16.667},
+}
 
 
-def make_run(root: Path, label: str, *, seed: str, untested: tuple[str, ...] = (), partial: tuple[str, ...] = (),
-             env: Optional[dict] = None, started_at: str = "2026-12-02T10:00:00+00:00") -> Path:
+def make_run(
+    root: Path,
+    label: str,
+    *,
+    seed: str,
+    untested: tuple[str, ...] = (),
+    partial: tuple[str, ...] = (),
+    env: Optional[dict] = None,
+    started_at: str = "2026-12-02T10:00:00+00:00",
+) -> Path:
     """Write a run folder under root and return it. Auto items pass with full points except
     those named `partial` (the rubric's partial share) and `untested` (null points)."""
     rubric = load_rubric()
@@ -48,32 +66,54 @@ def make_run(root: Path, label: str, *, seed: str, untested: tuple[str, ...] = (
     items = {}
     for it in rubric.items:
         if it.graded:
-            items[it.id] = ItemResult(points=None, max=it.points, status="review", how=it.how,
-                                      evidence={"reason": "scored by reviewers"})
+            items[it.id] = ItemResult(
+                points=None, max=it.points, status="review", how=it.how, evidence={"reason": "scored by reviewers"}
+            )
         elif it.id in untested:
-            items[it.id] = ItemResult(points=None, max=it.points, status="untested", how=it.how,
-                                      evidence={"reason": f"probe(s) not run: test data for {label}"})
+            items[it.id] = ItemResult(
+                points=None,
+                max=it.points,
+                status="untested",
+                how=it.how,
+                evidence={"reason": f"probe(s) not run: test data for {label}"},
+            )
         elif it.id in partial:
-            items[it.id] = ItemResult(points=it.points * rubric.objective_partial_share, max=it.points,
-                                      status="partial", how=it.how, evidence={"reason": "partly passed"})
+            items[it.id] = ItemResult(
+                points=it.points * rubric.objective_partial_share,
+                max=it.points,
+                status="partial",
+                how=it.how,
+                evidence={"reason": "partly passed"},
+            )
         else:
-            items[it.id] = ItemResult(points=it.points, max=it.points, status="pass", how=it.how,
-                                      evidence={"summary": f"passed while serving {label}",
-                                                "files": ["frame_pacing.png"]})
-    report = Report(bench_version="0.1.0", rubric_id=rubric.id,
-                    candidate=Candidate(id="c-" + sha[:12], sha256=sha, size_bytes=1000, label=label),
-                    environment=dict(env or ENV), started_at=started_at, items=items,
-                    measurements={"timeline": {"phases": [{"phase": "intro", "start_s": 0}],
-                                               "reset_after_60s": False}},
-                    probes={"frame_pacing": ProbeRecord(name="frame_pacing", data={"frames": 10})})
+            items[it.id] = ItemResult(
+                points=it.points,
+                max=it.points,
+                status="pass",
+                how=it.how,
+                evidence={"summary": f"passed while serving {label}", "files": ["frame_pacing.png"]},
+            )
+    report = Report(
+        bench_version="0.1.0",
+        rubric_id=rubric.id,
+        candidate=Candidate(id="c-" + sha[:12], sha256=sha, size_bytes=1000, label=label),
+        environment=dict(env or ENV),
+        started_at=started_at,
+        items=items,
+        measurements={"timeline": {"phases": [{"phase": "intro", "start_s": 0}], "reset_after_60s": False}},
+        probes={"frame_pacing": ProbeRecord(name="frame_pacing", data={"frames": 10})},
+    )
     save(report, run_dir)
     return run_dir
 
 
 def expected_auto_points(untested=(), partial=()) -> float:
     rubric = load_rubric()
-    return sum(it.points * (rubric.objective_partial_share if it.id in partial else 1)
-               for it in rubric.items if not it.graded and it.id not in untested)
+    return sum(
+        it.points * (rubric.objective_partial_share if it.id in partial else 1)
+        for it in rubric.items
+        if not it.graded and it.id not in untested
+    )
 
 
 # --- signed-in clients (issue 20: accounts; skycity_bench/review/auth.py) ------------------------
@@ -90,6 +130,7 @@ class SignedIn:
     @property
     def cookies(self) -> dict:
         from skycity_bench.review.auth import SESSION_COOKIE
+
         return {SESSION_COOKIE: self.cookie}
 
     @property
@@ -113,8 +154,15 @@ def sign_in(store, name: str, role: str = "reviewer") -> SignedIn:
     return SignedIn(acc["name"], acc["role"], cookie, csrf, token)
 
 
-def client(app, store, name: Optional[str] = None, role: str = "reviewer", *, api: bool = False,
-           base_url: str = "http://127.0.0.1"):
+def client(
+    app,
+    store,
+    name: Optional[str] = None,
+    role: str = "reviewer",
+    *,
+    api: bool = False,
+    base_url: str = "http://127.0.0.1",
+):
     """A TestClient signed in as `name` (session cookie; with api=True also the bearer token,
     which then decides who it is). name=None: anonymous. `.signed` is the SignedIn (or None)."""
     from fastapi.testclient import TestClient
@@ -128,14 +176,17 @@ def client(app, store, name: Optional[str] = None, role: str = "reviewer", *, ap
     return c
 
 
-def http_client(base: str, store, name: Optional[str] = None, role: str = "reviewer", *, api: bool = False,
-                **kw):
+def http_client(base: str, store, name: Optional[str] = None, role: str = "reviewer", *, api: bool = False, **kw):
     """The same over real HTTP (httpx, a served app)."""
     import httpx
 
     signed = sign_in(store, name, role) if name else None
-    c = httpx.Client(base_url=base, cookies=signed.cookies if signed else None,
-                     headers=signed.bearer if signed and api else None, **kw)
+    c = httpx.Client(
+        base_url=base,
+        cookies=signed.cookies if signed else None,
+        headers=signed.bearer if signed and api else None,
+        **kw,
+    )
     c.signed = signed
     return c
 
@@ -147,8 +198,9 @@ def signed_in_page(browser, base: str, store, name: str, role: str = "reviewer",
 
     signed = sign_in(store, name, role)
     ctx = browser.new_context(**context_kw)
-    ctx.add_cookies([{"name": SESSION_COOKIE, "value": signed.cookie, "url": base, "httpOnly": True,
-                      "sameSite": "Lax"}])
+    ctx.add_cookies(
+        [{"name": SESSION_COOKIE, "value": signed.cookie, "url": base, "httpOnly": True, "sameSite": "Lax"}]
+    )
     return ctx, ctx.new_page()
 
 

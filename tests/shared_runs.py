@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tests.truth import FIXTURES
 
-JANK = FIXTURES / "frame_pacing" / "jank_tier6.html"      # a 90 ms stall every 25th frame
-JANK_CAPTURE_S = 6                                         # demo seconds of its real-time pass
+JANK = FIXTURES / "frame_pacing" / "jank_tier6.html"  # a 90 ms stall every 25th frame
+JANK_CAPTURE_S = 6  # demo seconds of its real-time pass
 
 _made: dict[str, tuple[Path, dict]] = {}
 
@@ -23,12 +23,18 @@ def jank_capture_run(tmp_path_factory) -> tuple[Path, dict]:
     frames against the sampler's long frames) and test_review_realtime (the video in the
     review app and the static report): one real-time run instead of two."""
     if "jank" not in _made:
-        from skycity_bench.running.runner import run_candidate
         from skycity_bench.inputs.scenario import load_scenario
+        from skycity_bench.running.runner import run_candidate
 
         out = tmp_path_factory.mktemp("jank_capture") / "run"
-        sc = load_scenario(None, {"duration_s": JANK_CAPTURE_S, "viewport": "640x360",
-                                  "probes": {"realtime_capture": {"when": "always", "capture_in": "measured_pass"}}})
+        sc = load_scenario(
+            None,
+            {
+                "duration_s": JANK_CAPTURE_S,
+                "viewport": "640x360",
+                "probes": {"realtime_capture": {"when": "always", "capture_in": "measured_pass"}},
+            },
+        )
         report = asyncio.run(run_candidate(JANK, sc, out, probes=["frame_pacing"]))
         _made["jank"] = (out, report.to_json())
     return _made["jank"]

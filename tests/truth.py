@@ -58,7 +58,9 @@ def fixture(name: str) -> Fixture:
 
 
 def check_value(expected: Any, got: Any) -> bool:
-    if isinstance(expected, dict) and ("value" in expected or "min" in expected or "max" in expected or "in" in expected):
+    if isinstance(expected, dict) and (
+        "value" in expected or "min" in expected or "max" in expected or "in" in expected
+    ):
         if got is None:
             return False
         if "in" in expected:
@@ -94,7 +96,9 @@ def compare(report: dict, truth: dict) -> list[tuple[str, Any, Any, bool]]:
 def print_table(name: str, rows) -> str:
     lines = [f"== {name}"]
     for path, exp, got, ok in rows:
-        lines.append(f"  {'ok ' if ok else 'BAD'} {path:55s} truth={json.dumps(exp, ensure_ascii=False)}  measured={json.dumps(got, ensure_ascii=False)}")
+        lines.append(
+            f"  {'ok ' if ok else 'BAD'} {path:55s} truth={json.dumps(exp, ensure_ascii=False)}  measured={json.dumps(got, ensure_ascii=False)}"
+        )
     text = "\n".join(lines)
     print(text)
     return text
@@ -123,8 +127,9 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
     from skycity_bench.inputs.scenario import load_scenario
 
     sc = fx.truth.get("scenario", {})
-    scenario = load_scenario(None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s"),
-                                    "probes": sc.get("probes")})
+    scenario = load_scenario(
+        None, {"viewport": sc.get("viewport"), "duration_s": sc.get("duration_s"), "probes": sc.get("probes")}
+    )
     report = run_bench(fx.html, scenario, out_dir, probes=probes or fx.truth.get("probes") or None)
     doc = report.to_json()
     # the fixture's own run of a checked-in fixture: its evidence may be golden
@@ -136,16 +141,17 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
     return doc
 
 
-def run_side_by_side(fixtures: dict[str, Fixture], root: Path,
-                     order: list[str] | None = None) -> dict[str, tuple[dict, Path]]:
+def run_side_by_side(
+    fixtures: dict[str, Fixture], root: Path, order: list[str] | None = None
+) -> dict[str, tuple[dict, Path]]:
     """{name: (report.json, run folder)} of each fixture's run (run_fixture into root/NAME),
     two at a time on two threads (a module's runs on its xdist worker), handed out in `order`
     (slowest first: a slow run handed out last runs alone at the end). The probe and scorer
     registries load lazily and not thread-safely, so they are loaded here first."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from skycity_bench.probes import registry
     from skycity_bench.judging.scorers import all_scorers
+    from skycity_bench.probes import registry
 
     registry.names()
     all_scorers()
@@ -156,6 +162,7 @@ def run_side_by_side(fixtures: dict[str, Fixture], root: Path,
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, order if order is not None else list(fixtures)))
+
 
 def assert_truth(fx: Fixture, report: dict) -> None:
     rows = compare(report, fx.truth)

@@ -19,8 +19,9 @@ Pure functions over the sheet's data (no database), like sheet.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -30,13 +31,13 @@ import numpy as np
 GOOD_FROM = 0.8
 RELIABLE_FROM = 0.667
 BOOTSTRAP_SAMPLES = 2000
-BOOTSTRAP_SEED = 20          # fixed: the same scores always give the same interval
+BOOTSTRAP_SEED = 20  # fixed: the same scores always give the same interval
 LEVEL = "ordinal"
 FLAG_UNRELIABLE = "reviewers disagree; the mean is not reliable"
 NOTE_TENTATIVE = "tentative: between 0.667 and 0.8"
 NOTE_GOOD = "good"
 
-Unit = Sequence[float]      # the values the reviewers gave one unit (one per reviewer)
+Unit = Sequence[float]  # the values the reviewers gave one unit (one per reviewer)
 
 
 @dataclass
@@ -46,14 +47,14 @@ class Alpha:
     measure); `low`/`high` (the bootstrap 95 % interval) are None with fewer than two
     pairable candidates."""
 
-    item_id: str                 # an item id, or "overall"
+    item_id: str  # an item id, or "overall"
     alpha: Optional[float]
     low: Optional[float]
     high: Optional[float]
-    candidates: int              # candidates with at least two reviewers' scores on it
-    units: int                   # pairable units (= candidates per item; candidate×item overall)
-    scores: int                  # pairable scores
-    verdict: str                 # good | tentative | unreliable | undefined
+    candidates: int  # candidates with at least two reviewers' scores on it
+    units: int  # pairable units (= candidates per item; candidate×item overall)
+    scores: int  # pairable scores
+    verdict: str  # good | tentative | unreliable | undefined
     note: str
 
     @property
@@ -70,13 +71,17 @@ class Agreement:
     seed: int
 
     def to_dict(self) -> dict:
-        return {"measure": f"krippendorff-alpha-{self.level}", "bootstrap": {"samples": self.samples, "seed": self.seed,
-                "interval": 0.95, "resampled": "candidates"}, "thresholds": {"good_from": GOOD_FROM,
-                "reliable_from": RELIABLE_FROM}, "overall": asdict(self.overall),
-                "items": [asdict(a) for a in self.items]}
+        return {
+            "measure": f"krippendorff-alpha-{self.level}",
+            "bootstrap": {"samples": self.samples, "seed": self.seed, "interval": 0.95, "resampled": "candidates"},
+            "thresholds": {"good_from": GOOD_FROM, "reliable_from": RELIABLE_FROM},
+            "overall": asdict(self.overall),
+            "items": [asdict(a) for a in self.items],
+        }
 
 
 # --- the statistic ----------------------------------------------------------------------
+
 
 def _domain(units: Iterable[Unit], domain: Optional[Sequence[float]] = None) -> np.ndarray:
     seen = {float(v) for u in units for v in u}
@@ -107,7 +112,7 @@ def _distances(n_v: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
     i = np.arange(v)
     lo, hi = np.minimum(i[:, None], i[None, :]), np.maximum(i[:, None], i[None, :])
     cum = np.cumsum(n_v, axis=1)
-    between = cum[:, hi] - cum[:, lo] + n_v[:, lo]          # Σ n_g for g from lo to hi
+    between = cum[:, hi] - cum[:, lo] + n_v[:, lo]  # Σ n_g for g from lo to hi
     return (between - (n_v[:, lo] + n_v[:, hi]) / 2) ** 2
 
 
@@ -140,18 +145,24 @@ def package_alpha(units: Sequence[Unit], level: str = LEVEL, domain: Optional[Se
 
     dom = _domain(units, domain)
     if len(dom) < 2:
-        return float("nan")   # no scores, or one level only: alpha is 0/0
+        return float("nan")  # no scores, or one level only: alpha is 0/0
     counts = np.array([[sum(1 for v in u if float(v) == d) for d in dom] for u in units], dtype=float)
     counts = counts.reshape(-1, len(dom))
     pairable = counts[counts.sum(axis=1) >= 2]
     if len(pairable) == 0 or (pairable.sum(axis=0) > 0).sum() < 2:
-        return float("nan")   # nothing pairable, or every pairable score alike: alpha is 0/0
+        return float("nan")  # nothing pairable, or every pairable score alike: alpha is 0/0
     return float(krippendorff.alpha(value_counts=pairable, value_domain=dom, level_of_measurement=level))
 
 
-def bootstrap_interval(units: Sequence[Unit], level: str = LEVEL, domain: Optional[Sequence[float]] = None, *,
-                       samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED,
-                       groups: Optional[Sequence[object]] = None) -> tuple[Optional[float], Optional[float]]:
+def bootstrap_interval(
+    units: Sequence[Unit],
+    level: str = LEVEL,
+    domain: Optional[Sequence[float]] = None,
+    *,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    groups: Optional[Sequence[object]] = None,
+) -> tuple[Optional[float], Optional[float]]:
     """Percentile 95 % interval of alpha over `samples` resamples (with replacement) of the
     pairable units — or of whole groups of units (`groups[i]` names unit i's group: for the
     overall figure a candidate's items are resampled together, since they share reviewers).
@@ -168,12 +179,12 @@ def bootstrap_interval(units: Sequence[Unit], level: str = LEVEL, domain: Option
         member[names.index(k), j] = 1.0
     # einsum, not @: numpy's BLAS matmul spins up threads that stall on a busy machine,
     # and these products are small
-    per_group = np.einsum("gu,uk->gk", member, o.reshape(len(keep), -1))   # G × V²
+    per_group = np.einsum("gu,uk->gk", member, o.reshape(len(keep), -1))  # G × V²
     rng = np.random.default_rng(seed)
     g = len(names)
-    picks = rng.integers(0, g, size=(samples, g))                   # each resample: g groups drawn
+    picks = rng.integers(0, g, size=(samples, g))  # each resample: g groups drawn
     draws = np.bincount((picks + g * np.arange(samples)[:, None]).ravel(), minlength=samples * g)
-    draws = draws.reshape(samples, g).astype(float)                 # B × G: how often each was drawn
+    draws = draws.reshape(samples, g).astype(float)  # B × G: how often each was drawn
     totals = np.einsum("bg,gk->bk", draws, per_group).reshape(samples, len(dom), len(dom))
     a = _alpha_batch(totals, dom, level)
     a = a[~np.isnan(a)]
@@ -193,9 +204,16 @@ def verdict(a: Optional[float]) -> tuple[str, str]:
     return "unreliable", FLAG_UNRELIABLE
 
 
-def measure(item_id: str, units: Sequence[Unit], unit_candidates: Sequence[str], *, level: str = LEVEL,
-            domain: Optional[Sequence[float]] = None, samples: int = BOOTSTRAP_SAMPLES,
-            seed: int = BOOTSTRAP_SEED) -> Alpha:
+def measure(
+    item_id: str,
+    units: Sequence[Unit],
+    unit_candidates: Sequence[str],
+    *,
+    level: str = LEVEL,
+    domain: Optional[Sequence[float]] = None,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Alpha:
     pair = [i for i, u in enumerate(units) if len(u) >= 2]
     a = package_alpha(units, level, domain)
     a = None if np.isnan(a) else round(a, 4)
@@ -204,14 +222,30 @@ def measure(item_id: str, units: Sequence[Unit], unit_candidates: Sequence[str],
         lo, hi = bootstrap_interval(units, level, domain, samples=samples, seed=seed, groups=unit_candidates)
         lo, hi = (None if lo is None else round(lo, 4)), (None if hi is None else round(hi, 4))
     v, note = verdict(a)
-    return Alpha(item_id, a, lo, hi, len({unit_candidates[i] for i in pair}), len(pair),
-                 sum(len(units[i]) for i in pair), v, note)
+    return Alpha(
+        item_id,
+        a,
+        lo,
+        hi,
+        len({unit_candidates[i] for i in pair}),
+        len(pair),
+        sum(len(units[i]) for i in pair),
+        v,
+        note,
+    )
 
 
 # --- from the sheet -----------------------------------------------------------------------
 
-def agreement(sheets: Sequence, *, level: str = LEVEL, domain: Optional[Sequence[float]] = None,
-              samples: int = BOOTSTRAP_SAMPLES, seed: int = BOOTSTRAP_SEED) -> Agreement:
+
+def agreement(
+    sheets: Sequence,
+    *,
+    level: str = LEVEL,
+    domain: Optional[Sequence[float]] = None,
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> Agreement:
     """Agreement over the graded items of `sheets` (CandidateSheet), from each line's raw
     scores (one standing score per reviewer). Items in rubric order. The same scores give
     the same answer, kept for the next request (the sheet is rendered on every page view)."""
@@ -225,12 +259,18 @@ def agreement(sheets: Sequence, *, level: str = LEVEL, domain: Optional[Sequence
             if vals:
                 units.append(vals)
                 cands.append(s.candidate_id)
-    key = (level, tuple(domain or ()), samples, seed,
-           tuple((iid, tuple(map(tuple, u)), tuple(c)) for iid, (u, c) in per_item.items()))
+    key = (
+        level,
+        tuple(domain or ()),
+        samples,
+        seed,
+        tuple((iid, tuple(map(tuple, u)), tuple(c)) for iid, (u, c) in per_item.items()),
+    )
     if key in _CACHE:
         return _CACHE[key]
-    items = [measure(iid, u, c, level=level, domain=domain, samples=samples, seed=seed)
-             for iid, (u, c) in per_item.items()]
+    items = [
+        measure(iid, u, c, level=level, domain=domain, samples=samples, seed=seed) for iid, (u, c) in per_item.items()
+    ]
     all_units = [u for us, _ in per_item.values() for u in us]
     all_cands = [c for _, cs in per_item.values() for c in cs]
     overall = measure("overall", all_units, all_cands, level=level, domain=domain, samples=samples, seed=seed)

@@ -32,14 +32,34 @@ INLINE_SCHEMES = ("data:", "blob:", "javascript:", "about:", "#", "mailto:")
 
 # (tag, attribute) pairs that load a resource. <a href> navigates; it loads nothing.
 _URL_ATTRS = {
-    "script": ("src",), "img": ("src", "srcset"), "iframe": ("src",), "frame": ("src",),
-    "source": ("src", "srcset"), "video": ("src", "poster"), "audio": ("src",), "track": ("src",),
-    "object": ("data",), "embed": ("src",), "image": ("href", "xlink:href"), "feimage": ("href", "xlink:href"),
-    "use": ("href", "xlink:href"), "base": ("href",),
+    "script": ("src",),
+    "img": ("src", "srcset"),
+    "iframe": ("src",),
+    "frame": ("src",),
+    "source": ("src", "srcset"),
+    "video": ("src", "poster"),
+    "audio": ("src",),
+    "track": ("src",),
+    "object": ("data",),
+    "embed": ("src",),
+    "image": ("href", "xlink:href"),
+    "feimage": ("href", "xlink:href"),
+    "use": ("href", "xlink:href"),
+    "base": ("href",),
 }
 # <link rel=...> values that make the browser fetch the href.
-_LINK_LOADS = {"stylesheet", "icon", "shortcut", "apple-touch-icon", "preload", "modulepreload", "prefetch",
-               "manifest", "mask-icon", "import"}
+_LINK_LOADS = {
+    "stylesheet",
+    "icon",
+    "shortcut",
+    "apple-touch-icon",
+    "preload",
+    "modulepreload",
+    "prefetch",
+    "manifest",
+    "mask-icon",
+    "import",
+}
 
 _CSS_URL = re.compile(r"""url\(\s*(['"]?)([^'")]+)\1\s*\)""", re.I)
 _CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"]?([^'")\s;]+)""", re.I)
@@ -58,25 +78,51 @@ _JS_PATTERNS = [
     ("new Audio()", re.compile(r"""\bnew\s+Audio\s*\(\s*""" + _STR)),
     ("loader .load()", re.compile(r"""\.load(?:Async)?\s*\(\s*""" + _STR)),
     (".src/.href assignment", re.compile(r"""(?<!location)\.(?:src|href|srcset|poster|data)\s*=\s*""" + _STR)),
-    ("setAttribute()", re.compile(r"""setAttribute\s*\(\s*['"](?:src|href|xlink:href|srcset|poster|data)['"]\s*,\s*""" + _STR)),
+    (
+        "setAttribute()",
+        re.compile(r"""setAttribute\s*\(\s*['"](?:src|href|xlink:href|srcset|poster|data)['"]\s*,\s*""" + _STR),
+    ),
     ("FontFace url()", re.compile(r"""\bnew\s+FontFace\s*\([^)]*?url\(\s*['"]?([^'")]+)""")),
 ]
 # Calls with a non-literal first argument: listed for reviewers, never decisive.
-_JS_DYNAMIC = re.compile(r"""\b(fetch|import|importScripts|new\s+(?:Shared)?Worker|new\s+WebSocket|new\s+EventSource|\.load(?:Async)?)\s*\(\s*(?![\s'"`)])([A-Za-z_$][\w$.\[\]]*)""")
+_JS_DYNAMIC = re.compile(
+    r"""\b(fetch|import|importScripts|new\s+(?:Shared)?Worker|new\s+WebSocket|new\s+EventSource|\.load(?:Async)?)\s*\(\s*(?![\s'"`)])([A-Za-z_$][\w$.\[\]]*)"""
+)
 
 _DATA_URI = re.compile(r"""data:([\w.+-]+/[\w.+-]+)?((?:;[\w-]+=[\w.-]+)*);base64,([A-Za-z0-9+/=\s\\]+)""")
 _B64_LITERAL = re.compile(r"""['"`]([A-Za-z0-9+/]{400,}={0,2})['"`]""")
 _MAGIC = [
-    (b"\x89PNG", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF8", "image/gif"),
-    (b"RIFF", "riff (image/webp or audio/wav)"), (b"glTF", "model/gltf-binary"), (b"wOFF", "font/woff"),
-    (b"wOF2", "font/woff2"), (b"\x00\x01\x00\x00", "font/ttf"), (b"OTTO", "font/otf"), (b"ID3", "audio/mpeg"),
-    (b"\xff\xfb", "audio/mpeg"), (b"OggS", "audio/ogg"), (b"fLaC", "audio/flac"), (b"\x1aE\xdf\xa3", "video/webm"),
-    (b"BM", "image/bmp"), (b"\x00\x00\x00\x18ftyp", "video/mp4"), (b"\x00\x00\x00\x20ftyp", "video/mp4"),
+    (b"\x89PNG", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF8", "image/gif"),
+    (b"RIFF", "riff (image/webp or audio/wav)"),
+    (b"glTF", "model/gltf-binary"),
+    (b"wOFF", "font/woff"),
+    (b"wOF2", "font/woff2"),
+    (b"\x00\x01\x00\x00", "font/ttf"),
+    (b"OTTO", "font/otf"),
+    (b"ID3", "audio/mpeg"),
+    (b"\xff\xfb", "audio/mpeg"),
+    (b"OggS", "audio/ogg"),
+    (b"fLaC", "audio/flac"),
+    (b"\x1aE\xdf\xa3", "video/webm"),
+    (b"BM", "image/bmp"),
+    (b"\x00\x00\x00\x18ftyp", "video/mp4"),
+    (b"\x00\x00\x00\x20ftyp", "video/mp4"),
     (b"\x00\x00\x00\x1cftyp", "image/avif or video/mp4"),
 ]
 # MIME families that are binary assets; SVG and JSON are text (often written by code).
-_BINARY_MIME = ("image/", "audio/", "video/", "font/", "model/", "application/octet-stream", "application/font",
-                "application/x-font", "application/vnd.ms-fontobject")
+_BINARY_MIME = (
+    "image/",
+    "audio/",
+    "video/",
+    "font/",
+    "model/",
+    "application/octet-stream",
+    "application/font",
+    "application/x-font",
+    "application/vnd.ms-fontobject",
+)
 
 
 def is_external(url: str) -> bool:
@@ -88,18 +134,21 @@ def _line_at(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-_JS_TOKENS = re.compile(r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`)|//[^\n]*|/\*.*?(?:\*/|\Z)""",
-                        re.S)
+_JS_TOKENS = re.compile(
+    r"""("(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'|`(?:\\.|[^`\\])*`)|//[^\n]*|/\*.*?(?:\*/|\Z)""", re.S
+)
 
 
 def strip_js_comments(src: str) -> str:
     """The script with // and /* */ comments blanked (newlines kept, so line numbers hold).
     Strings and template literals are kept as they are; regex literals are not parsed (a
     `//` in a regex is escaped as `\\/\\/`, so it does not start a comment)."""
+
     def blank(m: re.Match) -> str:
         if m.group(1) is not None:
             return m.group(1)
         return "".join(c if c == "\n" else " " for c in m.group(0))
+
     return _JS_TOKENS.sub(blank, src)
 
 
@@ -111,7 +160,7 @@ class _Collector(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.refs: list[dict] = []
-        self.blocks: list[tuple[str, str, int, dict]] = []   # (kind, text, first line, attrs)
+        self.blocks: list[tuple[str, str, int, dict]] = []  # (kind, text, first line, attrs)
         self._open: tuple[str, int, dict] | None = None
         self._buf: list[str] = []
 
@@ -124,7 +173,7 @@ class _Collector(HTMLParser):
         a = {k.lower(): (v or "") for k, v in attrs}
         for attr in _URL_ATTRS.get(tag, ()):
             if attr in a:
-                for u in (_srcset_urls(a[attr]) if attr == "srcset" else [a[attr]]):
+                for u in _srcset_urls(a[attr]) if attr == "srcset" else [a[attr]]:
                     self._ref(u, line, f"<{tag} {attr}>")
         if tag == "link" and "href" in a and set(a.get("rel", "").lower().split()) & _LINK_LOADS:
             self._ref(a["href"], line, f"<link rel={a.get('rel')}>")
@@ -148,7 +197,13 @@ class _Collector(HTMLParser):
             elif a.get("type", "").lower() == "importmap":
                 self.blocks.append(("importmap", text, line, {"where": "import map"}))
             elif "src" not in a and a.get("type", "text/javascript").lower() in (
-                    "", "module", "text/javascript", "application/javascript", "text/babel", "text/jsx"):
+                "",
+                "module",
+                "text/javascript",
+                "application/javascript",
+                "text/babel",
+                "text/jsx",
+            ):
                 self.blocks.append(("js", text, line, {"where": "<script>"}))
             self._open = None
 
@@ -159,7 +214,9 @@ def _scan_css(text: str, line0: int, where: str) -> list[dict]:
         for m in rx.finditer(text):
             url = m.group(m.lastindex)
             if is_external(url):
-                out.append({"url": url.strip(), "line": line0 + _line_at(text, m.start()) - 1, "where": f"{where} {what}"})
+                out.append(
+                    {"url": url.strip(), "line": line0 + _line_at(text, m.start()) - 1, "where": f"{where} {what}"}
+                )
     return out
 
 
@@ -169,13 +226,15 @@ def _scan_js(text: str, line0: int) -> tuple[list[dict], list[dict]]:
     for what, rx in _JS_PATTERNS:
         for m in rx.finditer(code):
             url = m.group(m.lastindex)
-            if "${" in url:       # a template literal with substitutions is not a literal URL
+            if "${" in url:  # a template literal with substitutions is not a literal URL
                 continue
             if is_external(url) and (m.start(), url) not in seen:
                 seen.add((m.start(), url))
                 refs.append({"url": url.strip(), "line": line0 + _line_at(code, m.start()) - 1, "where": what})
-    dynamic = [{"call": m.group(1).strip(), "argument": m.group(2), "line": line0 + _line_at(code, m.start()) - 1}
-               for m in _JS_DYNAMIC.finditer(code)]
+    dynamic = [
+        {"call": m.group(1).strip(), "argument": m.group(2), "line": line0 + _line_at(code, m.start()) - 1}
+        for m in _JS_DYNAMIC.finditer(code)
+    ]
     return refs, dynamic
 
 
@@ -206,16 +265,30 @@ def embedded_assets(text: str) -> list[dict]:
             continue
         kind = _kind(raw, m.group(1))
         if kind:
-            out.append({"kind": kind, "mime": m.group(1) or "", "bytes": len(raw), "line": _line_at(text, m.start()),
-                        "how": "data: URI, base64"})
+            out.append(
+                {
+                    "kind": kind,
+                    "mime": m.group(1) or "",
+                    "bytes": len(raw),
+                    "line": _line_at(text, m.start()),
+                    "how": "data: URI, base64",
+                }
+            )
     for m in _B64_LITERAL.finditer(text):
         if any(a <= m.start(1) < b for a, b in spans):
             continue
         raw = _b64decode(m.group(1))
         kind = _kind(raw, None) if raw else None
         if kind:
-            out.append({"kind": kind, "mime": "", "bytes": len(raw), "line": _line_at(text, m.start()),
-                        "how": "base64 string literal"})
+            out.append(
+                {
+                    "kind": kind,
+                    "mime": "",
+                    "bytes": len(raw),
+                    "line": _line_at(text, m.start()),
+                    "how": "base64 string literal",
+                }
+            )
     return out
 
 

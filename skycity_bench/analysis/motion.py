@@ -24,7 +24,7 @@ import numpy as np
 
 from skycity_bench.analysis.vision.camera_estimate import track
 
-TINY = (64, 36)          # frames compared for "jump back to the start" (colour, blurred)
+TINY = (64, 36)  # frames compared for "jump back to the start" (colour, blurred)
 
 
 def analysis_gray(img: np.ndarray, width: int) -> np.ndarray:
@@ -54,8 +54,18 @@ def register(prev: np.ndarray, cur: np.ndarray, *, max_corners: int = 300, min_f
     rot_deg, residual (0..1 after alignment) and raw_diff (0..1 without alignment).
     """
     raw = float(np.mean(cv2.absdiff(prev, cur)) / 255.0)
-    out: dict[str, Any] = {"ok": False, "features": 0, "tracked": 0, "inliers": 0, "dx": None, "dy": None,
-                           "scale": None, "rot_deg": None, "residual": raw, "raw_diff": raw}
+    out: dict[str, Any] = {
+        "ok": False,
+        "features": 0,
+        "tracked": 0,
+        "inliers": 0,
+        "dx": None,
+        "dy": None,
+        "scale": None,
+        "rot_deg": None,
+        "residual": raw,
+        "raw_diff": raw,
+    }
     pts = cv2.goodFeaturesToTrack(prev, maxCorners=max_corners, qualityLevel=0.01, minDistance=6, blockSize=5)
     if pts is None or len(pts) < min_features:
         out["features"] = 0 if pts is None else int(len(pts))
@@ -71,8 +81,9 @@ def register(prev: np.ndarray, cur: np.ndarray, *, max_corners: int = 300, min_f
     if len(p0) < max(4, min_features // 2):
         out["why"] = "the features could not be followed into the next frame"
         return out
-    m, inl = cv2.estimateAffinePartial2D(p0, p1, method=cv2.RANSAC, ransacReprojThreshold=1.5,
-                                         maxIters=1000, confidence=0.995)
+    m, inl = cv2.estimateAffinePartial2D(
+        p0, p1, method=cv2.RANSAC, ransacReprojThreshold=1.5, maxIters=1000, confidence=0.995
+    )
     if m is None:
         out["why"] = "no consistent motion among the followed features"
         return out
@@ -87,14 +98,20 @@ def register(prev: np.ndarray, cur: np.ndarray, *, max_corners: int = 300, min_f
         residual = float(np.mean(cv2.absdiff(warped, cur)[valid]) / 255.0)
     else:
         residual = raw
-    out.update(ok=True, dx=float(moved[0] - c[0]), dy=float(moved[1] - c[1]), scale=math.hypot(a, b),
-               rot_deg=math.degrees(math.atan2(b, a)), residual=residual)
+    out.update(
+        ok=True,
+        dx=float(moved[0] - c[0]),
+        dy=float(moved[1] - c[1]),
+        scale=math.hypot(a, b),
+        rot_deg=math.degrees(math.atan2(b, a)),
+        residual=residual,
+    )
     return out
 
 
 def _local_median(values: np.ndarray, i: int, half: int) -> float:
     lo, hi = max(0, i - half), min(len(values), i + half + 1)
-    neigh = np.concatenate([values[lo:i], values[i + 1:hi]])
+    neigh = np.concatenate([values[lo:i], values[i + 1 : hi]])
     neigh = neigh[np.isfinite(neigh)]
     return float(np.median(neigh)) if neigh.size else float("nan")
 
@@ -110,7 +127,7 @@ def detect_cuts(frames: dict[str, list], *, fps: float, width_px: float, s: Any)
     `s` the camera scorer's thresholds (scorers.camera: cut_*, jump_*, cuts_from_s). Consecutive flagged samples are one cut."""
     a = series_arrays(frames)
     t, res, inl = a["t_s"], a["residual"], a["inlier_ratio"]
-    disp = np.hypot(a["dx"], a["dy"]) / width_px            # share of the frame width per sample
+    disp = np.hypot(a["dx"], a["dy"]) / width_px  # share of the frame width per sample
     half = max(1, int(round(s.cut_window_s * fps)))
     flagged: list[dict] = []
     for i in range(1, len(t)):
@@ -119,17 +136,34 @@ def detect_cuts(frames: dict[str, list], *, fps: float, width_px: float, s: Any)
         med_res = _local_median(res, i, half)
         med_inl = _local_median(inl, i, half)
         med_disp = _local_median(disp, i, half)
-        lost = not np.isfinite(inl[i]) or inl[i] <= s.cut_max_inlier_ratio or (
-            np.isfinite(med_inl) and inl[i] < 0.5 * med_inl)
-        content = (res[i] >= s.cut_min_residual and lost and
-                   (not np.isfinite(med_res) or res[i] >= s.cut_residual_factor * max(med_res, 0.005)))
-        jump = (np.isfinite(disp[i]) and disp[i] >= s.jump_min_share and
-                (not np.isfinite(med_disp) or disp[i] >= s.jump_factor * max(med_disp, 0.002)))
+        lost = (
+            not np.isfinite(inl[i])
+            or inl[i] <= s.cut_max_inlier_ratio
+            or (np.isfinite(med_inl) and inl[i] < 0.5 * med_inl)
+        )
+        content = (
+            res[i] >= s.cut_min_residual
+            and lost
+            and (not np.isfinite(med_res) or res[i] >= s.cut_residual_factor * max(med_res, 0.005))
+        )
+        jump = (
+            np.isfinite(disp[i])
+            and disp[i] >= s.jump_min_share
+            and (not np.isfinite(med_disp) or disp[i] >= s.jump_factor * max(med_disp, 0.002))
+        )
         if content or jump:
-            flagged.append({"i": i, "t_s": round(float(t[i]), 3), "from_s": round(float(t[i - 1]), 3),
-                            "kind": "content" if content else "jump",
-                            "residual": _r(res[i]), "local_residual": _r(med_res),
-                            "inlier_ratio": _r(inl[i]), "displacement_share": _r(disp[i])})
+            flagged.append(
+                {
+                    "i": i,
+                    "t_s": round(float(t[i]), 3),
+                    "from_s": round(float(t[i - 1]), 3),
+                    "kind": "content" if content else "jump",
+                    "residual": _r(res[i]),
+                    "local_residual": _r(med_res),
+                    "inlier_ratio": _r(inl[i]),
+                    "displacement_share": _r(disp[i]),
+                }
+            )
     cuts: list[dict] = []
     for f in flagged:
         if cuts and f["i"] - cuts[-1]["i_last"] <= 1:
@@ -153,8 +187,15 @@ def _smooth(x: np.ndarray, k: int) -> np.ndarray:
     return np.convolve(xp, ker, mode="valid")
 
 
-def camera_stats(frames: dict[str, list], *, fps: float, css_per_px: float, width_css: float,
-                 cut_idx: set[int], smooth_s: float = 0.3) -> dict[str, Any]:
+def camera_stats(
+    frames: dict[str, list],
+    *,
+    fps: float,
+    css_per_px: float,
+    width_css: float,
+    cut_idx: set[int],
+    smooth_s: float = 0.3,
+) -> dict[str, Any]:
     """Per-sample camera speed (CSS px/s of the viewport), zoom and rotation rates, and jerk
     (from velocity smoothed over `smooth_s`, so registration noise is not differentiated
     three times). Samples at cuts and failed registrations are left out (nan)."""
@@ -181,19 +222,26 @@ def camera_stats(frames: dict[str, list], *, fps: float, css_per_px: float, widt
         jx, jy = np.gradient(ax, t), np.gradient(ay, t)
         jerk = np.hypot(jx, jy)
         jerk[~ok] = np.nan
+
     def q(v, p):
         v = v[np.isfinite(v)]
         return _r(float(np.percentile(v, p)), 2) if v.size else None
+
     return {
         "speed_css_px_s": [_r(v, 1) for v in speed],
         "zoom_rate_per_s": [_r(v, 4) for v in zoom],
         "rotation_deg_s": [_r(v, 3) for v in rot],
         "jerk_css_px_s3": [_r(v, 1) for v in jerk],
         "summary": {
-            "speed_p50": q(speed, 50), "speed_p95": q(speed, 95), "speed_max": q(speed, 100),
+            "speed_p50": q(speed, 50),
+            "speed_p95": q(speed, 95),
+            "speed_max": q(speed, 100),
             "speed_p95_widths_s": None if q(speed, 95) is None else round(q(speed, 95) / width_css, 4),
-            "zoom_rate_p95": q(np.abs(zoom), 95), "rotation_p95_deg_s": q(np.abs(rot), 95),
-            "jerk_p50": q(jerk, 50), "jerk_p95": q(jerk, 95), "jerk_max": q(jerk, 100),
+            "zoom_rate_p95": q(np.abs(zoom), 95),
+            "rotation_p95_deg_s": q(np.abs(rot), 95),
+            "jerk_p50": q(jerk, 50),
+            "jerk_p95": q(jerk, 95),
+            "jerk_max": q(jerk, 100),
             "registered_share": _r(float(np.mean(np.isfinite(a["dx"][1:]))) if len(t) > 1 else None, 3),
             "smoothing_s": smooth_s,
         },
@@ -218,7 +266,11 @@ def reset_check(post: list[dict], *, match: float, depart: float) -> dict[str, A
     shot (distance to the last frame of the tour >= `depart`)."""
     hits = [p for p in post if p["d_open"] is not None and p["d_open"] <= match and p["d_end"] >= depart]
     first = hits[0] if hits else None
-    return {"reset": bool(hits), "first_s": first["t_s"] if first else None,
-            "matches_opening_at_s": first["open_t_s"] if first else None,
-            "frames_matching": len(hits), "frames_checked": len(post),
-            "closest": min(post, key=lambda p: p["d_open"]) if post else None}
+    return {
+        "reset": bool(hits),
+        "first_s": first["t_s"] if first else None,
+        "matches_opening_at_s": first["open_t_s"] if first else None,
+        "frames_matching": len(hits),
+        "frames_checked": len(post),
+        "closest": min(post, key=lambda p: p["d_open"]) if post else None,
+    }

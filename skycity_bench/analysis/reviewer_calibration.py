@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import random
 import statistics
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
 from skycity_bench.inputs.rubric import Rubric
 
@@ -86,7 +87,7 @@ class Scale:
 class Anchor:
     candidate_id: str
     item_id: str
-    level: str            # a level key
+    level: str  # a level key
     source: str = "hand"  # sheet | hand
     reason: str = ""
     by: str = ""
@@ -107,7 +108,7 @@ class Score:
 
 @dataclass
 class Figures:
-    item_id: str          # an item id, or "overall"
+    item_id: str  # an item id, or "overall"
     n: int
     offset: Optional[float]
     mad: Optional[float]
@@ -121,11 +122,11 @@ class Figures:
 @dataclass
 class ReviewerCalibration:
     reviewer: str
-    items: list[Figures]                 # against anchors, items in rubric order (n > 0 only)
+    items: list[Figures]  # against anchors, items in rubric order (n > 0 only)
     overall: Figures
-    drift_items: list[Figures]           # over the last N comparable scores
+    drift_items: list[Figures]  # over the last N comparable scores
     drift_overall: Figures
-    anchors_scored: int                  # anchored (candidate, item) pairs this reviewer scored
+    anchors_scored: int  # anchored (candidate, item) pairs this reviewer scored
     anchors_total: int
 
     def item(self, item_id: str) -> Optional[Figures]:
@@ -167,22 +168,39 @@ class CalibrationReport:
         for r in self.reviewers:
             for f in r.items:
                 if f.flagged:
-                    out[(r.reviewer, f.item_id)] = (f"{MARK_PREFIX}: {r.reviewer} scores {f.off_text} levels off the "
-                                                    f"anchors on average ({f.mad:.2f} absolute, n {f.n})")
+                    out[(r.reviewer, f.item_id)] = (
+                        f"{MARK_PREFIX}: {r.reviewer} scores {f.off_text} levels off the "
+                        f"anchors on average ({f.mad:.2f} absolute, n {f.n})"
+                    )
         return out
 
     def to_dict(self) -> dict:
-        return {"scale": self.scale, "flag_above_levels": self.flag_above, "drift_last": self.drift_last,
-                "offset": "mean signed level difference, reviewer minus reference (+: reviewer scores higher)",
-                "anchors": [asdict(a) for a in self.anchors],
-                "reviewers": [{"reviewer": r.reviewer, "flagged": r.flagged, "flagged_items": r.flagged_items,
-                               "drift_flagged_items": r.drift_flagged_items, "anchors_scored": r.anchors_scored,
-                               "anchors_total": r.anchors_total, "overall": asdict(r.overall),
-                               "items": [asdict(f) for f in r.items], "drift_overall": asdict(r.drift_overall),
-                               "drift_items": [asdict(f) for f in r.drift_items]} for r in self.reviewers]}
+        return {
+            "scale": self.scale,
+            "flag_above_levels": self.flag_above,
+            "drift_last": self.drift_last,
+            "offset": "mean signed level difference, reviewer minus reference (+: reviewer scores higher)",
+            "anchors": [asdict(a) for a in self.anchors],
+            "reviewers": [
+                {
+                    "reviewer": r.reviewer,
+                    "flagged": r.flagged,
+                    "flagged_items": r.flagged_items,
+                    "drift_flagged_items": r.drift_flagged_items,
+                    "anchors_scored": r.anchors_scored,
+                    "anchors_total": r.anchors_total,
+                    "overall": asdict(r.overall),
+                    "items": [asdict(f) for f in r.items],
+                    "drift_overall": asdict(r.drift_overall),
+                    "drift_items": [asdict(f) for f in r.drift_items],
+                }
+                for r in self.reviewers
+            ],
+        }
 
 
 # --- the figures ----------------------------------------------------------------------------
+
 
 def figures(item_id: str, diffs: Sequence[float], flag_above: float = FLAG_ABOVE_LEVELS) -> Figures:
     """Offset, mean absolute difference and n of signed level differences."""
@@ -206,8 +224,14 @@ def anchor_basis(anchor: Anchor, score: Score) -> bool:
     return anchor.source == "sheet" and bool(anchor.at) and score.at <= anchor.at
 
 
-def calibrate(rubric: Rubric, anchors: Sequence[Anchor], scores: Sequence[Score], *, drift_last: int,
-              flag_above: float = FLAG_ABOVE_LEVELS) -> CalibrationReport:
+def calibrate(
+    rubric: Rubric,
+    anchors: Sequence[Anchor],
+    scores: Sequence[Score],
+    *,
+    drift_last: int,
+    flag_above: float = FLAG_ABOVE_LEVELS,
+) -> CalibrationReport:
     """Every reviewer's figures against the anchors and their drift over the last
     `drift_last` comparable scores. `scores`: standing grades (one per reviewer, candidate
     and item); reviewers with no comparable score at all are left out."""
@@ -217,7 +241,7 @@ def calibrate(rubric: Rubric, anchors: Sequence[Anchor], scores: Sequence[Score]
     order = [i.id for i in rubric.items if i.graded]
     anchor_at = {(a.candidate_id, a.item_id): a for a in anchors}
     anchor_rank = {k: scale.rank(a.level) for k, a in anchor_at.items()}
-    rank_of: dict[float, int] = {}                       # a level's share → its rank, looked up once
+    rank_of: dict[float, int] = {}  # a level's share → its rank, looked up once
     by_unit: dict[tuple[str, str], list[tuple[str, int]]] = {}
     by_reviewer: dict[str, list[tuple[Score, int]]] = {}
     for s in scores:
@@ -237,21 +261,31 @@ def calibrate(rubric: Rubric, anchors: Sequence[Anchor], scores: Sequence[Score]
     out = []
     for name in sorted(by_reviewer):
         mine = sorted(by_reviewer[name], key=lambda sr: (sr[0].at, sr[0].id))
-        vs_anchor = [(s.item_id, float(r - anchor_rank[(s.candidate_id, s.item_id)])) for s, r in mine
-                     if (s.candidate_id, s.item_id) in anchor_at and not anchor_basis(anchor_at[(s.candidate_id,
-                                                                                                s.item_id)], s)]
+        vs_anchor = [
+            (s.item_id, float(r - anchor_rank[(s.candidate_id, s.item_id)]))
+            for s, r in mine
+            if (s.candidate_id, s.item_id) in anchor_at and not anchor_basis(anchor_at[(s.candidate_id, s.item_id)], s)
+        ]
         comparable = [(s.item_id, r - ref) for s, r in mine for ref in [reference(s)] if ref is not None]
         recent = comparable[-drift_last:]
         if not vs_anchor and not recent:
             continue
-        out.append(ReviewerCalibration(
-            name, _by_item(vs_anchor, order, flag_above), figures("overall", [d for _, d in vs_anchor], flag_above),
-            _by_item(recent, order, flag_above), figures("overall", [d for _, d in recent], flag_above),
-            len(vs_anchor), len(anchors)))
+        out.append(
+            ReviewerCalibration(
+                name,
+                _by_item(vs_anchor, order, flag_above),
+                figures("overall", [d for _, d in vs_anchor], flag_above),
+                _by_item(recent, order, flag_above),
+                figures("overall", [d for _, d in recent], flag_above),
+                len(vs_anchor),
+                len(anchors),
+            )
+        )
     return CalibrationReport(out, list(anchors), drift_last, flag_above, scale.keys)
 
 
 # --- anchors from a finalised sheet -----------------------------------------------------------
+
 
 def levels_from_sheet(rubric: Rubric, sheet) -> tuple[dict[str, str], dict[str, str]]:
     """The agreed level of each graded item of a finalised CandidateSheet: the median of the
@@ -280,6 +314,7 @@ def levels_from_sheet(rubric: Rubric, sheet) -> tuple[dict[str, str], dict[str, 
 
 # --- the queue -----------------------------------------------------------------------------------
 
+
 def interleave(order: Sequence[str], anchor_ids: Iterable[str], seed: str, spread: int = SPREAD) -> list[str]:
     """A queue order with the anchor candidates among its first spread × k places (k anchor
     candidates), at places and in an order drawn from `seed` (per reviewer), the other places
@@ -301,6 +336,7 @@ def interleave(order: Sequence[str], anchor_ids: Iterable[str], seed: str, sprea
 
 # --- the sheet, for the admin ---------------------------------------------------------------------
 
+
 def mark_sheet(sheet, marks: dict[tuple[str, str], str]):
     """A copy of a CandidateSheet whose lines carry the calibration marks of the reviewers
     whose scores stand on them (flag on the line, `calibration` on the raw score). The scores
@@ -311,19 +347,39 @@ def mark_sheet(sheet, marks: dict[tuple[str, str], str]):
     for row in sheet.rows:
         lines = []
         for line in row.items:
-            hit = [(r, marks[(r.get("reviewer"), line.item_id)]) for r in line.raw
-                   if (r.get("reviewer"), line.item_id) in marks]
+            hit = [
+                (r, marks[(r.get("reviewer"), line.item_id)])
+                for r in line.raw
+                if (r.get("reviewer"), line.item_id) in marks
+            ]
             if not hit:
                 lines.append(line)
                 continue
-            raw = [{**r, "calibration": marks[(r.get("reviewer"), line.item_id)]}
-                   if (r.get("reviewer"), line.item_id) in marks else r for r in line.raw]
+            raw = [
+                {**r, "calibration": marks[(r.get("reviewer"), line.item_id)]}
+                if (r.get("reviewer"), line.item_id) in marks
+                else r
+                for r in line.raw
+            ]
             flags = list(line.flags) + [m for _, m in hit if m not in line.flags]
             lines.append(replace(line, raw=raw, flags=flags))
         rows.append(replace(row, items=lines))
     return replace(sheet, rows=rows)
 
 
-__all__ = ["Anchor", "CalibrationReport", "Figures", "ReviewerCalibration", "Scale", "Score", "calibrate",
-           "figures", "interleave", "levels_from_sheet", "mark_sheet", "DRIFT_LAST_DEFAULT", "FLAG_ABOVE_LEVELS",
-           "SPREAD"]
+__all__ = [
+    "Anchor",
+    "CalibrationReport",
+    "Figures",
+    "ReviewerCalibration",
+    "Scale",
+    "Score",
+    "calibrate",
+    "figures",
+    "interleave",
+    "levels_from_sheet",
+    "mark_sheet",
+    "DRIFT_LAST_DEFAULT",
+    "FLAG_ABOVE_LEVELS",
+    "SPREAD",
+]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -31,8 +32,13 @@ def share_over(values: Sequence[float], threshold: float) -> Optional[float]:
     return float(np.count_nonzero(a > threshold) / a.size)
 
 
-def tier(p95_ms: Optional[float], long_ratio: Optional[float], tiers: Iterable[dict], floor: float = 0,
-         resolution_ms: float = 0.0) -> float:
+def tier(
+    p95_ms: Optional[float],
+    long_ratio: Optional[float],
+    tiers: Iterable[dict],
+    floor: float = 0,
+    resolution_ms: float = 0.0,
+) -> float:
     """The highest tier whose both conditions hold (≤ inclusive); `floor` when none does.
 
     `resolution_ms` is the clock's resolution: a P95 within it of a boundary cannot be told
@@ -54,5 +60,12 @@ def spread(values: Sequence[float]) -> dict:
     mean = float(a.mean())
     sd = float(a.std(ddof=1)) if a.size > 1 else 0.0
     rel = sd / abs(mean) if mean else 0.0
-    return {"n": int(a.size), "mean": mean, "stdev": sd, "min": float(a.min()), "max": float(a.max()),
-            "rel_stdev": rel, "unstable": bool(rel >= 0.10)}
+    return {
+        "n": int(a.size),
+        "mean": mean,
+        "stdev": sd,
+        "min": float(a.min()),
+        "max": float(a.max()),
+        "rel_stdev": rel,
+        "unstable": bool(rel >= 0.10),
+    }

@@ -47,8 +47,10 @@ class BatchProgress:
     def start(self, r: dict) -> None:
         self.t_run, self.note, self.fraction, self.key = time.monotonic(), "", 0.0, r["key"]
         c = self.b.manifest["candidates"][r["candidate"]]
-        self._print(f"[{self.done + 1}/{self.total}] {r['candidate']} ({c['labels'][0]}) run {r['index']}: started"
-                    f"{' (attempt ' + str(r['attempts'] + 1) + ')' if r['attempts'] else ''} — batch ETA {_fmt_s(self.eta())}")
+        self._print(
+            f"[{self.done + 1}/{self.total}] {r['candidate']} ({c['labels'][0]}) run {r['index']}: started"
+            f"{' (attempt ' + str(r['attempts'] + 1) + ')' if r['attempts'] else ''} — batch ETA {_fmt_s(self.eta())}"
+        )
 
     def read_worker(self, stream) -> None:
         tasks: dict = {}
@@ -62,7 +64,9 @@ class BatchProgress:
                 self.note = tasks[ev["id"]]
             elif ev.get("ev") == "update":
                 tot = ev.get("total") or 0
-                self.note = f"{tasks.get(ev['id'], '')} {ev.get('completed', 0):.0f}/{tot:g} {ev.get('note', '')}".strip()
+                self.note = (
+                    f"{tasks.get(ev['id'], '')} {ev.get('completed', 0):.0f}/{tot:g} {ev.get('note', '')}".strip()
+                )
             elif ev.get("ev") == "log":
                 self._print(f"    {ev.get('message', '')}")
 
@@ -72,7 +76,9 @@ class BatchProgress:
         self.fraction = min(0.95, el / per) if per else 0.0
         if time.monotonic() - self.last_beat >= self.HEARTBEAT_S:
             self.last_beat = time.monotonic()
-            self._print(f"    … {self.key}: {el:.0f} s{': ' + self.note if self.note else ''} — batch ETA {_fmt_s(self.eta())}")
+            self._print(
+                f"    … {self.key}: {el:.0f} s{': ' + self.note if self.note else ''} — batch ETA {_fmt_s(self.eta())}"
+            )
             self.b.manifest["eta_s"] = self.eta()
 
     def finish(self, r: dict) -> None:
@@ -80,7 +86,9 @@ class BatchProgress:
         self.durations.append(r["duration_s"])
         o = r.get("outcome") or {}
         bad = o.get("exit_reason") or "; ".join(f"{k}: {v}" for k, v in (o.get("probe_errors") or {}).items())
-        self._print(f"[{self.done}/{self.total}] {r['key']}: done in {r['duration_s']:.0f} s — auto "
-                    f"{o.get('auto_points', 0):g}/{o.get('auto_max', 0):g}"
-                    f"{' — ' + bad[:200] if bad else ''} — batch ETA {_fmt_s(self.eta())}")
+        self._print(
+            f"[{self.done}/{self.total}] {r['key']}: done in {r['duration_s']:.0f} s — auto "
+            f"{o.get('auto_points', 0):g}/{o.get('auto_max', 0):g}"
+            f"{' — ' + bad[:200] if bad else ''} — batch ETA {_fmt_s(self.eta())}"
+        )
         self.b.manifest["eta_s"] = self.eta()

@@ -45,9 +45,9 @@ from typing import Any, Optional
 from skycity_bench import __version__
 from skycity_bench.batch.batch_progress import BatchProgress
 from skycity_bench.batch.batch_summary import print_summary, repeat_stats
-from skycity_bench.inputs.demo_file import candidate_id, load_demo
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
+from skycity_bench.inputs.demo_file import candidate_id, load_demo
 from skycity_bench.reporting.run_report import Report, load, write_atomic
 
 SCHEMA = "skycity-bench/batch@1"
@@ -55,7 +55,7 @@ GLOB_CHARS = set("*?[")
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 # ----------------------------------------------------------------- finding candidates
@@ -69,8 +69,13 @@ def discover(paths: list[str]) -> tuple[list[Path], list[str]]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(q for q in p.rglob("*") if q.suffix.lower() in (".html", ".htm") and q.is_file()
-                           and not any(part.startswith(".") for part in q.relative_to(p).parts))
+            found = sorted(
+                q
+                for q in p.rglob("*")
+                if q.suffix.lower() in (".html", ".htm")
+                and q.is_file()
+                and not any(part.startswith(".") for part in q.relative_to(p).parts)
+            )
             good, bad = _valid(found)
             if not good:
                 why = "; ".join(bad) if bad else "no *.html file in it"
@@ -78,7 +83,7 @@ def discover(paths: list[str]) -> tuple[list[Path], list[str]]:
             files += good
             notes += [f"skipped {b}" for b in bad]
         elif p.exists():
-            load_demo(p)                   # named explicitly: a bad file is a usage error
+            load_demo(p)  # named explicitly: a bad file is a usage error
             files.append(p)
         elif GLOB_CHARS & set(raw):
             found = sorted(Path(x) for x in glob.glob(raw, recursive=True) if Path(x).is_file())
@@ -111,14 +116,18 @@ class BatchOptions:
     probes: Optional[list[str]] = None
     network: str = "offline"
     repeat: int = 1
-    candidate_timeout_s: Optional[float] = None    # None: from the probes' budgets
+    candidate_timeout_s: Optional[float] = None  # None: from the probes' budgets
     max_memory_mb: float = 3072
     quiet: bool = False
 
     def settings(self, scenario) -> dict:
         """What must match for a resumed batch to continue the same measurement."""
-        return {"scenario_sha256": scenario.sha256(), "probes": sorted(self.probes or []),
-                "network": self.network, "bench_version": __version__}
+        return {
+            "scenario_sha256": scenario.sha256(),
+            "probes": sorted(self.probes or []),
+            "network": self.network,
+            "bench_version": __version__,
+        }
 
 
 def default_budget(scenario, probes: Optional[list[str]]) -> float:
@@ -180,14 +189,23 @@ class Batch:
             old = self.manifest.get("settings", {})
             diff = [k for k in settings if old.get(k) != settings[k]]
             if diff:
-                raise UserError(f"{self.out} holds a batch run with other settings ({', '.join(diff)} differ): "
-                                f"pass the same options to resume it, or use another --out")
+                raise UserError(
+                    f"{self.out} holds a batch run with other settings ({', '.join(diff)} differ): "
+                    f"pass the same options to resume it, or use another --out"
+                )
         else:
             if self.out.exists() and any(p.name not in (".lock",) for p in self.out.iterdir()):
-                raise UserError(f"{self.out}: the folder is not empty and holds no batch (batch.json); "
-                                f"use an empty or new --out")
-            self.manifest = {"schema": SCHEMA, "created_at": _now(), "settings": settings,
-                             "candidates": {}, "runs": [], "history": []}
+                raise UserError(
+                    f"{self.out}: the folder is not empty and holds no batch (batch.json); use an empty or new --out"
+                )
+            self.manifest = {
+                "schema": SCHEMA,
+                "created_at": _now(),
+                "settings": settings,
+                "candidates": {},
+                "runs": [],
+                "history": [],
+            }
         self.manifest["repeat"] = max(int(self.manifest.get("repeat", 1)), self.opts.repeat)
         self.manifest["budget_s"] = self.budget_s
         cands = self.manifest["candidates"]
@@ -208,8 +226,9 @@ class Batch:
                 key = f"{cid}/{k}"
                 if key not in keys:
                     d = cid if rep == 1 else f"{cid}/run-{k}"
-                    self.manifest["runs"].append({"key": key, "candidate": cid, "index": k, "dir": d,
-                                                  "state": "pending", "attempts": 0})
+                    self.manifest["runs"].append(
+                        {"key": key, "candidate": cid, "index": k, "dir": d, "state": "pending", "attempts": 0}
+                    )
         self._reconcile()
         self._save()
 
@@ -222,13 +241,14 @@ class Batch:
                     self.manifest["history"].append({"ev": "found-done", "key": r["key"], "t": _now()})
                 continue
             if r.get("marker"):
-                kill_marked(r["marker"])           # a worker left over from a killed batch
+                kill_marked(r["marker"])  # a worker left over from a killed batch
             shutil.rmtree(_staging(final), ignore_errors=True)
-            if final.exists():                      # not a whole run (should not happen): run again
+            if final.exists():  # not a whole run (should not happen): run again
                 shutil.rmtree(final, ignore_errors=True)
             if r["state"] != "pending":
-                self.manifest["history"].append({"ev": "interrupted", "key": r["key"], "attempt": r["attempts"],
-                                                 "t": _now()})
+                self.manifest["history"].append(
+                    {"ev": "interrupted", "key": r["key"], "attempt": r["attempts"], "t": _now()}
+                )
             r["state"] = "pending"
 
     # ------------------------------------------------------------- running
@@ -244,7 +264,7 @@ class Batch:
         self._write_summary()
         return runs
 
-    def _run_one(self, r: dict, prog: "BatchProgress") -> None:
+    def _run_one(self, r: dict, prog: BatchProgress) -> None:
         final = self.out / r["dir"]
         staging = _staging(final)
         shutil.rmtree(staging, ignore_errors=True)
@@ -254,12 +274,20 @@ class Batch:
         scratch = Path(tempfile.mkdtemp(prefix="skb-"))
         cand = self.manifest["candidates"][r["candidate"]]
         r.update(state="running", attempts=r["attempts"] + 1, marker=uuid.uuid4().hex, started_at=_now())
-        self.manifest["history"].append({"ev": "start", "key": r["key"], "attempt": r["attempts"], "t": r["started_at"]})
+        self.manifest["history"].append(
+            {"ev": "start", "key": r["key"], "attempt": r["attempts"], "t": r["started_at"]}
+        )
         self._save()
-        spec = {"demo": str(self.out / cand["input"]), "out_dir": str(staging), "label": cand["labels"][0],
-                "scenario": self.opts.scenario_path and str(Path(self.opts.scenario_path).resolve()),
-                "overrides": self.opts.overrides, "probes": self.opts.probes, "network": self.opts.network,
-                "max_memory_mb": self.opts.max_memory_mb}
+        spec = {
+            "demo": str(self.out / cand["input"]),
+            "out_dir": str(staging),
+            "label": cand["labels"][0],
+            "scenario": self.opts.scenario_path and str(Path(self.opts.scenario_path).resolve()),
+            "overrides": self.opts.overrides,
+            "probes": self.opts.probes,
+            "network": self.opts.network,
+            "max_memory_mb": self.opts.max_memory_mb,
+        }
         spec_path = staging / ".tmp" / "worker-spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         t0 = time.monotonic()
@@ -278,22 +306,31 @@ class Batch:
             r["stopped_after_report"] = killed
         if final.exists():
             shutil.rmtree(final)
-        os.replace(staging, final)                 # the run becomes visible whole, or not at all
+        os.replace(staging, final)  # the run becomes visible whole, or not at all
         r.update(state="done", finished_at=_now(), duration_s=round(duration, 1), outcome=_outcome(rep))
         r.pop("marker", None)
-        self.manifest["history"].append({"ev": "done", "key": r["key"], "attempt": r["attempts"], "t": r["finished_at"]})
+        self.manifest["history"].append(
+            {"ev": "done", "key": r["key"], "attempt": r["attempts"], "t": r["finished_at"]}
+        )
         self._save()
 
-    def _supervise(self, r: dict, spec_path: Path, staging: Path, scratch: Path,
-                   prog: "BatchProgress") -> Optional[str]:
+    def _supervise(
+        self, r: dict, spec_path: Path, staging: Path, scratch: Path, prog: BatchProgress
+    ) -> Optional[str]:
         """Run the worker; kill it when it passes the wall-clock budget or its process tree
         passes the hard memory limit. Returns the reason it was killed, or None."""
         env = dict(os.environ, TMPDIR=str(scratch), PYTHONUNBUFFERED="1", **{MARKER_ENV: r["marker"]})
         hard_mb = self.opts.max_memory_mb * 2 + 1024
         with open(staging / "worker.log", "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "skycity_bench.running.run_worker", str(spec_path)], cwd=staging,
-                                    env=env, stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "skycity_bench.running.run_worker", str(spec_path)],
+                cwd=staging,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             reader = threading.Thread(target=prog.read_worker, args=(proc.stdout,), daemon=True)
             reader.start()
             r["worker_pid"] = proc.pid
@@ -310,14 +347,16 @@ class Batch:
                     except OSError:
                         tree_mb = 0
                     if tree_mb > hard_mb:
-                        killed = (f"stopped by the batch: the run's processes used {tree_mb:.0f} MB, over the "
-                                  f"hard limit of {hard_mb:.0f} MB")
+                        killed = (
+                            f"stopped by the batch: the run's processes used {tree_mb:.0f} MB, over the "
+                            f"hard limit of {hard_mb:.0f} MB"
+                        )
                 if killed:
                     _kill_tree(proc, r["marker"])
                     break
                 prog.tick()
             proc.wait()
-            kill_marked(r["marker"])               # nothing of this run outlives it
+            kill_marked(r["marker"])  # nothing of this run outlives it
             reader.join(2)
         # 0 and 1 are the run's own verdict (runner.exit_code); anything else is the worker's failure
         if killed is None and proc.returncode not in (0, 1, None):
@@ -329,8 +368,8 @@ class Batch:
         is (runner.new_report / finish_report): every probe failed with the reason, every
         item it measures untested (errors are data)."""
         from skycity_bench.inputs.rubric import load_rubric
-        from skycity_bench.running.runner import finish_report, new_report
         from skycity_bench.running.run_worker import profile_of
+        from skycity_bench.running.runner import finish_report, new_report
 
         rubric = load_rubric(None)
         demo = load_demo(self.out / cand["input"])
@@ -349,9 +388,12 @@ class Batch:
             runs = [r for r in self.manifest["runs"] if r["candidate"] == cid]
             reports = [(r, _readable_report(self.out / r["dir"])) for r in runs if r["state"] == "done"]
             reports = [(r, rep) for r, rep in reports if rep is not None]
-            entry: dict[str, Any] = {"id": cid, "labels": c["labels"],
-                                     "runs": [{"dir": r["dir"], **(r.get("outcome") or {})} for r, _ in reports],
-                                     "pending": sum(1 for r in runs if r["state"] != "done")}
+            entry: dict[str, Any] = {
+                "id": cid,
+                "labels": c["labels"],
+                "runs": [{"dir": r["dir"], **(r.get("outcome") or {})} for r, _ in reports],
+                "pending": sum(1 for r in runs if r["state"] != "done"),
+            }
             if len(reports) > 1:
                 entry["repeat"] = repeat_stats([rep for _, rep in reports])
             out["candidates"].append(entry)
@@ -409,29 +451,53 @@ def _outcome(rep: Report) -> dict:
     from skycity_bench.running.runner import exit_code
 
     got, mx = rep.auto_points()
-    return {"auto_points": round(got, 2), "auto_max": mx, "total": rep.total(), "exit_reason": rep.exit_reason,
-            "probe_errors": {n: p.error for n, p in rep.probes.items() if p.status == "error"},
-            "exit_code": exit_code(rep)}
+    return {
+        "auto_points": round(got, 2),
+        "auto_max": mx,
+        "total": rep.total(),
+        "exit_reason": rep.exit_reason,
+        "probe_errors": {n: p.error for n, p in rep.probes.items() if p.status == "error"},
+        "exit_code": exit_code(rep),
+    }
 
 
 # ----------------------------------------------------------------- the command's batch mode
-def run_batch(paths: list[str], out: Optional[Path], *, scenario=None, viewport=None, duration=None, probe=None,
-              network="offline", quiet=False, repeat=1, candidate_timeout=None, max_memory_mb=3072,
-              scenario_probes=None) -> int:
+def run_batch(
+    paths: list[str],
+    out: Optional[Path],
+    *,
+    scenario=None,
+    viewport=None,
+    duration=None,
+    probe=None,
+    network="offline",
+    quiet=False,
+    repeat=1,
+    candidate_timeout=None,
+    max_memory_mb=3072,
+    scenario_probes=None,
+) -> int:
     """`skycity-bench run PATH...` with many candidates: returns the exit code, the one rule
     over every run (runner.exit_code: 0 when each run collected all its evidence and scored
     every item it should, 1 otherwise)."""
     from rich.console import Console
 
-    files, notes = discover(paths)          # usage errors before anything is written
+    files, notes = discover(paths)  # usage errors before anything is written
     if out is None:
         out = Path("recordings") / f"batch-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     overrides = {k: v for k, v in (("viewport", viewport), ("duration_s", duration)) if v is not None}
-    if scenario_probes:                     # probe settings from flags (run --realtime-capture)
+    if scenario_probes:  # probe settings from flags (run --realtime-capture)
         overrides["probes"] = scenario_probes
-    opts = BatchOptions(scenario_path=str(scenario) if scenario else None, overrides=overrides,
-                        probes=list(probe) if probe else None, network=network, repeat=repeat,
-                        candidate_timeout_s=candidate_timeout, max_memory_mb=max_memory_mb, quiet=quiet)
+    opts = BatchOptions(
+        scenario_path=str(scenario) if scenario else None,
+        overrides=overrides,
+        probes=list(probe) if probe else None,
+        network=network,
+        repeat=repeat,
+        candidate_timeout_s=candidate_timeout,
+        max_memory_mb=max_memory_mb,
+        quiet=quiet,
+    )
     err = Console(stderr=True)
     b = Batch(out, opts, console=err)
     try:
@@ -470,15 +536,21 @@ def _prefetch(b: Batch, files: list[Path], console) -> None:
 
     def say(rec: dict) -> None:
         if rec["outcome"] != "unreachable":
-            console.print(f"{'' if rec['outcome'] == 'fetched' else '[yellow]'}offline library cache: {rec['detail']}",
-                          highlight=False, soft_wrap=True)
+            console.print(
+                f"{'' if rec['outcome'] == 'fetched' else '[yellow]'}offline library cache: {rec['detail']}",
+                highlight=False,
+                soft_wrap=True,
+            )
+
     od, _ = prefetch_demos(files, "while planning the batch", log=say)
     if any(r["outcome"] == "unreachable" for r in od.records):
-        console.print(f"[yellow]offline library cache: the npm registry is unreachable; "
-                      f"{sum(r['outcome'] == 'unreachable' for r in od.records)} release(s) the demos name are not "
-                      f"cached (each run names them)[/]", highlight=False, soft_wrap=True)
+        console.print(
+            f"[yellow]offline library cache: the npm registry is unreachable; "
+            f"{sum(r['outcome'] == 'unreachable' for r in od.records)} release(s) the demos name are not "
+            f"cached (each run names them)[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
     if od.records:
         b.manifest.setdefault("prefetched", []).extend(od.records)
         b._save()
-
-

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skycity_bench.reporting.run_report import Report
 from skycity_bench.analysis.statistics import spread
+from skycity_bench.reporting.run_report import Report
 
 
 def _figures(doc: Any, prefix: str = "") -> dict[str, float]:
@@ -35,9 +35,13 @@ def repeat_stats(reports: list[Report]) -> dict:
             continue
         pts = [rep.items[iid].points if iid in rep.items else None for rep in reports]
         items[iid] = {"points": pts, "identical": len(set(pts)) == 1}
-    return {"n": len(reports), "auto_points_identical": all(v["identical"] for v in items.values()),
-            "items": items, "figures": figures,
-            "unstable": [k for k, s in figures.items() if s.get("unstable")]}
+    return {
+        "n": len(reports),
+        "auto_points_identical": all(v["identical"] for v in items.values()),
+        "items": items,
+        "figures": figures,
+        "unstable": [k for k, s in figures.items() if s.get("unstable")],
+    }
 
 
 def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
@@ -50,12 +54,26 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
         pts = [r.get("auto_points") for r in c["runs"]]
         mx = c["runs"][0].get("auto_max") if c["runs"] else None
         rep = c.get("repeat")
-        rep_s = "—" if not rep else ("identical" if rep["auto_points_identical"] else "[red]points differ[/]") + (
-            f", {len(rep['unstable'])} unstable figures" if rep["unstable"] else "")
-        probs = sorted({(r.get("exit_reason") or "") or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
-                        for r in c["runs"]} - {""})
-        t.add_row(c["id"], ", ".join(c["labels"])[:60], str(len(c["runs"])),
-                  " / ".join(f"{p:g}" for p in pts) + (f" of {mx:g}" if mx is not None else ""), rep_s,
-                  "; ".join(p[:160] for p in probs))
+        rep_s = (
+            "—"
+            if not rep
+            else ("identical" if rep["auto_points_identical"] else "[red]points differ[/]")
+            + (f", {len(rep['unstable'])} unstable figures" if rep["unstable"] else "")
+        )
+        probs = sorted(
+            {
+                (r.get("exit_reason") or "") or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
+                for r in c["runs"]
+            }
+            - {""}
+        )
+        t.add_row(
+            c["id"],
+            ", ".join(c["labels"])[:60],
+            str(len(c["runs"])),
+            " / ".join(f"{p:g}" for p in pts) + (f" of {mx:g}" if mx is not None else ""),
+            rep_s,
+            "; ".join(p[:160] for p in probs),
+        )
     console.print(t)
     console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

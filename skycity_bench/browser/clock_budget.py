@@ -51,8 +51,8 @@ import statistics
 import time
 from dataclasses import dataclass, field
 
-from skycity_bench.common.errors import DemoHang, DemoSlow
 from skycity_bench.browser.cpu_wait import WaitClock
+from skycity_bench.common.errors import DemoHang, DemoSlow
 
 FRAME_MS = 1000 / 60
 
@@ -63,19 +63,19 @@ class ClockLog:
     checks of the demo's own clock under coarse steps."""
 
     viewport: str
-    samples_ms: list[float] = field(default_factory=list)     # wall ms per 60 Hz frame, first frames after load
-    measuring: bool = False                                  # set once the demo's t = 0 is known
-    step_ms: int = 0                                          # coarse step now (0: not decided yet)
-    advanced_ms: float = 0.0                                  # demo ms advanced after load
-    wall_s: float = 0.0                                       # wall seconds those advances took
-    fine_ms: float = 0.0                                      # of which every frame was rendered
-    coarse_ms: float = 0.0                                    # of which in coarse steps
+    samples_ms: list[float] = field(default_factory=list)  # wall ms per 60 Hz frame, first frames after load
+    measuring: bool = False  # set once the demo's t = 0 is known
+    step_ms: int = 0  # coarse step now (0: not decided yet)
+    advanced_ms: float = 0.0  # demo ms advanced after load
+    wall_s: float = 0.0  # wall seconds those advances took
+    fine_ms: float = 0.0  # of which every frame was rendered
+    coarse_ms: float = 0.0  # of which in coarse steps
     coarse_steps: int = 0
-    slowest: dict = field(default_factory=dict)               # the advance with the most wall s per demo s
-    slowed: list[dict] = field(default_factory=list)          # advances that ran past their sized budget
-    demo_clock: list[dict] = field(default_factory=list)      # keep-up checks under coarse steps
-    fast_coarse: bool | None = None                           # a fast page's clock kept up under them
-    load: dict = field(default_factory=dict)                  # the load's wall time and CPU wait (cpu_wait.py)
+    slowest: dict = field(default_factory=dict)  # the advance with the most wall s per demo s
+    slowed: list[dict] = field(default_factory=list)  # advances that ran past their sized budget
+    demo_clock: list[dict] = field(default_factory=list)  # keep-up checks under coarse steps
+    fast_coarse: bool | None = None  # a fast page's clock kept up under them
+    load: dict = field(default_factory=dict)  # the load's wall time and CPU wait (cpu_wait.py)
 
     @property
     def frame_cost_ms(self) -> float | None:
@@ -103,13 +103,17 @@ class ClockLog:
 
     def to_json(self) -> dict:
         cost = self.frame_cost_ms
-        out = {"viewport": self.viewport,
-               "frame_cost_ms": round(cost, 1) if cost is not None else None,
-               "frame_cost_samples_ms": [round(x, 1) for x in self.samples_ms],
-               "slowdown": round(cost / FRAME_MS, 2) if cost is not None else None,
-               "advanced_s": round(self.advanced_ms / 1000, 3), "wall_s": round(self.wall_s, 2),
-               "fine_s": round(self.fine_ms / 1000, 3), "coarse_s": round(self.coarse_ms / 1000, 3),
-               "coarse_steps": self.coarse_steps}
+        out = {
+            "viewport": self.viewport,
+            "frame_cost_ms": round(cost, 1) if cost is not None else None,
+            "frame_cost_samples_ms": [round(x, 1) for x in self.samples_ms],
+            "slowdown": round(cost / FRAME_MS, 2) if cost is not None else None,
+            "advanced_s": round(self.advanced_ms / 1000, 3),
+            "wall_s": round(self.wall_s, 2),
+            "fine_s": round(self.fine_ms / 1000, 3),
+            "coarse_s": round(self.coarse_ms / 1000, 3),
+            "coarse_steps": self.coarse_steps,
+        }
         if self.load:
             out["load"] = self.load
         if self.coarse_steps:
@@ -119,8 +123,11 @@ class ClockLog:
         if self.slowed:
             # frames that got slower than the measured cost, and were waited for while they kept
             # coming (the limit re-estimated from the rate seen)
-            out["slowed_past_sized"] = {"advances": len(self.slowed), "first": self.slowed[:10],
-                                        "frame_cost_seen_ms": max(x["frame_cost_seen_ms"] for x in self.slowed)}
+            out["slowed_past_sized"] = {
+                "advances": len(self.slowed),
+                "first": self.slowed[:10],
+                "frame_cost_seen_ms": max(x["frame_cost_seen_ms"] for x in self.slowed),
+            }
         if self.coarse_steps or self.demo_clock:
             out["demo_clock"] = _demo_clock_verdict(self.demo_clock)
             out["demo_clock_checks"] = self.demo_clock[:20]
@@ -137,8 +144,10 @@ def _demo_clock_verdict(checks: list[dict]) -> str:
     if not lagged:
         return f"kept up with the clock (hook getState().time, {len(checks)} checks)"
     c = lagged[0]
-    return (f"fell behind under coarse steps: {c['demo_s']:g} s of demo time for {c['clock_s']:g} s of clock "
-            f"at {c['step_ms']} ms steps (hook getState().time); the step was halved after it")
+    return (
+        f"fell behind under coarse steps: {c['demo_s']:g} s of demo time for {c['clock_s']:g} s of clock "
+        f"at {c['step_ms']} ms steps (hook getState().time); the step was halved after it"
+    )
 
 
 class RunBudget:
@@ -178,14 +187,18 @@ class RunBudget:
             costs = [p.frame_cost_ms for p in logs]
             med = statistics.median(costs)
             seen = [p.seen_cost_ms for p in logs if p.seen_cost_ms is not None]
-            out[vp] = {"frame_cost_ms": round(med, 1), "worst_page_ms": round(max(costs), 1),
-                       # the slowest frame any page saw after its measurement (frames get
-                       # slower with what comes into view and what runs beside the page)
-                       "frame_cost_seen_ms": round(max(seen), 1) if seen else None,
-                       "slowdown": round(med / FRAME_MS, 2), "pages": len(logs),
-                       "coarse_pages": sum(1 for p in logs if p.coarse_steps),
-                       "slow": med > self.t.coarse_above_ms,
-                       "demo_clock": sorted({_demo_clock_verdict(p.demo_clock) for p in logs if p.coarse_steps})}
+            out[vp] = {
+                "frame_cost_ms": round(med, 1),
+                "worst_page_ms": round(max(costs), 1),
+                # the slowest frame any page saw after its measurement (frames get
+                # slower with what comes into view and what runs beside the page)
+                "frame_cost_seen_ms": round(max(seen), 1) if seen else None,
+                "slowdown": round(med / FRAME_MS, 2),
+                "pages": len(logs),
+                "coarse_pages": sum(1 for p in logs if p.coarse_steps),
+                "slow": med > self.t.coarse_above_ms,
+                "demo_clock": sorted({_demo_clock_verdict(p.demo_clock) for p in logs if p.coarse_steps}),
+            }
         return out
 
     def slow_line(self) -> str | None:
@@ -194,12 +207,20 @@ class RunBudget:
         slow = {vp: v for vp, v in s.items() if v["slow"]}
         if not slow:
             return None
-        parts = ", ".join(f"{v['frame_cost_ms']:g} ms per animation frame at {vp} ({v['slowdown']:g}x a 60 Hz frame"
-                          + (f", up to {v['frame_cost_seen_ms']:.0f} ms later" if (v.get("frame_cost_seen_ms") or 0)
-                             > 1.5 * v["frame_cost_ms"] else "") + ")"
-                          for vp, v in sorted(slow.items()))
-        return (f"slow renderer: {parts}; fake-clock budgets were sized from it and pictures at given times "
-                f"were reached in coarse clock steps")
+        parts = ", ".join(
+            f"{v['frame_cost_ms']:g} ms per animation frame at {vp} ({v['slowdown']:g}x a 60 Hz frame"
+            + (
+                f", up to {v['frame_cost_seen_ms']:.0f} ms later"
+                if (v.get("frame_cost_seen_ms") or 0) > 1.5 * v["frame_cost_ms"]
+                else ""
+            )
+            + ")"
+            for vp, v in sorted(slow.items())
+        )
+        return (
+            f"slow renderer: {parts}; fake-clock budgets were sized from it and pictures at given times "
+            f"were reached in coarse clock steps"
+        )
 
 
 class PassBudget:
@@ -209,7 +230,7 @@ class PassBudget:
     budget, whichever comes first) the pass stops stepping and keeps what it captured; the
     caller says so. `None`: no budget of its own (the run's only)."""
 
-    def __init__(self, seconds: float | None, run: "RunBudget | None" = None):
+    def __init__(self, seconds: float | None, run: RunBudget | None = None):
         self.seconds = seconds
         self.run = run
         self.started = time.monotonic()
@@ -288,7 +309,7 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
     start_pos = None if single else await _fake_now(dp, min(t.poll_s, 5.0))
     start = time.monotonic()
     task = asyncio.ensure_future(dp.call(coro, end_by - start + 30, what))
-    seen_cost: float | None = None                # wall ms per 60 Hz frame seen in this advance
+    seen_cost: float | None = None  # wall ms per 60 Hz frame seen in this advance
     hang_s = max(hang_limit_s(t, cost), t.load_s if loading else 0.0)
     last_move = last_poll = start
     # The hang limit counts the demo's own time since the last frame: wall less the CPU wait
@@ -296,7 +317,7 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
     # advance that ends before it, nearly all of them, reads nothing), never past
     # busy_wall_cap x the limit of wall.
     quiet: WaitClock | None = None
-    first_pos, first_at = start_pos, start        # the rate is measured from here
+    first_pos, first_at = start_pos, start  # the rate is measured from here
     last_pos: float | None = start_pos
     charged_wall = charged_ms = 0.0
     try:
@@ -314,15 +335,26 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
             at = f"the clock at +{last_pos - (dp.t0_ms or 0):.0f} ms" if last_pos is not None else "the clock not read"
             if quiet.own_s() >= hang_s or quiet.wall_s >= hang_s * t.busy_wall_cap:
                 credit = quiet.waited_s
-                busy = f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)" if credit >= 0.5 else ""
-                raise DemoHang(f"{what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {at} "
-                               f"({_cost_note(cost, seen_cost)}; the demo's main thread hangs)")
+                busy = (
+                    f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)"
+                    if credit >= 0.5
+                    else ""
+                )
+                raise DemoHang(
+                    f"{what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {at} "
+                    f"({_cost_note(cost, seen_cost)}; the demo's main thread hangs)"
+                )
             if now >= end_by:
-                came = (f"frames kept coming (the last {now - last_move:.0f} s ago)" if last_move > start
-                        else f"no frame came in the {now - start:.0f} s it had, less than the {hang_s:.0f} s "
-                             "that make it hung")
-                raise DemoSlow(f"{what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - start:.1f} s of "
-                               f"this advance (sized {sized:.1f} s from {_cost_note(cost, seen_cost)}); {at}; {came}")
+                came = (
+                    f"frames kept coming (the last {now - last_move:.0f} s ago)"
+                    if last_move > start
+                    else f"no frame came in the {now - start:.0f} s it had, less than the {hang_s:.0f} s "
+                    "that make it hung"
+                )
+                raise DemoSlow(
+                    f"{what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - start:.1f} s of "
+                    f"this advance (sized {sized:.1f} s from {_cost_note(cost, seen_cost)}); {at}; {came}"
+                )
             pos = await _fake_now(dp, min(t.poll_s, max(0.5, hang_s / 4)))
             now = time.monotonic()
             if pos is None:
@@ -334,7 +366,7 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
                 charged_wall += now - last_poll
                 charged_ms += pos - last_pos
                 last_move = now
-                quiet = dp.wait_clock(start=now)                   # the next frame's wait from here
+                quiet = dp.wait_clock(start=now)  # the next frame's wait from here
                 if first_pos is not None and pos > first_pos and not single:
                     # Re-estimate from the rate seen: wall ms per 60 Hz frame so far.
                     seen_cost = (now - first_at) * 1000.0 * FRAME_MS / (pos - first_pos)
@@ -348,7 +380,8 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
                                 f"({_cost_note(cost)}); at that rate the {left_ms / 1000:.1f} s of demo time left "
                                 f"need about {need:.0f} s, more than the {max(0.0, b.deadline - now):.0f} s left of "
                                 f"the run budget ({t.run_s:.0f} s); {now - start:.0f} s into this advance, sized "
-                                f"{sized:.1f} s")
+                                f"{sized:.1f} s"
+                            )
             if last_pos is None or pos > last_pos:
                 last_pos, last_poll = pos, now
             if first_pos is None:
@@ -363,14 +396,21 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
         # Past the budget the measured frame cost gave it, and waited for: the page's frames
         # got slower than measured (evidence of how slow the renderer really was).
         seen = wall * 1000.0 * FRAME_MS / ms if not single else wall * 1000.0
-        log.slowed.append({"demo_ms": round(ms), "sized_s": round(sized, 1), "wall_s": round(wall, 1),
-                           "frame_cost_seen_ms": round(seen, 1)})
+        log.slowed.append(
+            {
+                "demo_ms": round(ms),
+                "sized_s": round(sized, 1),
+                "wall_s": round(wall, 1),
+                "frame_cost_seen_ms": round(seen, 1),
+            }
+        )
     return wall
 
 
 def _cost_note(cost: float | None, seen: float | None = None) -> str:
-    note = (f"{cost:.0f} ms per animation frame measured after load" if cost is not None
-            else "frame cost not measured yet")
+    note = (
+        f"{cost:.0f} ms per animation frame measured after load" if cost is not None else "frame cost not measured yet"
+    )
     if seen and seen > (cost or 0.0) * 1.5:
         note += f", {seen:.0f} ms seen during this advance"
     return note

@@ -39,8 +39,8 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from skycity_bench.common.process_tree import descendants
 from skycity_bench.browser.rate_calibration import cpu_sample
+from skycity_bench.common.process_tree import descendants
 
 _PROC = "/proc"
 
@@ -56,7 +56,7 @@ def thread_times(root: int, also: tuple[int, ...] = ()) -> dict[int, tuple[int, 
         except OSError:
             if pid == root:
                 return None
-            continue          # exited between the listing and now
+            continue  # exited between the listing and now
         for tid in tids:
             try:
                 with open(f"{_PROC}/{pid}/task/{tid}/schedstat", "rb") as f:
@@ -94,7 +94,7 @@ class WaitClock:
     readable: bool = False
 
     @classmethod
-    def begin(cls, root: int | None, also: tuple[int, ...] = (), start: float | None = None) -> "WaitClock":
+    def begin(cls, root: int | None, also: tuple[int, ...] = (), start: float | None = None) -> WaitClock:
         """Counting from now; `start` (a time.monotonic() a little before) dates the wall
         time from there instead (the waits are counted from now either way)."""
         c = cls(root, tuple(also)) if start is None else cls(root, tuple(also), start=start)
@@ -152,7 +152,7 @@ class WaitClock:
             return 0.0
         others, mine = got
         best = 0.0
-        for (run, wait) in zip(self._delta(0), self._delta(1)):
+        for run, wait in zip(self._delta(0), self._delta(1)):
             rest = others + max(0.0, mine - max(0, run) / 1e9)
             if rest > 0:
                 best = max(best, max(0, wait) / 1e9 * others / rest)
@@ -163,6 +163,10 @@ class WaitClock:
         return max(0.0, self.wall_s - self.waited_s)
 
     def to_json(self) -> dict:
-        return {"wall_s": round(self.wall_s, 2), "cpu_wait_s": round(self.waited_s, 2),
-                "longest_thread_wait_s": round(self.longest_wait_s, 2),
-                "others_share": round(self.others_share, 3), "measured": self.readable}
+        return {
+            "wall_s": round(self.wall_s, 2),
+            "cpu_wait_s": round(self.waited_s, 2),
+            "longest_thread_wait_s": round(self.longest_wait_s, 2),
+            "others_share": round(self.others_share, 3),
+            "measured": self.readable,
+        }

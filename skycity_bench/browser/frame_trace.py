@@ -54,8 +54,8 @@ class FrameTrace:
         self._page = page
         self._cdp = None
         self._done = asyncio.Event()
-        self._nav: list[tuple[int, int, str]] = []          # (pid, ts µs, documentLoaderURL)
-        self._reports: dict[int, dict[int, list]] = {}       # pid -> frame_sequence -> [ts, fate, comp, main]
+        self._nav: list[tuple[int, int, str]] = []  # (pid, ts µs, documentLoaderURL)
+        self._reports: dict[int, dict[int, list]] = {}  # pid -> frame_sequence -> [ts, fate, comp, main]
         self.error: str | None = None
         self._stopped = False
 
@@ -84,8 +84,12 @@ class FrameTrace:
                 # One vsync can have two reporters (main-thread and compositor-only
                 # updates); dropped wins: that vsync did not show what the page produced.
                 if old is None or fate == DROPPED:
-                    per[seq] = [e["ts"], fate, bool(r.get("has_compositor_animation")),
-                                bool(r.get("has_main_animation"))]
+                    per[seq] = [
+                        e["ts"],
+                        fate,
+                        bool(r.get("has_compositor_animation")),
+                        bool(r.get("has_main_animation")),
+                    ]
             elif name == "navigationStart":
                 data = (e.get("args") or {}).get("data") or {}
                 if data.get("isLoadingMainFrame"):
@@ -104,10 +108,12 @@ class FrameTrace:
 
         try:
             await asyncio.wait_for(end(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.error = self.error or f"the trace did not complete within {timeout:g} s"
         except Exception as e:
-            self.error = self.error or f"the trace did not complete: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            self.error = (
+                self.error or f"the trace did not complete: {str(e).splitlines()[0] if str(e) else type(e).__name__}"
+            )
         try:
             await asyncio.wait_for(self._cdp.detach(), 2)
         except Exception:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class HookCall:
     ok: bool
     value: Any = None
-    error: Optional[str] = None      # "missing", "threw: ...", "hung", "not JSON"
+    error: Optional[str] = None  # "missing", "threw: ...", "hung", "not JSON"
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "value": self.value, "error": self.error}
@@ -59,8 +59,12 @@ class Hook:
 
     async def _call(self, obj: str, method: str | None, args: list) -> HookCall:
         try:
-            r = await self.dp.evaluate(self._CALL, [obj, method, args], timeout=self.dp.scenario.hook.call_timeout_s,
-                                       what=f"hook {method or obj}")
+            r = await self.dp.evaluate(
+                self._CALL,
+                [obj, method, args],
+                timeout=self.dp.scenario.hook.call_timeout_s,
+                what=f"hook {method or obj}",
+            )
         except DemoHang:
             return HookCall(False, error=f"hung: no answer within {self.dp.scenario.hook.call_timeout_s:g} s")
         if not isinstance(r, dict):

@@ -83,8 +83,10 @@ def find_chromium() -> tuple[str, str]:
     which = shutil.which("chromium")
     if which:
         return which, "PATH"
-    raise UserError("no Chromium found: run `apt-get install -y chromium fonts-noto-cjk` "
-                    "or set SKYCITY_CHROMIUM to a Chromium binary")
+    raise UserError(
+        "no Chromium found: run `apt-get install -y chromium fonts-noto-cjk` "
+        "or set SKYCITY_CHROMIUM to a Chromium binary"
+    )
 
 
 def launch_args(offline: bool = True) -> list[str]:
@@ -94,5 +96,11 @@ def launch_args(offline: bool = True) -> list[str]:
 async def launch(pw, offline: bool = True):
     """Launch a fresh Chromium process (one per candidate run)."""
     path, _ = find_chromium()
-    return await pw.chromium.launch(executable_path=path, headless=True, args=launch_args(offline),
-                                    handle_sigint=False, handle_sigterm=False, handle_sighup=False)
+    return await pw.chromium.launch(
+        executable_path=path,
+        headless=True,
+        args=launch_args(offline),
+        handle_sigint=False,
+        handle_sigterm=False,
+        handle_sighup=False,
+    )

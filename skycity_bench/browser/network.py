@@ -10,8 +10,9 @@ request, so `packaging.single_file` still sees every external dependency.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Awaitable, Callable, Optional, Protocol
+from typing import Optional, Protocol
 
 
 @dataclass
@@ -20,8 +21,8 @@ class RequestRecord:
     method: str
     resource_type: str
     t_wall: float
-    outcome: str = "blocked"      # "blocked" | "served" (by a resolver) | "allowed" (--network allow)
-    detail: str = ""              # who served it / why it was blocked
+    outcome: str = "blocked"  # "blocked" | "served" (by a resolver) | "allowed" (--network allow)
+    detail: str = ""  # who served it / why it was blocked
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -31,7 +32,7 @@ class RequestRecord:
 class Resolved:
     body: bytes
     content_type: str
-    note: str                      # e.g. "served from the offline cache: three@0.160.0"
+    note: str  # e.g. "served from the offline cache: three@0.160.0"
     status: int = 200
 
 
@@ -44,7 +45,7 @@ class NetworkPolicy:
     """Attach to a browser context; collects `requests` across every page of it."""
 
     doc_url: str
-    mode: str = "offline"          # "offline" | "allow"
+    mode: str = "offline"  # "offline" | "allow"
     resolvers: list[Callable] = field(default_factory=list)
     requests: list[RequestRecord] = field(default_factory=list)
     # Misses a resolver reports (e.g. "three@0.999.0 not in the cache: skycity-bench cache add ...").
@@ -78,10 +79,14 @@ class NetworkPolicy:
                 continue
             if isinstance(got, Resolved):
                 rec.outcome, rec.detail = "served", got.note
-                await route.fulfill(status=got.status, body=got.body, content_type=got.content_type,
-                                    headers={"Access-Control-Allow-Origin": "*"})
+                await route.fulfill(
+                    status=got.status,
+                    body=got.body,
+                    content_type=got.content_type,
+                    headers={"Access-Control-Allow-Origin": "*"},
+                )
                 return
-            if isinstance(got, str):      # a resolver explains a miss
+            if isinstance(got, str):  # a resolver explains a miss
                 rec.detail = got
                 self.misses.append(got)
         if self.mode == "allow" and url.startswith(("http://", "https://")) and not _is_loopback(url):
@@ -96,8 +101,15 @@ class NetworkPolicy:
         await ws.close()
 
     def note_websocket(self, url: str) -> None:
-        self.requests.append(RequestRecord(url=url, method="GET", resource_type="websocket",
-                                           t_wall=time.time(), detail="blocked: the bench's network is closed"))
+        self.requests.append(
+            RequestRecord(
+                url=url,
+                method="GET",
+                resource_type="websocket",
+                t_wall=time.time(),
+                detail="blocked: the bench's network is closed",
+            )
+        )
 
     def external_urls(self) -> list[str]:
         seen, out = set(), []

@@ -34,14 +34,14 @@ class FakeClockMixin:
         left = int(round(ms))
         log, t = self.clock, self.scenario.timeouts
         while left > 0 and log.measuring and len(log.samples_ms) < t.frame_cost_frames:
-            step = min(left, int(FRAME_MS) + 1)              # one 60 Hz frame (17 ms)
+            step = min(left, int(FRAME_MS) + 1)  # one 60 Hz frame (17 ms)
             wall = await self._advance(step, fine=True)
             log.samples_ms.append(wall * 1000.0 * FRAME_MS / step)
             left -= step
         if left <= 0:
             return
         cost = log.frame_cost_ms
-        one = int(FRAME_MS) + 1                              # one 60 Hz frame (17 ms)
+        one = int(FRAME_MS) + 1  # one 60 Hz frame (17 ms)
         if not picture_only:
             await self._advance(left, fine=True)
             return
@@ -60,12 +60,12 @@ class FakeClockMixin:
                 await self._advance(step, fine=False)
                 left -= step
                 step = min(left, log.step_ms)
-                if 0 < left - step < one:                # keep the last step a whole frame
+                if 0 < left - step < one:  # keep the last step a whole frame
                     step = left - one
             return
         if left > one:
-            await self._advance(left - one, fine=True)      # every frame on the way ...
-        await self._advance(min(left, one), fine=False, exact=True)   # ... the last at the exact time
+            await self._advance(left - one, fine=True)  # every frame on the way ...
+        await self._advance(min(left, one), fine=False, exact=True)  # ... the last at the exact time
 
     async def _advance(self, ms: int, *, fine: bool, exact: bool = False) -> float:
         """One clock call under its sized budget; returns its wall seconds. `fine`: every
@@ -74,11 +74,16 @@ class FakeClockMixin:
         advance's last frame, drawn at its exact time)."""
         log = self.clock
         if fine:
-            coro, frames = self._clock_run_for(ms), ms / 16.0    # Playwright's rAF: every 16 ms
+            coro, frames = self._clock_run_for(ms), ms / 16.0  # Playwright's rAF: every 16 ms
         else:
-            coro, frames = self.page.clock.fast_forward(ms), 1.0      # every due timer once, one frame
-        wall = await watched(self, coro, ms=ms, frames=frames,
-                             what=f"advancing the clock {ms} ms" + ("" if fine or exact else " (coarse step)"))
+            coro, frames = self.page.clock.fast_forward(ms), 1.0  # every due timer once, one frame
+        wall = await watched(
+            self,
+            coro,
+            ms=ms,
+            frames=frames,
+            what=f"advancing the clock {ms} ms" + ("" if fine or exact else " (coarse step)"),
+        )
         if log.measuring:
             log.advanced_ms += ms
             log.wall_s += wall
@@ -89,8 +94,12 @@ class FakeClockMixin:
                 log.coarse_steps += 1
             per = wall * 1000.0 / ms
             if ms >= FRAME_MS and per > log.slowest.get("wall_ms_per_demo_ms", 0):
-                log.slowest = {"demo_ms": ms, "wall_s": round(wall, 3), "wall_ms_per_demo_ms": round(per, 2),
-                               "coarse": not (fine or exact)}
+                log.slowest = {
+                    "demo_ms": ms,
+                    "wall_s": round(wall, 3),
+                    "wall_ms_per_demo_ms": round(per, 2),
+                    "coarse": not (fine or exact),
+                }
         return wall
 
     async def _clock_run_for(self, ms: int) -> None:
@@ -106,8 +115,10 @@ class FakeClockMixin:
         if not (self.direct_clock and self.world is not None and len(self.page.frames) == 1):
             await self.page.clock.run_for(ms)
             return
-        r = await self.world.cdp.send("Runtime.evaluate", {
-            "expression": f"globalThis.__pwClock.controller.runFor({int(ms)})", "awaitPromise": True})
+        r = await self.world.cdp.send(
+            "Runtime.evaluate",
+            {"expression": f"globalThis.__pwClock.controller.runFor({int(ms)})", "awaitPromise": True},
+        )
         exc = r.get("exceptionDetails")
         if exc:
             what = (exc.get("exception") or {}).get("description") or exc.get("text") or "error"
@@ -149,28 +160,48 @@ class FakeClockMixin:
         await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only, checked=may_fast and h0 is not None)
         if log.coarse_steps == steps0:
             return
-        cost = log.frame_cost_ms                 # measured by now
+        cost = log.frame_cost_ms  # measured by now
         fast = cost is not None and cost <= t.coarse_above_ms
         clock_s = round(t_s - cur, 3)
         h1 = await self.hook_time() if h0 is not None else None
         if h0 is None or h1 is None:
-            log.demo_clock.append({"clock_s": clock_s, "step_ms": log.step_ms, "kept_up": None,
-                                   "note": "not checked: no hook getState().time; the demo rendered one frame per "
-                                           f"{log.step_ms} ms step, so a demo that animates per frame rather than "
-                                           "by the clock shows an earlier moment"})
+            log.demo_clock.append(
+                {
+                    "clock_s": clock_s,
+                    "step_ms": log.step_ms,
+                    "kept_up": None,
+                    "note": "not checked: no hook getState().time; the demo rendered one frame per "
+                    f"{log.step_ms} ms step, so a demo that animates per frame rather than "
+                    "by the clock shows an earlier moment",
+                }
+            )
             return
         if h1 == h0:
             # its time stood still (paused, or a hook that reports a constant): nothing to
             # compare; a slow page keeps its step, a fast one goes back to every frame
-            log.demo_clock.append({"clock_s": clock_s, "demo_s": 0.0, "step_ms": log.step_ms, "kept_up": None,
-                                   "note": "not checked: the hook's getState().time stood still",
-                                   **({"fast_page": True} if fast else {})})
+            log.demo_clock.append(
+                {
+                    "clock_s": clock_s,
+                    "demo_s": 0.0,
+                    "step_ms": log.step_ms,
+                    "kept_up": None,
+                    "note": "not checked: the hook's getState().time stood still",
+                    **({"fast_page": True} if fast else {}),
+                }
+            )
             if fast:
-                log.fast_coarse = False        # unverified: a fast page is stepped frame by frame again
+                log.fast_coarse = False  # unverified: a fast page is stepped frame by frame again
             return
         kept = (h1 - h0) >= t.clock_keepup * clock_s
-        log.demo_clock.append({"clock_s": clock_s, "demo_s": round(h1 - h0, 3), "step_ms": log.step_ms,
-                               "kept_up": kept, **({"fast_page": True} if fast else {})})
+        log.demo_clock.append(
+            {
+                "clock_s": clock_s,
+                "demo_s": round(h1 - h0, 3),
+                "step_ms": log.step_ms,
+                "kept_up": kept,
+                **({"fast_page": True} if fast else {}),
+            }
+        )
         if fast:
             # a fast page needs no coarse steps: one whose clock lagged is stepped frame by
             # frame from here on, one that kept up goes on coarsely

@@ -66,8 +66,11 @@ class PixelsMixin:
         # waits for: a slow page's limit is longer (slow_limit_s; the shadow-map example at
         # 1920x1080 took over 30 s for one real-time frame under load).
         limit = self.slow_limit_s(timeout)
-        return await self.call(self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
-                               timeout, "screenshot")
+        return await self.call(
+            self.page.screenshot(type="png", scale="css", caret="hide", timeout=(limit + 5) * 1000, **kw),
+            timeout,
+            "screenshot",
+        )
 
     async def _plain_capture_at(self, timeout: float) -> tuple[float, float] | None:
         """Where the viewport is in the document (its scroll) when a plain capture shows what
@@ -83,7 +86,7 @@ class PixelsMixin:
         except (DemoHang, DemoCrash):
             raise
         except ProbeError:
-            return None           # Playwright's screenshot then says what is wrong
+            return None  # Playwright's screenshot then says what is wrong
         return (float(at[0]), float(at[1])) if isinstance(at, list) and len(at) == 2 else None
 
     async def frame(self, timeout: float = 20.0) -> np.ndarray:

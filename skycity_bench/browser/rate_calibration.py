@@ -31,8 +31,9 @@ _MEASURE = """(ms) => new Promise((done) => {
 })"""
 
 
-async def calibrate(handle, scenario: Scenario, duration_s: float | None = None,
-                    long_frame_ms: float | None = None) -> dict:
+async def calibrate(
+    handle, scenario: Scenario, duration_s: float | None = None, long_frame_ms: float | None = None
+) -> dict:
     """The blank page's rAF intervals for `duration_s` (default the scenario's): median,
     P95, max; with `long_frame_ms`, also the share of intervals over it (`run --overlap`
     compares a pinned pacing browser's blank page alone and beside the fake-clock probes)."""
@@ -48,9 +49,14 @@ async def calibrate(handle, scenario: Scenario, duration_s: float | None = None,
     iv = np.diff(np.asarray(stamps, float))
     median = float(np.median(iv)) if len(iv) else float("nan")
     off = abs(median - cal.expected_interval_ms)
-    extra = {} if long_frame_ms is None else {
-        "long_frame_ms": long_frame_ms,
-        "long_frame_share": round(float(np.mean(iv > long_frame_ms)), 5) if len(iv) else None}
+    extra = (
+        {}
+        if long_frame_ms is None
+        else {
+            "long_frame_ms": long_frame_ms,
+            "long_frame_share": round(float(np.mean(iv > long_frame_ms)), 5) if len(iv) else None,
+        }
+    )
     return {
         "refresh_interval_ms": round(median, 3),
         "refresh_hz": round(1000.0 / median, 2) if median > 0 else None,
@@ -81,7 +87,7 @@ def _own_jiffies() -> int:
         except OSError:
             continue
         # comm may hold spaces and parentheses: split after the last ')'
-        f = raw[raw.rfind(")") + 2:].split()
+        f = raw[raw.rfind(")") + 2 :].split()
         pid = int(d.name)
         parent[pid] = int(f[1])
         # utime + stime, and cutime + cstime: the time of children it has reaped. A page's
@@ -111,8 +117,7 @@ def cpu_sample(own: bool = True) -> dict | None:
     except (OSError, ValueError, IndexError):
         return None
     user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]
-    return {"total": sum(v[:8]), "idle": idle + iowait, "steal": steal, "own": own,
-            "cpus": os.cpu_count() or 1}
+    return {"total": sum(v[:8]), "idle": idle + iowait, "steal": steal, "own": own, "cpus": os.cpu_count() or 1}
 
 
 def cpu_noise(a: dict | None, b: dict | None) -> dict | None:
@@ -126,7 +131,10 @@ def cpu_noise(a: dict | None, b: dict | None) -> dict | None:
         return None
     busy = total - (b["idle"] - a["idle"]) - (b["steal"] - a["steal"])
     own = max(0, b["own"] - a["own"])
-    return {"foreign_load": round(min(1.0, max(0.0, (busy - own) / total)), 4),
-            "own_load": round(min(1.0, own / total), 4),
-            "steal": round(max(0.0, (b["steal"] - a["steal"]) / total), 4),
-            "cpus": b["cpus"], "seconds": round(total / (os.sysconf("SC_CLK_TCK") * b["cpus"]), 2)}
+    return {
+        "foreign_load": round(min(1.0, max(0.0, (busy - own) / total)), 4),
+        "own_load": round(min(1.0, own / total), 4),
+        "steal": round(max(0.0, (b["steal"] - a["steal"]) / total), 4),
+        "cpus": b["cpus"],
+        "seconds": round(total / (os.sysconf("SC_CLK_TCK") * b["cpus"]), 2),
+    }

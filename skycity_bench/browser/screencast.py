@@ -25,8 +25,8 @@ from skycity_bench.media.realtime_video import RealtimeVideo
 
 log = logging.getLogger(__name__)
 
-VIDEO_NAME = "realtime/realtime.webm"       # relative to the run folder
-_CALL_S = 5.0                               # a CDP call into a wedged page: give up after this
+VIDEO_NAME = "realtime/realtime.webm"  # relative to the run folder
+_CALL_S = 5.0  # a CDP call into a wedged page: give up after this
 
 
 class NoCapture:
@@ -46,8 +46,18 @@ class Screencast:
 
     active = True
 
-    def __init__(self, dp, path: Path, rel: str, settings, duration_s: float, *, low_priority: bool,
-                 pass_name: str, drain_timeout_s: float):
+    def __init__(
+        self,
+        dp,
+        path: Path,
+        rel: str,
+        settings,
+        duration_s: float,
+        *,
+        low_priority: bool,
+        pass_name: str,
+        drain_timeout_s: float,
+    ):
         self.dp = dp
         self.path, self.rel = path, rel
         self.s = settings
@@ -65,7 +75,7 @@ class Screencast:
         self._encoder_finished: bool | None = None
         self.wall_s = 0.0
 
-    async def start(self) -> "Screencast":
+    async def start(self) -> Screencast:
         # Video time 0 is the sampler's t = 0 (first animation frame after load), on the
         # epoch clock Chromium stamps screencast frames with.
         # (`__SKYCITY__`: the bench's hidden namespace, bound by DemoPage.evaluate where the page
@@ -73,20 +83,40 @@ class Screencast:
         z = await self.dp.evaluate(
             "[performance.timeOrigin, (() => { try { return __SKYCITY__.bench.t0Raf; } catch (e) {"
             " return window.__skycityBench ? window.__skycityBench.t0Raf : null; } })()]",
-            what="reading the page's time origin")
+            what="reading the page's time origin",
+        )
         origin, t0_raf = float(z[0]), z[1]
         t0 = float(t0_raf) if t0_raf is not None else float(self.dp.t0_ms or 0.0)
-        self.zero = {"time_origin_ms": round(origin, 3), "t0_ms": round(t0, 3),
-                     "t0_clock": "rAF timestamp of t = 0" if t0_raf is not None else "performance.now() at t = 0"}
-        self.video = RealtimeVideo(self.path, zero_epoch_s=(origin + t0) / 1000.0, duration_s=self.duration_s,
-                                   fps=self.s.fps, bitrate_mbps=self.s.bitrate_mbps, queue_frames=self.s.queue_frames,
-                                   low_priority=self.low_priority)
+        self.zero = {
+            "time_origin_ms": round(origin, 3),
+            "t0_ms": round(t0, 3),
+            "t0_clock": "rAF timestamp of t = 0" if t0_raf is not None else "performance.now() at t = 0",
+        }
+        self.video = RealtimeVideo(
+            self.path,
+            zero_epoch_s=(origin + t0) / 1000.0,
+            duration_s=self.duration_s,
+            fps=self.s.fps,
+            bitrate_mbps=self.s.bitrate_mbps,
+            queue_frames=self.s.queue_frames,
+            low_priority=self.low_priority,
+        )
         self.cdp = await self.dp.context.new_cdp_session(self.dp.page)
         self.cdp.on("Page.screencastFrame", self._on_frame)
         self._started_at = time.monotonic()
-        await asyncio.wait_for(self.cdp.send("Page.startScreencast", {
-            "format": "jpeg", "quality": self.s.jpeg_quality, "maxWidth": self.s.max_width,
-            "maxHeight": self.s.max_height, "everyNthFrame": 1}), _CALL_S)
+        await asyncio.wait_for(
+            self.cdp.send(
+                "Page.startScreencast",
+                {
+                    "format": "jpeg",
+                    "quality": self.s.jpeg_quality,
+                    "maxWidth": self.s.max_width,
+                    "maxHeight": self.s.max_height,
+                    "everyNthFrame": 1,
+                },
+            ),
+            _CALL_S,
+        )
         return self
 
     def _on_frame(self, ev: dict) -> None:
@@ -97,14 +127,14 @@ class Screencast:
         if self._stopped or self.video is None:
             return
         ts = (ev.get("metadata") or {}).get("timestamp")
-        if ts is None:          # Chromium always stamps frames; without one the time is unknown
+        if ts is None:  # Chromium always stamps frames; without one the time is unknown
             ts = time.time()
         self.video.offer(float(ts), ev.get("data") or "")
 
     async def _ack(self, sid) -> None:
         try:
             await self.cdp.send("Page.screencastFrameAck", {"sessionId": sid})
-        except Exception:       # the page closed or crashed: nothing left to acknowledge
+        except Exception:  # the page closed or crashed: nothing left to acknowledge
             pass
 
     async def stop(self) -> None:
@@ -132,15 +162,29 @@ class Screencast:
         ok = self._encoder_finished and not fig["encoder_error"] and fig["frames_shown"] > 0
         problem = None
         if not ok:
-            problem = (fig["encoder_error"] or self._stop_error
-                       or ("no frame was captured" if fig["frames_shown"] == 0 and not fig["frames_dropped"] else None)
-                       or (f"the encoder did not finish within {self.drain_timeout_s:g} s"
-                           if self._encoder_finished is False else "the capture did not finish"))
-        return {"realtime_capture": {
-            "file": self.rel if ok and self.path.is_file() else None, "pass": self.pass_name,
-            "problem": problem, "zero": self.zero, "duration_s": self.duration_s,
-            "capture_wall_s": round(self.wall_s, 2), "max_size": [self.s.max_width, self.s.max_height],
-            "jpeg_quality": self.s.jpeg_quality, **fig}}
+            problem = (
+                fig["encoder_error"]
+                or self._stop_error
+                or ("no frame was captured" if fig["frames_shown"] == 0 and not fig["frames_dropped"] else None)
+                or (
+                    f"the encoder did not finish within {self.drain_timeout_s:g} s"
+                    if self._encoder_finished is False
+                    else "the capture did not finish"
+                )
+            )
+        return {
+            "realtime_capture": {
+                "file": self.rel if ok and self.path.is_file() else None,
+                "pass": self.pass_name,
+                "problem": problem,
+                "zero": self.zero,
+                "duration_s": self.duration_s,
+                "capture_wall_s": round(self.wall_s, 2),
+                "max_size": [self.s.max_width, self.s.max_height],
+                "jpeg_quality": self.s.jpeg_quality,
+                **fig,
+            }
+        }
 
 
 async def for_pass(ctx, dp):
@@ -160,16 +204,26 @@ async def for_pass(ctx, dp):
     # The measured pass's probe budget has only the scenario's grace beyond the demo time:
     # the encoder's catching up there gets half of it; the second pass's budget has its own.
     drain = s.encode_timeout_s if second else min(s.encode_timeout_s, ctx.scenario.timeouts.probe_grace_s / 2)
-    cap = Screencast(dp, path, rel, s, ctx.scenario.duration_s, low_priority=not second,
-                     pass_name="second_pass" if second else "measured_pass", drain_timeout_s=drain)
+    cap = Screencast(
+        dp,
+        path,
+        rel,
+        s,
+        ctx.scenario.duration_s,
+        low_priority=not second,
+        pass_name="second_pass" if second else "measured_pass",
+        drain_timeout_s=drain,
+    )
     try:
         return await cap.start()
     except Exception as e:
         log.debug("screencast did not start", exc_info=True)
         if cap.video is not None:
             cap.video.close(5)
-        return _Failed(f"the screencast did not start: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-                       "second_pass" if second else "measured_pass")
+        return _Failed(
+            f"the screencast did not start: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+            "second_pass" if second else "measured_pass",
+        )
 
 
 class _Failed(NoCapture):

@@ -39,7 +39,7 @@ class DemoServer:
         self.url = self.origin + DOC_PATH
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> "DemoServer":
+    def __enter__(self) -> DemoServer:
         self._thread.start()
         return self
 

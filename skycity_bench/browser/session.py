@@ -19,9 +19,6 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
-from skycity_bench.inputs.scenario import Scenario, Viewport
-from skycity_bench.common.process_tree import parent_pid
 from skycity_bench.browser.clock_budget import ClockLog
 from skycity_bench.browser.cpu_wait import WaitClock
 from skycity_bench.browser.hook import Hook
@@ -30,6 +27,9 @@ from skycity_bench.browser.network import NetworkPolicy
 from skycity_bench.browser.page_clock import FakeClockMixin
 from skycity_bench.browser.page_pixels import PixelsMixin
 from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
+from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.common.process_tree import parent_pid
+from skycity_bench.inputs.scenario import Scenario, Viewport
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def js(name: str) -> str:
 
 # Fake clock: the epoch the fake Date starts at. Fixed, so two runs see the same Date.now().
 FAKE_EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-LOCALE = "zh-CN"   # the rubric's audience; also the Accept-Language of the user-agent override
+LOCALE = "zh-CN"  # the rubric's audience; also the Accept-Language of the user-agent override
 
 
 @dataclass
@@ -68,13 +68,13 @@ class BrowserHandle:
         self.offline = offline
         self.resolvers = list(resolvers or [])
         self.browser = None
-        self.requests: list = []         # every external request of every page of this run
+        self.requests: list = []  # every external request of every page of this run
         self.misses: list[str] = []
-        self.page_events: list[PageEvents] = []   # every DemoPage's events, for the report
-        self.user_agent = None           # world.UserAgent of this browser (start())
+        self.page_events: list[PageEvents] = []  # every DemoPage's events, for the report
+        self.user_agent = None  # world.UserAgent of this browser (start())
         self._ua_tries = 0
 
-    async def start(self) -> "BrowserHandle":
+    async def start(self) -> BrowserHandle:
         self.browser = await launch(self.pw, offline=self.offline)
         # What an ordinary Chrome of this version says it is (issue 15; world.py).
         self.user_agent, self._ua_tries = await read_user_agent(self.browser), 1
@@ -119,22 +119,38 @@ class BrowserHandle:
         except Exception:
             log.warning("browser did not close in time; abandoning it")
 
-    async def open_page(self, scenario: Scenario, url: str, *, viewport: Viewport | None = None,
-                        fake_clock: bool = False, has_touch: bool = False, is_mobile: bool = False,
-                        init_scripts: list[str] | None = None, goto: bool = True) -> "DemoPage":
+    async def open_page(
+        self,
+        scenario: Scenario,
+        url: str,
+        *,
+        viewport: Viewport | None = None,
+        fake_clock: bool = False,
+        has_touch: bool = False,
+        is_mobile: bool = False,
+        init_scripts: list[str] | None = None,
+        goto: bool = True,
+    ) -> DemoPage:
         if self.browser is None or not self.browser.is_connected():
             await self.start()
         vp = viewport or scenario.viewport
         ctx = await self.browser.new_context(
-            viewport={"width": vp.width, "height": vp.height}, device_scale_factor=vp.device_scale_factor,
+            viewport={"width": vp.width, "height": vp.height},
+            device_scale_factor=vp.device_scale_factor,
             # a screen as tall as the window with its browser UI (cloak.js: outerHeight)
             screen={"width": vp.width, "height": vp.height + BROWSER_UI_PX},
-            has_touch=has_touch, is_mobile=is_mobile, service_workers="block", accept_downloads=False,
-            locale=LOCALE, color_scheme="light", reduced_motion="no-preference")
+            has_touch=has_touch,
+            is_mobile=is_mobile,
+            service_workers="block",
+            accept_downloads=False,
+            locale=LOCALE,
+            color_scheme="light",
+            reduced_motion="no-preference",
+        )
         net = NetworkPolicy(doc_url=url, mode="offline" if self.offline else "allow", resolvers=self.resolvers)
-        net.requests = self.requests      # one record for the whole run
+        net.requests = self.requests  # one record for the whole run
         net.misses = self.misses
-        await net.attach(ctx, websockets=False)     # blocked by the page's BenchWorld instead
+        await net.attach(ctx, websockets=False)  # blocked by the page's BenchWorld instead
         if fake_clock:
             # Install before navigation and freeze with pause_at before any page script runs:
             # after that only run_for moves time (pause_at after load can hang with a running
@@ -142,14 +158,15 @@ class BrowserHandle:
             await ctx.clock.install(time=FAKE_EPOCH_MS)
             await ctx.clock.pause_at(FAKE_EPOCH_MS)
         page = await ctx.new_page()
-        if self.user_agent is None and self._ua_tries < 2:      # start() could not read it: once more
+        if self.user_agent is None and self._ua_tries < 2:  # start() could not read it: once more
             self._ua_tries += 1
             self.user_agent = await read_user_agent(self.browser)
         # The bench's own session on the page (issue 15: an ordinary browser to the demo):
         # the user agent without "Headless", and every bench script in the main world behind
         # the hidden namespace of cloak.js (after Playwright's clock, in this order).
-        world = await BenchWorld.attach(ctx, page, user_agent=self.user_agent, locale=LOCALE,
-                                        on_websocket=net.note_websocket)
+        world = await BenchWorld.attach(
+            ctx, page, user_agent=self.user_agent, locale=LOCALE, on_websocket=net.note_websocket
+        )
         for s in [js("cloak.js"), js("no_websocket.js"), js("timebase.js"), *(init_scripts or [])]:
             await world.add_main(s)
         dp = DemoPage(self, ctx, page, scenario, url, fake_clock=fake_clock, viewport=vp)
@@ -164,8 +181,17 @@ class BrowserHandle:
 
 
 class DemoPage(FakeClockMixin, PixelsMixin):
-    def __init__(self, handle: BrowserHandle, context, page, scenario: Scenario, url: str, *,
-                 fake_clock: bool, viewport: Viewport):
+    def __init__(
+        self,
+        handle: BrowserHandle,
+        context,
+        page,
+        scenario: Scenario,
+        url: str,
+        *,
+        fake_clock: bool,
+        viewport: Viewport,
+    ):
         self.handle = handle
         self.context = context
         self.page = page
@@ -174,15 +200,15 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         self.fake_clock = fake_clock
         self.viewport = viewport
         self.events = PageEvents()
-        self.t0_ms: float | None = None     # performance.now() of t = 0, on this page's clock
+        self.t0_ms: float | None = None  # performance.now() of t = 0, on this page's clock
         self.hook = Hook(self)
-        self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")   # issue 16: frame cost, steps
-        self.slowest_answer_s = 0.0          # the longest a page script call waited (slow_limit_s)
-        self.load_clock: WaitClock | None = None   # goto's wall time and CPU wait (cpu_wait.py)
-        self._pid: int | None = None               # the driver's pid, for cpu_wait (goto)
+        self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")  # issue 16: frame cost, steps
+        self.slowest_answer_s = 0.0  # the longest a page script call waited (slow_limit_s)
+        self.load_clock: WaitClock | None = None  # goto's wall time and CPU wait (cpu_wait.py)
+        self._pid: int | None = None  # the driver's pid, for cpu_wait (goto)
         if fake_clock:
             self.budget.pages.append(self.clock)
-        self.world: BenchWorld | None = None   # set by open_page: the bench's CDP session
+        self.world: BenchWorld | None = None  # set by open_page: the bench's CDP session
         # Fine clock advances through the page's clock controller straight (_clock_run_for):
         # set by the tour pass (probes/_tour.py), which steps 2045 times (issue 18)
         self.direct_clock = False
@@ -237,8 +263,9 @@ class DemoPage(FakeClockMixin, PixelsMixin):
             raise DemoCrash("the demo's page closed")
         if self.events.documents > 1:
             where = self.events.navigations[-1] if self.events.navigations else "a new document"
-            raise ProbeError(f"the demo left its own document (navigated to {where[:200]}): "
-                             "what the page shows now is not the demo")
+            raise ProbeError(
+                f"the demo left its own document (navigated to {where[:200]}): what the page shows now is not the demo"
+            )
 
     async def call(self, coro, timeout: float, what: str):
         """Await a Playwright call with a hard limit; turn hangs and crashes into ProbeErrors.
@@ -248,10 +275,10 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         timeout = self.slow_limit_s(timeout)
         try:
             return await asyncio.wait_for(coro, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._check_alive()
             raise DemoHang(f"{what}: no answer within {timeout:.3g} s (the demo's main thread hangs)") from None
-        except ProbeError as e:      # the awaited work's own verdict (goto's load limit)
+        except ProbeError as e:  # the awaited work's own verdict (goto's load limit)
             self._check_alive()
             raise type(e)(f"{what}: {e}") from None
         except Exception as e:
@@ -293,14 +320,15 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         try:
             # the browser's parent, Playwright's driver: the tree cpu_wait reads (with this process)
             self._pid = parent_pid(await self.handle.pid())
-        except Exception:        # no pid: plain wall time
+        except Exception:  # no pid: plain wall time
             self._pid = None
         self.load_clock = await self._in_load_time(
-            self.page.goto(self.url, wait_until="load", timeout=0), "loading the demo", "no load event")
+            self.page.goto(self.url, wait_until="load", timeout=0), "loading the demo", "no load event"
+        )
         # how long loading took, and how much of it was the machine's (the page's clock log)
         self.clock.load = self.load_clock.to_json()
         if self.fake_clock:
-            await self.run_for(50)      # lets the first frame after load happen on the fake clock
+            await self.run_for(50)  # lets the first frame after load happen on the fake clock
         expr = "__SKYCITY__.bench && __SKYCITY__.bench.t0"
         expr = self.world.bind(expr) if self.world is not None else expr
         for _ in range(int(self.scenario.timeouts.load_s * 10)):
@@ -311,7 +339,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
             self.slowest_answer_s = max(self.slowest_answer_s, wc.wall_s)
             if box[0] is not None:
                 self.t0_ms = float(box[0])
-                self.clock.measuring = self.fake_clock    # the next frames are timed (frame cost)
+                self.clock.measuring = self.fake_clock  # the next frames are timed (frame cost)
                 return
             if self.fake_clock:
                 await self.run_for(16)
@@ -338,10 +366,14 @@ class DemoPage(FakeClockMixin, PixelsMixin):
                 while True:
                     left = min(t.load_s - wc.own_s(), cap_s - wc.wall_s)
                     if left <= 0:
-                        busy = (f", {wc.waited_s:.0f} s of it waiting for a CPU other processes held"
-                                if wc.waited_s >= 0.5 else "")
-                        raise DemoHang(f"{missing} within {t.load_s:g} s of the demo's time "
-                                       f"({wc.wall_s:.0f} s wall{busy})")
+                        busy = (
+                            f", {wc.waited_s:.0f} s of it waiting for a CPU other processes held"
+                            if wc.waited_s >= 0.5
+                            else ""
+                        )
+                        raise DemoHang(
+                            f"{missing} within {t.load_s:g} s of the demo's time ({wc.wall_s:.0f} s wall{busy})"
+                        )
                     # the thread waits are read every poll_s, so an exited thread's wait is
                     # kept up to its last read
                     done, _ = await asyncio.wait({task}, timeout=min(left, t.poll_s))

@@ -35,8 +35,9 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +49,24 @@ UI_TOKEN = "__SKYCITY_UI_PX__"
 BROWSER_UI_PX = 87
 WORLD_NAME = "skycity"
 
-_HIGH_ENTROPY = ["architecture", "bitness", "brands", "fullVersionList", "mobile", "model", "platform",
-                 "platformVersion", "wow64", "formFactors"]
+_HIGH_ENTROPY = [
+    "architecture",
+    "bitness",
+    "brands",
+    "fullVersionList",
+    "mobile",
+    "model",
+    "platform",
+    "platformVersion",
+    "wow64",
+    "formFactors",
+]
 
 
 @dataclass
 class UserAgent:
     user_agent: str
-    metadata: dict | None      # Emulation.UserAgentMetadata; None if the browser gave none
+    metadata: dict | None  # Emulation.UserAgentMetadata; None if the browser gave none
 
 
 def _ordinary_brand(b: dict) -> dict:
@@ -71,9 +82,13 @@ def ordinary_user_agent(user_agent: str, high_entropy: dict | None) -> UserAgent
     meta = {
         "brands": [_ordinary_brand(b) for b in h["brands"]],
         "fullVersionList": [_ordinary_brand(b) for b in h.get("fullVersionList") or []],
-        "platform": h.get("platform", ""), "platformVersion": h.get("platformVersion", ""),
-        "architecture": h.get("architecture", ""), "model": h.get("model", ""),
-        "mobile": bool(h.get("mobile")), "bitness": h.get("bitness", ""), "wow64": bool(h.get("wow64")),
+        "platform": h.get("platform", ""),
+        "platformVersion": h.get("platformVersion", ""),
+        "architecture": h.get("architecture", ""),
+        "model": h.get("model", ""),
+        "mobile": bool(h.get("mobile")),
+        "bitness": h.get("bitness", ""),
+        "wow64": bool(h.get("wow64")),
     }
     if h.get("formFactors"):
         meta["formFactors"] = list(h["formFactors"])
@@ -87,15 +102,19 @@ async def read_user_agent(browser) -> UserAgent | None:
     ctx = None
     try:
         ctx = await browser.new_context()
-        await ctx.route("**/*", lambda route: route.fulfill(status=200, content_type="text/html",
-                                                             body="<!doctype html><title>ua</title>"))
+        await ctx.route(
+            "**/*",
+            lambda route: route.fulfill(status=200, content_type="text/html", body="<!doctype html><title>ua</title>"),
+        )
         page = await ctx.new_page()
         await page.goto("http://127.0.0.1/skycity-ua", timeout=10_000)
-        got = await page.evaluate("""async (keys) => ({ua: navigator.userAgent,
+        got = await page.evaluate(
+            """async (keys) => ({ua: navigator.userAgent,
             hi: navigator.userAgentData ? await navigator.userAgentData.getHighEntropyValues(keys) : null})""",
-                                  _HIGH_ENTROPY)
+            _HIGH_ENTROPY,
+        )
         return ordinary_user_agent(got["ua"], got.get("hi"))
-    except Exception as e:          # never fatal: the page then shows the plain headless agent
+    except Exception as e:  # never fatal: the page then shows the plain headless agent
         log.warning("could not read the browser's user agent: %s", str(e).splitlines()[0] if str(e) else e)
         return None
     finally:
@@ -129,17 +148,24 @@ class BenchWorld:
         self._frame_id: str | None = None
 
     @classmethod
-    async def attach(cls, context, page, *, user_agent: UserAgent | None, locale: str | None,
-                     on_websocket: Callable[[str], None] | None = None) -> "BenchWorld":
+    async def attach(
+        cls,
+        context,
+        page,
+        *,
+        user_agent: UserAgent | None,
+        locale: str | None,
+        on_websocket: Callable[[str], None] | None = None,
+    ) -> BenchWorld:
         cdp = await context.new_cdp_session(page)
         world = cls(cdp, "_" + secrets.token_hex(6))
-        await cdp.send("Page.enable")      # scripts for new documents only run with the agent on
-        if on_websocket is not None:      # js/no_websocket.js points them at a dead end
+        await cdp.send("Page.enable")  # scripts for new documents only run with the agent on
+        if on_websocket is not None:  # js/no_websocket.js points them at a dead end
             page.on("websocket", lambda ws: on_websocket(blocked_websocket_url(ws.url)))
         if user_agent is not None:
             params: dict[str, Any] = {"userAgent": user_agent.user_agent}
             if locale:
-                params["acceptLanguage"] = locale      # the context's, which Playwright also sets
+                params["acceptLanguage"] = locale  # the context's, which Playwright also sets
             if user_agent.metadata:
                 params["userAgentMetadata"] = user_agent.metadata
             await cdp.send("Emulation.setUserAgentOverride", params)
@@ -155,8 +181,9 @@ class BenchWorld:
 
     async def add_isolated(self, source: str) -> None:
         """Run `source` in the bench's isolated world of every new document, before page scripts."""
-        await self.cdp.send("Page.addScriptToEvaluateOnNewDocument",
-                            {"source": self.bind(source), "worldName": WORLD_NAME})
+        await self.cdp.send(
+            "Page.addScriptToEvaluateOnNewDocument", {"source": self.bind(source), "worldName": WORLD_NAME}
+        )
 
     async def _context_id(self) -> int:
         if self._frame_id is None:
@@ -171,11 +198,19 @@ class BenchWorld:
         """Call the function source `fn` (or evaluate an expression) in the isolated world of
         the main frame; the result comes back as JSON."""
         # As Playwright's evaluate: the source is an expression; a function is called with arg.
-        src = ("function (arg) { const v = (\n" + self.bind(fn) + "\n);\n"
-               "  return typeof v === 'function' ? v(arg) : v; }")
-        r = await self.cdp.send("Runtime.callFunctionOn", {
-            "functionDeclaration": src, "executionContextId": await self._context_id(),
-            "arguments": [{"value": arg}], "returnByValue": True, "awaitPromise": True})
+        src = (
+            "function (arg) { const v = (\n" + self.bind(fn) + "\n);\n  return typeof v === 'function' ? v(arg) : v; }"
+        )
+        r = await self.cdp.send(
+            "Runtime.callFunctionOn",
+            {
+                "functionDeclaration": src,
+                "executionContextId": await self._context_id(),
+                "arguments": [{"value": arg}],
+                "returnByValue": True,
+                "awaitPromise": True,
+            },
+        )
         if "exceptionDetails" in r:
             d = r["exceptionDetails"]
             msg = (d.get("exception") or {}).get("description") or d.get("text") or "exception"

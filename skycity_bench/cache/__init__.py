@@ -15,8 +15,8 @@ inline; packaging.single_file still charges the dependency once, from the networ
 
 from __future__ import annotations
 
-from skycity_bench.cache.resolver import CacheResolver
 from skycity_bench.cache.package_store import LibraryCache, default_root
+from skycity_bench.cache.resolver import CacheResolver
 
 
 def resolvers(network: str, ondemand=None) -> list:

@@ -15,8 +15,9 @@ package folders its files come from.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 # npm package (scoped or not), optional @version, optional /path
@@ -29,14 +30,14 @@ class Hit:
 
     cdn: str
     package: str
-    spec: str                    # version or range as written; "" = none given
-    path: str                    # file inside the package, no leading slash; "" = the entry
-    esm: bool                    # the CDN rewrites bare imports (see `module_url`)
+    spec: str  # version or range as written; "" = none given
+    path: str  # file inside the package, no leading slash; "" = the entry
+    esm: bool  # the CDN rewrites bare imports (see `module_url`)
     query: dict = field(default_factory=dict)
-    module_url: Optional[Callable[[str, str, str], str]] = None   # (pkg, version, path) -> URL
-    dirs: tuple[str, ...] = ("",)    # folders to look for `path` in (cdnjs)
-    keep_bare: frozenset = frozenset()   # esm.sh ?external= / *pkg: leave these bare
-    root: str = ""               # the URL of the package's folder on this CDN (pkg@ver)
+    module_url: Optional[Callable[[str, str, str], str]] = None  # (pkg, version, path) -> URL
+    dirs: tuple[str, ...] = ("",)  # folders to look for `path` in (cdnjs)
+    keep_bare: frozenset = frozenset()  # esm.sh ?external= / *pkg: leave these bare
+    root: str = ""  # the URL of the package's folder on this CDN (pkg@ver)
 
 
 @dataclass(frozen=True)
@@ -76,18 +77,35 @@ def _three_gh(m: re.Match) -> tuple[str, str, str]:
 
 
 CDNS: list[Cdn] = [
-    Cdn("unpkg", ("unpkg.com", "www.unpkg.com"), re.compile(rf"^/{_PKG}$"),
-        esm=lambda path, q: "module" in q, module_url=_unpkg_url),
-    Cdn("jsdelivr", ("cdn.jsdelivr.net", "fastly.jsdelivr.net", "gcore.jsdelivr.net", "testingcf.jsdelivr.net"),
-        re.compile(rf"^/npm/{_PKG}$"), esm=lambda path, q: path.endswith("/+esm") or path == "+esm",
-        module_url=_jsdelivr_url),
+    Cdn(
+        "unpkg",
+        ("unpkg.com", "www.unpkg.com"),
+        re.compile(rf"^/{_PKG}$"),
+        esm=lambda path, q: "module" in q,
+        module_url=_unpkg_url,
+    ),
+    Cdn(
+        "jsdelivr",
+        ("cdn.jsdelivr.net", "fastly.jsdelivr.net", "gcore.jsdelivr.net", "testingcf.jsdelivr.net"),
+        re.compile(rf"^/npm/{_PKG}$"),
+        esm=lambda path, q: path.endswith("/+esm") or path == "+esm",
+        module_url=_jsdelivr_url,
+    ),
     # three.js straight from its GitHub repository through jsDelivr: tag rNNN = npm 0.NNN.0
-    Cdn("jsdelivr-gh", ("cdn.jsdelivr.net", "fastly.jsdelivr.net"),
-        re.compile(r"^/gh/mrdoob/three\.js@r?(?P<ver>\d+)(?P<path>/[^?]*)?$"), parts=_three_gh),
-    Cdn("esm.sh", ("esm.sh", "cdn.esm.sh"), re.compile(rf"^/(?:v\d+/|stable/)?(?P<star>\*)?{_PKG}$"),
-        esm=lambda path, q: True, module_url=_esm_sh_url),
-    Cdn("skypack", ("cdn.skypack.dev",), re.compile(rf"^/{_PKG}$"), esm=lambda path, q: True,
-        module_url=_skypack_url),
+    Cdn(
+        "jsdelivr-gh",
+        ("cdn.jsdelivr.net", "fastly.jsdelivr.net"),
+        re.compile(r"^/gh/mrdoob/three\.js@r?(?P<ver>\d+)(?P<path>/[^?]*)?$"),
+        parts=_three_gh,
+    ),
+    Cdn(
+        "esm.sh",
+        ("esm.sh", "cdn.esm.sh"),
+        re.compile(rf"^/(?:v\d+/|stable/)?(?P<star>\*)?{_PKG}$"),
+        esm=lambda path, q: True,
+        module_url=_esm_sh_url,
+    ),
+    Cdn("skypack", ("cdn.skypack.dev",), re.compile(rf"^/{_PKG}$"), esm=lambda path, q: True, module_url=_skypack_url),
     Cdn("jspm", ("ga.jspm.io", "jspm.dev"), re.compile(rf"^/npm:{_PKG}$")),
     Cdn("cdnjs", ("cdnjs.cloudflare.com",), re.compile(r"^/ajax/libs/(?P<lib>[^/]+)/(?P<ver>[^/]+)/(?P<path>[^?]+)$")),
 ]
@@ -133,8 +151,9 @@ def match(url: str) -> Optional[Hit]:
             continue
         if cdn.name == "cdnjs":
             return _cdnjs(m, q)
-        pkg, spec, path = cdn.parts(m) if cdn.parts else (m.group("pkg"), m.group("ver") or "",
-                                                          (m.group("path") or "").lstrip("/"))
+        pkg, spec, path = (
+            cdn.parts(m) if cdn.parts else (m.group("pkg"), m.group("ver") or "", (m.group("path") or "").lstrip("/"))
+        )
         esm = cdn.esm(path, q)
         if path.endswith("+esm"):
             path = path[: -len("+esm")].rstrip("/")
@@ -142,17 +161,32 @@ def match(url: str) -> Optional[Hit]:
         if cdn.name == "esm.sh":
             keep = {s.strip() for s in q.get("external", "").split(",") if s.strip()}
             if "star" in m.groupdict() and m.group("star"):
-                keep.add("*")              # esm.sh's "*pkg": every dependency stays bare
+                keep.add("*")  # esm.sh's "*pkg": every dependency stays bare
         g = m.groupdict()
         end = m.end("ver") if g.get("ver") is not None else (m.end("pkg") if g.get("pkg") else m.start("path"))
-        return Hit(cdn=cdn.name, package=pkg, spec=spec, path=path.rstrip("/"), esm=esm, query=q,
-                   module_url=cdn.module_url if esm else None, keep_bare=frozenset(keep),
-                   root=f"{u.scheme}://{u.netloc}{quote(unquote(u.path)[:end], safe='/@:*^~=<>|.')}")
+        return Hit(
+            cdn=cdn.name,
+            package=pkg,
+            spec=spec,
+            path=path.rstrip("/"),
+            esm=esm,
+            query=q,
+            module_url=cdn.module_url if esm else None,
+            keep_bare=frozenset(keep),
+            root=f"{u.scheme}://{u.netloc}{quote(unquote(u.path)[:end], safe='/@:*^~=<>|.')}",
+        )
     return None
 
 
 def _cdnjs(m: re.Match, q: dict) -> Hit:
     lib = m.group("lib")
     info = CDNJS_LIBS.get(lib, CdnjsLib(lib))
-    return Hit(cdn="cdnjs", package=info.package, spec=info.version(m.group("ver")), path=m.group("path"),
-               esm=False, query=q, dirs=info.dirs)
+    return Hit(
+        cdn="cdnjs",
+        package=info.package,
+        spec=info.version(m.group("ver")),
+        path=m.group("path"),
+        esm=False,
+        query=q,
+        dirs=info.dirs,
+    )

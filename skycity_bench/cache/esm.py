@@ -15,14 +15,16 @@ modules the way esm.sh does: such a request is a miss that says so.
 from __future__ import annotations
 
 import re
-from typing import Callable, Optional
+from collections.abc import Callable
+from typing import Optional
 
 _EXTS = ("", ".js", ".mjs", "/index.js", "/index.mjs")
 _CONDITIONS = ("browser", "import", "module", "default")
 
 # At an `import`/`export` keyword: import x from 'a'; export {x} from "a"; import 'a'; import('a')
 _IMPORT = re.compile(
-    r"""(?P<pre>import\s*\(\s*|(?:import|export)(?![\w$])[^'";]*?(?<![\w$])from\s*|import\s*)(?P<q>['"])(?P<spec>[^'"\s]+)(?P=q)""")
+    r"""(?P<pre>import\s*\(\s*|(?:import|export)(?![\w$])[^'";]*?(?<![\w$])from\s*|import\s*)(?P<q>['"])(?P<spec>[^'"\s]+)(?P=q)"""
+)
 
 
 def _sub_imports(source: str, repl: Callable[[re.Match], str]) -> str:
@@ -41,7 +43,7 @@ def _sub_imports(source: str, repl: Callable[[re.Match], str]) -> str:
             continue
         m = _IMPORT.match(source, i)
         if m:
-            out.append(source[last:m.start()])
+            out.append(source[last : m.start()])
             out.append(repl(m))
             last = m.end()
     out.append(source[last:])
@@ -83,7 +85,7 @@ def exports_target(pkg: dict, subpath: str) -> Optional[str]:
             head, _, tail = k.partition("*")
             if key.startswith(head) and key.endswith(tail) and len(key) >= len(head) + len(tail):
                 if best is None or len(head) > len(best[0]):
-                    best = (head, tail, v, key[len(head): len(key) - len(tail)])
+                    best = (head, tail, v, key[len(head) : len(key) - len(tail)])
     if best:
         t = _pick(best[2])
         return t.replace("*", best[3]) if t else None
@@ -103,7 +105,8 @@ def entry(pkg: dict, cdn: str, esm: bool) -> tuple[Optional[str], str]:
             return pkg["main"], "main"
         return None, "no ES module entry"
     fields = {"unpkg": ("unpkg", "browser", "main"), "jsdelivr": ("jsdelivr", "browser", "main")}.get(
-        cdn, ("browser", "main"))
+        cdn, ("browser", "main")
+    )
     for f in fields:
         if isinstance(pkg.get(f), str):
             return pkg[f], f

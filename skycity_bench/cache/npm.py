@@ -26,7 +26,7 @@ import urllib.parse
 import urllib.request
 
 from skycity_bench.cache import semver
-from skycity_bench.cache.package_store import CacheError, Release, LibraryCache, valid_name
+from skycity_bench.cache.package_store import CacheError, LibraryCache, Release, valid_name
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 _TIMEOUT_S = 60
@@ -56,7 +56,7 @@ def split_spec(text: str) -> tuple[str, str]:
     text = text.strip()
     at = text.rfind("@")
     if at > 0:
-        name, spec = text[:at], text[at + 1:]
+        name, spec = text[:at], text[at + 1 :]
     else:
         name, spec = text, ""
     if not valid_name(name):
@@ -99,7 +99,7 @@ def unpack(store: LibraryCache, tarball: bytes) -> dict[str, list]:
     with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tf:
         for m in tf:
             if not m.isfile():
-                continue                      # links, devices, folders: never stored
+                continue  # links, devices, folders: never stored
             parts = m.name.replace("\\", "/").split("/")
             if len(parts) < 2 or m.name.startswith("/"):
                 continue
@@ -114,16 +114,30 @@ def unpack(store: LibraryCache, tarball: bytes) -> dict[str, list]:
     return files
 
 
-def install_tarball(store: LibraryCache, name: str, version: str, tarball: bytes, *, integrity: str = "",
-                    shasum: str = "", source: str = "") -> Release:
+def install_tarball(
+    store: LibraryCache,
+    name: str,
+    version: str,
+    tarball: bytes,
+    *,
+    integrity: str = "",
+    shasum: str = "",
+    source: str = "",
+) -> Release:
     """Verify and unpack a tarball as release name@version (nothing is stored on a mismatch)."""
     checked = check_integrity(tarball, integrity, shasum)
     files = unpack(store, tarball)
     pkg = json.loads(store.read_blob(files["package.json"][0]))
     if pkg.get("name") != name or pkg.get("version") != version:
         raise CacheError(f"the tarball is {pkg.get('name')}@{pkg.get('version')}, not {name}@{version}")
-    rel = Release(name=name, version=version, integrity=checked, files=files, tarball=source,
-                  fetched_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+    rel = Release(
+        name=name,
+        version=version,
+        integrity=checked,
+        files=files,
+        tarball=source,
+        fetched_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    )
     store.save_release(rel)
     return rel
 
@@ -134,7 +148,7 @@ def _get(url: str, timeout: float = _TIMEOUT_S) -> bytes:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             data = r.read(_MAX_TARBALL + 1)
     except urllib.error.HTTPError as e:
-        if e.code >= 500 or e.code == 429:      # the registry is there but not answering
+        if e.code >= 500 or e.code == 429:  # the registry is there but not answering
             raise RegistryUnreachable(f"{url}: HTTP {e.code} (the npm registry is not answering)") from None
         raise CacheError(f"{url}: HTTP {e.code}") from None
     except (urllib.error.URLError, OSError) as e:
@@ -193,5 +207,6 @@ def add(store: LibraryCache, text: str, *, force: bool = False, timeout: float =
     if not url:
         raise CacheError(f"{name}@{version}: the registry gives no tarball")
     data = _get(url)
-    return install_tarball(store, name, version, data, integrity=dist.get("integrity", ""),
-                           shasum=dist.get("shasum", ""), source=url), True
+    return install_tarball(
+        store, name, version, data, integrity=dist.get("integrity", ""), shasum=dist.get("shasum", ""), source=url
+    ), True

@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Optional
 
 from skycity_bench.cache import cdn, npm
-from skycity_bench.cache.resolver import CacheResolver
 from skycity_bench.cache.package_store import CacheError, LibraryCache
+from skycity_bench.cache.resolver import CacheResolver
 
 # The registry's first answer (the package document) within this, else the registry counts
 # as unreachable for the rest of the run: an offline machine must not wait a minute a name.
@@ -90,7 +91,7 @@ def named_in_html(text: str) -> list[Named]:
     found: dict[tuple[str, str], Named] = {}
     for ref in audit(text)["references"]:
         url = ref["url"]
-        if url.startswith("//"):                  # protocol-relative: the page is http(s)
+        if url.startswith("//"):  # protocol-relative: the page is http(s)
             url = "https:" + url
         hit = cdn.match(url)
         if hit is None:
@@ -116,16 +117,21 @@ class OnDemand:
     """The fetches of one run (or one `cache prefetch`): what was fetched, what failed and
     why; hands the resolver its failure lines and the releases fetched for this run."""
 
-    def __init__(self, store: LibraryCache | None = None, enabled: bool | None = None,
-                 log: Optional[Callable[[dict], None]] = None, max_fetches: Optional[int] = MAX_FETCHES_PER_RUN,
-                 budget_s: Optional[float] = FETCH_BUDGET_S):
+    def __init__(
+        self,
+        store: LibraryCache | None = None,
+        enabled: bool | None = None,
+        log: Optional[Callable[[dict], None]] = None,
+        max_fetches: Optional[int] = MAX_FETCHES_PER_RUN,
+        budget_s: Optional[float] = FETCH_BUDGET_S,
+    ):
         self.store = store or LibraryCache()
         self.enabled = fetch_enabled() if enabled is None else enabled
-        self.log = log or (lambda rec: None)        # called with each record once it is known
+        self.log = log or (lambda rec: None)  # called with each record once it is known
         self.records: list[dict] = []
         self._tried: dict[tuple[str, str], dict] = {}
         self._unreachable: Optional[str] = None
-        self.max_fetches, self.budget_s = max_fetches, budget_s     # None: no limit (`cache prefetch`)
+        self.max_fetches, self.budget_s = max_fetches, budget_s  # None: no limit (`cache prefetch`)
         self._tries, self._spent_s = 0, 0.0
 
     # ------------------------------------------------------------------ fetching
@@ -148,11 +154,17 @@ class OnDemand:
         if self._unreachable:
             rec.update(outcome="unreachable", detail=f"not tried: {self._unreachable}")
         elif self.max_fetches is not None and self._tries >= self.max_fetches:
-            rec.update(outcome="skipped", detail=failure_line(
-                n, f"a run fetches at most {self.max_fetches} releases, and the demo names more that are missing"))
+            rec.update(
+                outcome="skipped",
+                detail=failure_line(
+                    n, f"a run fetches at most {self.max_fetches} releases, and the demo names more that are missing"
+                ),
+            )
         elif self.budget_s is not None and self._spent_s >= self.budget_s:
-            rec.update(outcome="skipped", detail=failure_line(
-                n, f"a run spends at most {self.budget_s:.0f} s fetching, spent on other releases"))
+            rec.update(
+                outcome="skipped",
+                detail=failure_line(n, f"a run spends at most {self.budget_s:.0f} s fetching, spent on other releases"),
+            )
         if "outcome" in rec:
             self.log(rec)
             return rec
@@ -164,17 +176,27 @@ class OnDemand:
             self._unreachable = str(e)
             rec.update(outcome="unreachable", detail=str(e))
         except npm.IntegrityError as e:
-            rec.update(outcome="integrity", detail=failure_line(
-                n, f"the npm registry's tarball failed its integrity check ({e}); nothing was stored"))
+            rec.update(
+                outcome="integrity",
+                detail=failure_line(
+                    n, f"the npm registry's tarball failed its integrity check ({e}); nothing was stored"
+                ),
+            )
         except npm.NotOnRegistry as e:
             rec.update(outcome="not_on_registry", detail=failure_line(n, str(e)))
         except CacheError as e:
             rec.update(outcome="error", detail=failure_line(n, str(e)))
         else:
-            rec.update(outcome="fetched", version=rel.version, integrity=rel.integrity, tarball=rel.tarball,
-                       files=len(rel.files), bytes=rel.size,
-                       detail=f"{rel.spec} was not in the offline cache: fetched from the npm registry "
-                              f"{when} ({rel.integrity[:23]}…, {len(rel.files)} files, {rel.size / 1e6:.1f} MB)")
+            rec.update(
+                outcome="fetched",
+                version=rel.version,
+                integrity=rel.integrity,
+                tarball=rel.tarball,
+                files=len(rel.files),
+                bytes=rel.size,
+                detail=f"{rel.spec} was not in the offline cache: fetched from the npm registry "
+                f"{when} ({rel.integrity[:23]}…, {len(rel.files)} files, {rel.size / 1e6:.1f} MB)",
+            )
         rec["seconds"] = round(time.monotonic() - t, 2)
         self._spent_s += rec["seconds"]
         self.log(rec)
@@ -191,8 +213,11 @@ class OnDemand:
     # ------------------------------------------------------------------ for the resolver
     def failures(self) -> dict[tuple[str, str], str]:
         """(package, spec as written) -> the line its blocked request gets."""
-        return {(r["package"], r["spec"]): r["detail"] for r in self.records
-                if r["outcome"] in ("not_on_registry", "integrity", "error", "skipped")}
+        return {
+            (r["package"], r["spec"]): r["detail"]
+            for r in self.records
+            if r["outcome"] in ("not_on_registry", "integrity", "error", "skipped")
+        }
 
     def fetched(self) -> set[tuple[str, str]]:
         return {(r["package"], r["version"]) for r in self.records if r["outcome"] == "fetched"}
@@ -211,18 +236,22 @@ class OnDemand:
         warnings = []
         for rec in self.fetch(names, when="after the run"):
             if rec["outcome"] == "fetched":
-                warnings.append(f"{rec['package']}@{rec['version']} was asked for at run time (its URL is not "
-                                f"written literally in the HTML, e.g. {rec['urls'][0]}), so this run measured "
-                                f"without it; it is now cached: run again to measure with it")
+                warnings.append(
+                    f"{rec['package']}@{rec['version']} was asked for at run time (its URL is not "
+                    f"written literally in the HTML, e.g. {rec['urls'][0]}), so this run measured "
+                    f"without it; it is now cached: run again to measure with it"
+                )
             elif rec["outcome"] != "unreachable":
                 warnings.append(rec["detail"])
         return warnings
 
     def report(self) -> dict:
         """For probes.network.data: what was fetched (and what could not be) for this run."""
-        return {"fetch_enabled": self.enabled,
-                "fetched": [r for r in self.records if r["outcome"] == "fetched"],
-                "fetch_failed": [r for r in self.records if r["outcome"] != "fetched"]}
+        return {
+            "fetch_enabled": self.enabled,
+            "fetched": [r for r in self.records if r["outcome"] == "fetched"],
+            "fetch_failed": [r for r in self.records if r["outcome"] != "fetched"],
+        }
 
     def warnings(self) -> list[str]:
         """The report's lines for releases fetched before the run (failures speak through
@@ -233,9 +262,14 @@ class OnDemand:
 __all__ = ["OnDemand", "Named", "named_in_html", "missing", "fetch_enabled", "failure_line"]
 
 
-def prefetch_demos(files: list, when: str, *, log: Optional[Callable[[dict], None]] = None,
-                   enabled: bool | None = None, max_fetches: Optional[int] = MAX_FETCHES_PER_RUN
-                   ) -> tuple[OnDemand, list[Named]]:
+def prefetch_demos(
+    files: list,
+    when: str,
+    *,
+    log: Optional[Callable[[dict], None]] = None,
+    enabled: bool | None = None,
+    max_fetches: Optional[int] = MAX_FETCHES_PER_RUN,
+) -> tuple[OnDemand, list[Named]]:
     """`cache prefetch` and a batch's planning: fetch what every demo of `files` names and
     the cache lacks. Returns the fetches and every name found (urls from all demos)."""
     from skycity_bench.inputs.demo_file import load_demo

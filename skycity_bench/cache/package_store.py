@@ -70,8 +70,8 @@ class Release:
 
     name: str
     version: str
-    integrity: str                                  # the registry's dist.integrity (sha512-…)
-    files: dict[str, list] = field(default_factory=dict)   # path -> [sha256, size]
+    integrity: str  # the registry's dist.integrity (sha512-…)
+    files: dict[str, list] = field(default_factory=dict)  # path -> [sha256, size]
     tarball: str = ""
     fetched_at: str = ""
 
@@ -84,13 +84,25 @@ class Release:
         return sum(s for _, s in self.files.values())
 
     def to_json(self) -> dict:
-        return {"name": self.name, "version": self.version, "integrity": self.integrity,
-                "tarball": self.tarball, "fetched_at": self.fetched_at, "files": self.files}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "integrity": self.integrity,
+            "tarball": self.tarball,
+            "fetched_at": self.fetched_at,
+            "files": self.files,
+        }
 
     @classmethod
-    def from_json(cls, d: dict) -> "Release":
-        return cls(name=d["name"], version=d["version"], integrity=d.get("integrity", ""),
-                   files=d.get("files", {}), tarball=d.get("tarball", ""), fetched_at=d.get("fetched_at", ""))
+    def from_json(cls, d: dict) -> Release:
+        return cls(
+            name=d["name"],
+            version=d["version"],
+            integrity=d.get("integrity", ""),
+            files=d.get("files", {}),
+            tarball=d.get("tarball", ""),
+            fetched_at=d.get("fetched_at", ""),
+        )
 
 
 class LibraryCache:
@@ -129,8 +141,10 @@ class LibraryCache:
         missing = [p for p, (sha, _) in release.files.items() if not self._blob_path(sha).is_file()]
         if missing:
             raise CacheError(f"{release.spec}: {len(missing)} file(s) not in the blob store, e.g. {missing[0]}")
-        _write_atomic(self._manifest_path(release.name, release.version),
-                      json.dumps(release.to_json(), indent=1, sort_keys=True).encode())
+        _write_atomic(
+            self._manifest_path(release.name, release.version),
+            json.dumps(release.to_json(), indent=1, sort_keys=True).encode(),
+        )
 
     def get(self, name: str, version: str) -> Optional[Release]:
         try:
@@ -175,7 +189,7 @@ class LibraryCache:
             raise CacheError(f"{name}@{version} is not in the offline cache")
         p.unlink()
         try:
-            p.parent.rmdir()               # the package's folder, when it was the last version
+            p.parent.rmdir()  # the package's folder, when it was the last version
         except OSError:
             pass
         return self.collect_garbage()

@@ -24,15 +24,35 @@ from typing import Optional
 
 from skycity_bench.browser.network import Resolved
 from skycity_bench.cache import cdn, esm, semver
-from skycity_bench.cache.package_store import CacheError, Release, LibraryCache
+from skycity_bench.cache.package_store import CacheError, LibraryCache, Release
 
-_TYPES = {".js": "application/javascript", ".mjs": "application/javascript", ".cjs": "application/javascript",
-          ".json": "application/json", ".map": "application/json", ".wasm": "application/wasm",
-          ".css": "text/css", ".html": "text/html", ".txt": "text/plain", ".md": "text/markdown",
-          ".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-          ".gif": "image/gif", ".webp": "image/webp", ".ktx2": "image/ktx2", ".glb": "model/gltf-binary",
-          ".gltf": "model/gltf+json", ".ttf": "font/ttf", ".otf": "font/otf", ".woff": "font/woff",
-          ".woff2": "font/woff2", ".hdr": "application/octet-stream", ".bin": "application/octet-stream"}
+_TYPES = {
+    ".js": "application/javascript",
+    ".mjs": "application/javascript",
+    ".cjs": "application/javascript",
+    ".json": "application/json",
+    ".map": "application/json",
+    ".wasm": "application/wasm",
+    ".css": "text/css",
+    ".html": "text/html",
+    ".txt": "text/plain",
+    ".md": "text/markdown",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".ktx2": "image/ktx2",
+    ".glb": "model/gltf-binary",
+    ".gltf": "model/gltf+json",
+    ".ttf": "font/ttf",
+    ".otf": "font/otf",
+    ".woff": "font/woff",
+    ".woff2": "font/woff2",
+    ".hdr": "application/octet-stream",
+    ".bin": "application/octet-stream",
+}
 _JS = (".js", ".mjs", ".cjs")
 
 
@@ -57,11 +77,11 @@ class CacheResolver:
         # registry could not provide, the one line their blocked request gets (ondemand.py)
         self.fetched: set[tuple[str, str]] = ondemand.fetched() if ondemand else set()
         self.failures: dict[tuple[str, str], str] = ondemand.failures() if ondemand else {}
-        self.missed: list[tuple[str, str, str]] = []     # (package, spec, url) no cached release answered
+        self.missed: list[tuple[str, str, str]] = []  # (package, spec, url) no cached release answered
         self._by_url: dict[str, dict] = {}
         self._releases: dict[tuple[str, str], Optional[Release]] = {}
         self._pkg_json: dict[tuple[str, str], dict] = {}
-        self._answers: dict[str, Resolved] = {}      # every probe's page asks again: answer once
+        self._answers: dict[str, Resolved] = {}  # every probe's page asks again: answer once
 
     # ------------------------------------------------------------------ lookups
     def _release(self, name: str, version: str) -> Optional[Release]:
@@ -137,10 +157,14 @@ class CacheResolver:
         if not hit.path:
             target, field = esm.entry(pkg, hit.cdn, hit.esm)
             if target is None:
-                return None, ("the package has no ES module entry; esm.sh would convert its CommonJS "
-                              "entry, which the offline cache does not do")
+                return None, (
+                    "the package has no ES module entry; esm.sh would convert its CommonJS "
+                    "entry, which the offline cache does not do"
+                )
             found = esm.find_file(rel.files, target)
-            return (found, "entry") if found else (None, f"its {field} field names {target}, which is not in the package")
+            return (
+                (found, "entry") if found else (None, f"its {field} field names {target}, which is not in the package")
+            )
         if hit.esm:
             target = esm.exports_target(pkg, hit.path)
             if target:
@@ -160,7 +184,7 @@ class CacheResolver:
         deps: dict[str, str] = {}
         for f in ("peerDependencies", "optionalDependencies", "dependencies"):
             deps.update(pkg.get(f) or {})
-        for d in (hit.query.get("deps") or "").split(","):      # esm.sh ?deps=three@0.160.0
+        for d in (hit.query.get("deps") or "").split(","):  # esm.sh ?deps=three@0.160.0
             if "@" in d.strip()[1:]:
                 n, _, v = d.strip().rpartition("@")
                 deps[n] = v
@@ -190,13 +214,22 @@ class CacheResolver:
         return text.encode("utf-8"), done
 
     def _log(self, url: str, hit: cdn.Hit, rel: Release, path: str, body: bytes, rewritten: list[str]) -> None:
-        entry = {"url": url, "cdn": hit.cdn, "package": rel.name, "version": rel.version, "path": path,
-                 "sha256": hashlib.sha256(body).hexdigest(), "file_sha256": rel.files[path][0],
-                 "bytes": len(body), "integrity": rel.integrity, "requests": 1}
+        entry = {
+            "url": url,
+            "cdn": hit.cdn,
+            "package": rel.name,
+            "version": rel.version,
+            "path": path,
+            "sha256": hashlib.sha256(body).hexdigest(),
+            "file_sha256": rel.files[path][0],
+            "bytes": len(body),
+            "integrity": rel.integrity,
+            "requests": 1,
+        }
         if rewritten:
             entry["rewritten_imports"] = sorted(set(rewritten))
         if rel.fetched_at:
-            entry["cached_at"] = rel.fetched_at          # when the release entered the cache
+            entry["cached_at"] = rel.fetched_at  # when the release entered the cache
         if (rel.name, rel.version) in self.fetched:
             entry["fetched_for_this_run"] = True
         self._by_url[url] = entry

@@ -62,10 +62,10 @@ def satisfies(version: str, spec: str) -> bool:
     if is_exact(spec.lstrip("=")):
         return parse(spec.lstrip("=")) == p
     if p[3]:
-        return False                       # prereleases only by exact pin
+        return False  # prereleases only by exact pin
     for op in (">=", "<=", ">", "<"):
         if spec.startswith(op):
-            q = parse(spec[len(op):].strip())
+            q = parse(spec[len(op) :].strip())
             if q is None:
                 return False
             a, b = p[:3], q[:3]

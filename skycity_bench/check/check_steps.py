@@ -32,7 +32,9 @@ GETTERS = ("getState", "getShops", "getDynamicObjects", "getActiveCard")
 # (Playwright's clock yields to the page's task queue between timers either way), without a
 # round trip through the driver, and an init script added to the context for Playwright's
 # clock log, per frame.
-_FF_STEPS = "async (steps) => { const c = globalThis.__pwClock.controller; for (const s of steps) await c.fastForward(s); }"
+_FF_STEPS = (
+    "async (steps) => { const c = globalThis.__pwClock.controller; for (const s of steps) await c.fastForward(s); }"
+)
 
 
 async def _ff(dp, to_s: float, now_s: float, step_ms: int) -> float:
@@ -73,8 +75,11 @@ async def _density_pair(ctx, dp, t_s: float) -> dict:
     s = ctx.scenario.probe_settings("density")
     a = await dp.frame()
     hc = await dp.hook.call("getDynamicObjects")
-    claims = [c for c in hc.value if not (isinstance(c, dict) and c.get("visible") is False)] \
-        if hc.ok and isinstance(hc.value, list) else None
+    claims = (
+        [c for c in hc.value if not (isinstance(c, dict) and c.get("visible") is False)]
+        if hc.ok and isinstance(hc.value, list)
+        else None
+    )
     await dp.run_for(s.delta_frames * _FRAME_MS)
     t_b = round(await dp.now_s(), 3)
     b = await dp.frame()
@@ -110,8 +115,14 @@ def tour_step(tour, budget_s: float, order: int) -> ProbeSpec:
                 now = await _ff(dp, t, now, tour.ff_step_ms)
                 img = tiny(await dp.frame())
                 d_open, open_t = min((tiny_distance(img, o), ot) for ot, o in opening)
-                post.append({"t_s": t, "d_open": round(d_open, 4), "open_t_s": open_t,
-                             "d_end": round(tiny_distance(img, end), 4)})
+                post.append(
+                    {
+                        "t_s": t,
+                        "d_open": round(d_open, 4),
+                        "open_t_s": open_t,
+                        "d_end": round(tiny_distance(img, end), 4),
+                    }
+                )
             last = await read_hook(dp, now)
             out["hook"].append(last)
             st = last["calls"].get("getState") or {}
@@ -124,9 +135,14 @@ def tour_step(tour, budget_s: float, order: int) -> ProbeSpec:
         out["post"] = post
         return out
 
-    return ProbeSpec(name="check_tour", collect=collect, order=order, budget=lambda sc: budget_s,
-                     description="check: one fake-clock page to the end of after_s: hook reads, reset frames, "
-                                 "one density frame pair")
+    return ProbeSpec(
+        name="check_tour",
+        collect=collect,
+        order=order,
+        budget=lambda sc: budget_s,
+        description="check: one fake-clock page to the end of after_s: hook reads, reset frames, "
+        "one density frame pair",
+    )
 
 
 async def _hook_time(dp) -> float | None:
@@ -151,15 +167,31 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
         sample = tour.data["density_sample"]
         s = ctx.settings
         first = (tour.data.get("hook") or [{}])[0].get("describe") or {}
-        return DensityEvidence.model_validate({
-            "hook": {"present": bool(first.get("ok")), "describe": first.get("value"), "error": first.get("error")},
-            "delta_ms": round(s.delta_frames * _FRAME_MS, 3), "delta_frames": s.delta_frames,
-            "other_pair_frames": [], "times": [sample["t"]], "densified_times": [], "densify_error": None,
-            "lowest_evidence": None, "samples": [sample], "page_errors": [],
-            "note": "check: one frame pair from the check's fast-forwarded tour"})
+        return DensityEvidence.model_validate(
+            {
+                "hook": {"present": bool(first.get("ok")), "describe": first.get("value"), "error": first.get("error")},
+                "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
+                "delta_frames": s.delta_frames,
+                "other_pair_frames": [],
+                "times": [sample["t"]],
+                "densified_times": [],
+                "densify_error": None,
+                "lowest_evidence": None,
+                "samples": [sample],
+                "page_errors": [],
+                "note": "check: one frame pair from the check's fast-forwarded tour",
+            }
+        )
 
-    return ProbeSpec(name="density", collect=collect, version=real.version, order=order, settings=real.settings,
-                     budget=lambda sc: budget_s, description="check: the tour's frame pair as density evidence")
+    return ProbeSpec(
+        name="density",
+        collect=collect,
+        version=real.version,
+        order=order,
+        settings=real.settings,
+        budget=lambda sc: budget_s,
+        description="check: the tour's frame pair as density evidence",
+    )
 
 
 def shops_step(tour_cfg, budget_s: float, order: int) -> ProbeSpec:
@@ -178,7 +210,7 @@ def shops_step(tour_cfg, budget_s: float, order: int) -> ProbeSpec:
         if reads:
             desc, r = reads[0]["describe"], reads[0]["calls"].get("getShops")
             r = r or {"ok": False, "error": desc.get("error")}
-        else:                               # --only shops_hover: the list from a page of its own
+        else:  # --only shops_hover: the list from a page of its own
             dp = await ctx.open_page(fake_clock=True)
             try:
                 await dp.run_for(tour_cfg.hook_at_s * 1000)
@@ -189,11 +221,25 @@ def shops_step(tour_cfg, budget_s: float, order: int) -> ProbeSpec:
             raise ProbeError(f"getShops(): {r.get('error')}")
         shops, problems = valid_shops(r["value"])
         if not shops:
-            raise ProbeError("the hook lists no usable shop: nothing to hover (" + ("; ".join(problems) or "empty list") + ")")
+            raise ProbeError(
+                "the hook lists no usable shop: nothing to hover (" + ("; ".join(problems) or "empty list") + ")"
+            )
         hover = await hover_phase(ctx, shops)
         vp = ctx.scenario.viewport
-        return ShopsEvidence(shops=shops, hook_problems=problems, hook_raw_count=len(r["value"]),
-                             viewport=[vp.width, vp.height], hover=hover)
+        return ShopsEvidence(
+            shops=shops,
+            hook_problems=problems,
+            hook_raw_count=len(r["value"]),
+            viewport=[vp.width, vp.height],
+            hover=hover,
+        )
 
-    return ProbeSpec(name="shops", collect=collect, version=real.version, order=order, settings=real.settings,
-                     budget=lambda sc: budget_s, description="check: the shops probe's hover phase")
+    return ProbeSpec(
+        name="shops",
+        collect=collect,
+        version=real.version,
+        order=order,
+        settings=real.settings,
+        budget=lambda sc: budget_s,
+        description="check: the shops probe's hover phase",
+    )

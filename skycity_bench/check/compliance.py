@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -32,7 +33,7 @@ from skycity_bench.browser.hook import HookCall
 from skycity_bench.common.errors import UserError
 
 CHECK_PROFILE = Path(__file__).resolve().parents[2] / "scenarios" / "check.yaml"
-OWN_STEPS = ("check_tour", "density", "shops")       # check_steps.py, in this run order
+OWN_STEPS = ("check_tour", "density", "shops")  # check_steps.py, in this run order
 
 
 class _Strict(BaseModel):
@@ -56,7 +57,7 @@ class CheckSpec(_Strict):
     evidence: Optional[str] = Field(None, pattern="^(hook|reset)$")
 
     @model_validator(mode="after")
-    def _decided(self) -> "CheckSpec":
+    def _decided(self) -> CheckSpec:
         if bool(self.items) == bool(self.evidence):
             raise ValueError("a check is decided by items or by evidence (hook, reset), one of the two")
         return self
@@ -97,14 +98,19 @@ def names() -> list[str]:
 @dataclasses.dataclass
 class CheckResult:
     name: str
-    status: str                     # pass | fail | skip
+    status: str  # pass | fail | skip
     reason: str = ""
     duration_s: float = 0.0
     details: dict = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "reason": self.reason,
-                "duration_s": round(self.duration_s, 2), "details": self.details}
+        return {
+            "name": self.name,
+            "status": self.status,
+            "reason": self.reason,
+            "duration_s": round(self.duration_s, 2),
+            "details": self.details,
+        }
 
 
 # ----------------------------------------------------------------- the profile
@@ -118,8 +124,11 @@ def _merge(base: dict, over: dict) -> dict:
 def check_scenario(scenario, cfg: CheckConfig):
     """The scenario with the check's overlay; the playback probe's pages at the check's viewport."""
     data = _merge(scenario.model_dump(), cfg.overlay)
-    data["probes"]["playback"] = {**(data["probes"].get("playback") or {}),
-                                  "width": scenario.viewport.width, "height": scenario.viewport.height}
+    data["probes"]["playback"] = {
+        **(data["probes"].get("playback") or {}),
+        "width": scenario.viewport.width,
+        "height": scenario.viewport.height,
+    }
     try:
         return type(scenario).model_validate(data)
     except ValidationError as e:
@@ -137,9 +146,11 @@ def check_profile(cfg: CheckConfig, wanted: list[str], note: Optional[Callable[[
     if "density" in steps:
         steps.add("check_tour")
     b = cfg.budgets_s
-    own = {"check_tour": lambda: check_steps.tour_step(cfg.tour, b["check_tour"], order=35),
-           "density": lambda: check_steps.density_step(b["density"], order=36),
-           "shops": lambda: check_steps.shops_step(cfg.tour, b["shops"], order=40)}
+    own = {
+        "check_tour": lambda: check_steps.tour_step(cfg.tour, b["check_tour"], order=35),
+        "density": lambda: check_steps.density_step(b["density"], order=36),
+        "shops": lambda: check_steps.shops_step(cfg.tour, b["shops"], order=40),
+    }
     specs = [own[s]() for s in OWN_STEPS if s in steps] + [registry.get(p) for p in sorted(steps - set(own))]
     if note:
         specs = [_announced(s, note) for s in specs]
@@ -151,6 +162,7 @@ def _announced(spec, note):
     async def collect(ctx):
         note(spec.name)
         return await spec.collect(ctx)
+
     return dataclasses.replace(spec, collect=collect)
 
 
@@ -164,7 +176,9 @@ def from_items(name: str, items: list) -> CheckResult:
     status = {"pass": "pass", "partial": "fail", "fail": "fail"}.get(res.status, "skip")
     if status == "skip":
         why = f"{res.status}: {why}"
-    return CheckResult(name, status, why, details={"item_status": res.status, "points": res.points, "evidence": _trim(ev)})
+    return CheckResult(
+        name, status, why, details={"item_status": res.status, "points": res.points, "evidence": _trim(ev)}
+    )
 
 
 def _trim(v: Any) -> Any:
@@ -187,13 +201,14 @@ def setting(scenario, key: str, *sections: str):
 
 
 STATE_KEYS = {"time": (int, float), "phase": (int,), "paused": (bool,), "ended": (bool,)}
-DESCRIBE_VERSION = 1                 # test-hook.md: window.skyCityTest.version
-PHASES = (1, 2, 3, 4)                # test-hook.md: getState().phase
+DESCRIBE_VERSION = 1  # test-hook.md: window.skyCityTest.version
+PHASES = (1, 2, 3, 4)  # test-hook.md: getState().phase
 TRIGGERS = ("hover", "touch", "auto")
 
 
-def hook_problems(desc, calls: dict, viewport: tuple[int, int], methods: dict[str, str], *,
-                  expected_shops: int) -> list[str]:
+def hook_problems(
+    desc, calls: dict, viewport: tuple[int, int], methods: dict[str, str], *, expected_shops: int
+) -> list[str]:
     """What is wrong with the hook (test-hook.md), from describe() and one call of each getter."""
     if not desc.ok:
         return [f"window.skyCityTest: {desc.error}"]
@@ -239,14 +254,19 @@ def hook_problems(desc, calls: dict, viewport: tuple[int, int], methods: dict[st
         else:
             bad = [i for i, o in enumerate(obj.value) if not _object_ok(o)]
             if bad:
-                out.append(f"getDynamicObjects(): {len(bad)} of {len(obj.value)} entries lack id/category/x/y/w/h/"
-                           f"visible (first: #{bad[0]})")
+                out.append(
+                    f"getDynamicObjects(): {len(bad)} of {len(obj.value)} entries lack id/category/x/y/w/h/"
+                    f"visible (first: #{bad[0]})"
+                )
     ac = calls.get("getActiveCard")
     if ac is not None:
         if not ac.ok:
             out.append(f"getActiveCard(): {ac.error}")
-        elif ac.value is not None and not (isinstance(ac.value, dict) and isinstance(ac.value.get("shopId"), str)
-                                           and ac.value.get("trigger") in TRIGGERS):
+        elif ac.value is not None and not (
+            isinstance(ac.value, dict)
+            and isinstance(ac.value.get("shopId"), str)
+            and ac.value.get("trigger") in TRIGGERS
+        ):
             out.append(f"getActiveCard() returned {str(ac.value)[:80]}, expected null or {{shopId, trigger}}")
     return out
 
@@ -255,8 +275,9 @@ def _object_ok(o) -> bool:
     if not isinstance(o, dict) or not isinstance(o.get("id"), str) or not isinstance(o.get("category"), str):
         return False
     nums = [o.get(k) for k in ("x", "y", "w", "h")]
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in nums) \
-        and isinstance(o.get("visible"), bool)
+    return all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in nums
+    ) and isinstance(o.get("visible"), bool)
 
 
 def hook_verdict(tour: dict, scenario) -> CheckResult:
@@ -265,13 +286,18 @@ def hook_verdict(tour: dict, scenario) -> CheckResult:
     seen = []
     for r in tour["hook"]:
         calls = {m: HookCall(**c) for m, c in r["calls"].items()}
-        seen.append((r["t_s"], hook_problems(HookCall(**r["describe"]), calls, (vp.width, vp.height), methods,
-                                             expected_shops=n)))
+        seen.append(
+            (
+                r["t_s"],
+                hook_problems(HookCall(**r["describe"]), calls, (vp.width, vp.height), methods, expected_shops=n),
+            )
+        )
     bad = [(t, p) for t, p in seen if p]
     details = {"checked_at_s": [t for t, _ in seen], "problems": {f"{t:g}": p for t, p in bad}}
     if not bad:
-        return CheckResult("hook", "pass", "present and well-formed at " + ", ".join(f"{t:g} s" for t, _ in seen),
-                           details=details)
+        return CheckResult(
+            "hook", "pass", "present and well-formed at " + ", ".join(f"{t:g} s" for t, _ in seen), details=details
+        )
     t, p = bad[0]
     first_ok = not seen[0][1]
     why = (f"at {t:g} s: " if first_ok or t != seen[0][0] else "") + "; ".join(p[:4])
@@ -283,7 +309,7 @@ def hook_verdict(tour: dict, scenario) -> CheckResult:
 def reset_verdict(tour: dict, scenario, cfg: CheckConfig) -> CheckResult:
     from skycity_bench.analysis.motion import reset_check
 
-    th = scenario.scorer_settings("camera")          # the camera scorer's own reset rule
+    th = scenario.scorer_settings("camera")  # the camera scorer's own reset rule
     match, depart = th.reset_match, th.reset_depart
     post, tc = tour["post"], cfg.tour
     r = reset_check(post, match=match, depart=depart)
@@ -292,34 +318,69 @@ def reset_verdict(tour: dict, scenario, cfg: CheckConfig) -> CheckResult:
     end_s = tc.after_s[-1]
     name = "no_reset_after_60s"
     if r["reset"]:
-        return CheckResult(name, "fail", f"at {r['first_s']:g} s the picture is back at the opening (matches the "
-                           f"frame of {r['matches_opening_at_s']:g} s): the demo resets after 60 s", details=details)
+        return CheckResult(
+            name,
+            "fail",
+            f"at {r['first_s']:g} s the picture is back at the opening (matches the "
+            f"frame of {r['matches_opening_at_s']:g} s): the demo resets after 60 s",
+            details=details,
+        )
     if hook_t is not None:
         if t_open is not None and abs(hook_t - t_open) < tc.stood_still_s:
-            return CheckResult(name, "skip", f"the demo's own clock stood at {hook_t:.2f} s from {tc.opening_s[-1]:g} s "
-                               f"to {end_s:g} s: it never played, so a reset cannot be told", details=details)
+            return CheckResult(
+                name,
+                "skip",
+                f"the demo's own clock stood at {hook_t:.2f} s from {tc.opening_s[-1]:g} s "
+                f"to {end_s:g} s: it never played, so a reset cannot be told",
+                details=details,
+            )
         if hook_t < tc.back_to_start_s:
-            return CheckResult(name, "fail", f"the hook's own time is {hook_t:.2f} s at bench time {end_s:g} s: the "
-                               "demo went back to its start", details=details)
+            return CheckResult(
+                name,
+                "fail",
+                f"the hook's own time is {hook_t:.2f} s at bench time {end_s:g} s: the demo went back to its start",
+                details=details,
+            )
         if hook_t < tc.tour_end_s:
-            return CheckResult(name, "skip", f"the demo's own clock reached only {hook_t:.1f} s by bench time "
-                               f"{end_s:g} s (it caps its frame step below {tc.ff_step_ms} ms): the end of its tour "
-                               "was not reached by the fast-forward", details=details)
-    return CheckResult(name, "pass", "after 60 s the picture stays away from the opening "
-                       f"(closest distance {min(p['d_open'] for p in post):.3f} > {match:g})", details=details)
+            return CheckResult(
+                name,
+                "skip",
+                f"the demo's own clock reached only {hook_t:.1f} s by bench time "
+                f"{end_s:g} s (it caps its frame step below {tc.ff_step_ms} ms): the end of its tour "
+                "was not reached by the fast-forward",
+                details=details,
+            )
+    return CheckResult(
+        name,
+        "pass",
+        "after 60 s the picture stays away from the opening "
+        f"(closest distance {min(p['d_open'] for p in post):.3f} > {match:g})",
+        details=details,
+    )
 
 
 def density_verdict(count, cats, sample: dict, at_s: float) -> CheckResult:
     n, c = count.evidence.get("N"), cats.evidence.get("C")
     notes = list(count.evidence.get("notes") or [])
-    details = {"t_s": at_s, "visual_count": sample.get("visual_count"), "claimed_count": sample.get("claimed_count"),
-               "verified_count": sample.get("verified_count"), "categories": sample.get("categories"), "notes": notes}
+    details = {
+        "t_s": at_s,
+        "visual_count": sample.get("visual_count"),
+        "claimed_count": sample.get("claimed_count"),
+        "verified_count": sample.get("verified_count"),
+        "categories": sample.get("categories"),
+        "notes": notes,
+    }
     name = "density_sample"
     if count.status == "pass" and cats.status == "pass":
         # the rubric counts what was verified; a claim that overshoots is said, not charged twice
-        return CheckResult(name, "pass", f"at {at_s:g} s {n} verified moving objects in {c} categories (visual count "
-                           f"{sample.get('visual_count')}, hook claim {sample.get('claimed_count')})"
-                           + (f"; note: {notes[0]}" if notes else ""), details=details)
+        return CheckResult(
+            name,
+            "pass",
+            f"at {at_s:g} s {n} verified moving objects in {c} categories (visual count "
+            f"{sample.get('visual_count')}, hook claim {sample.get('claimed_count')})"
+            + (f"; note: {notes[0]}" if notes else ""),
+            details=details,
+        )
     if count.status in ("untested", "review") or cats.status == "untested" and count.status != "fail":
         why = count.evidence.get("reason") or cats.evidence.get("reason") or "not measurable"
         if count.status == "pass":
@@ -356,8 +417,14 @@ def verdict(name: str, spec: CheckSpec, report, scenario, cfg: CheckConfig) -> C
 
 
 # ----------------------------------------------------------------- running them
-async def run_checks(demo_path, scenario, out_dir: Path, progress: Optional[Callable[[str], None]] = None,
-                     only: Optional[list[str]] = None, config: Path = CHECK_PROFILE) -> dict:
+async def run_checks(
+    demo_path,
+    scenario,
+    out_dir: Path,
+    progress: Optional[Callable[[str], None]] = None,
+    only: Optional[list[str]] = None,
+    config: Path = CHECK_PROFILE,
+) -> dict:
     """Run the checks (all, or `only` these) on one demo through runner.execute; returns
     {"checks": [CheckResult...], "passed", "duration_s", "report", ...}."""
     from skycity_bench.running.runner import execute
@@ -375,10 +442,24 @@ async def run_checks(demo_path, scenario, out_dir: Path, progress: Optional[Call
         share = {s: sum(1 for m in wanted if s in cfg.checks[m].steps) for s in spec.steps}
         res.duration_s = sum((report.probes[s].duration_s if s in report.probes else 0) / share[s] for s in spec.steps)
         checks.append(res)
-    return {"demo": str(demo_path), "sha256": report.candidate.sha256, "viewport": sc.viewport.label,
-            "passed": all(c.status == "pass" for c in checks), "duration_s": round(time.monotonic() - t_all, 2),
-            "checks": checks, "report": str(Path(out_dir) / "report.json")}
+    return {
+        "demo": str(demo_path),
+        "sha256": report.candidate.sha256,
+        "viewport": sc.viewport.label,
+        "passed": all(c.status == "pass" for c in checks),
+        "duration_s": round(time.monotonic() - t_all, 2),
+        "checks": checks,
+        "report": str(Path(out_dir) / "report.json"),
+    }
 
 
-__all__ = ["CheckResult", "CheckConfig", "load_check_config", "names", "check_scenario", "check_profile",
-           "hook_problems", "run_checks"]
+__all__ = [
+    "CheckResult",
+    "CheckConfig",
+    "load_check_config",
+    "names",
+    "check_scenario",
+    "check_profile",
+    "hook_problems",
+    "run_checks",
+]

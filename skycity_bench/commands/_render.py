@@ -36,9 +36,14 @@ def print_report(report: Report, console: Console | None = None, out_dir=None) -
     got, mx = report.auto_points()
     total = report.total()
     c.print(t)
-    c.print(f"scored by the bench: [bold]{got:.1f}[/] of {mx:g} points; "
-            + (f"total [bold]{total:.1f}[/]" if total is not None else
-               "[dim]no total while items are untested or waiting for reviewers[/]"))
+    c.print(
+        f"scored by the bench: [bold]{got:.1f}[/] of {mx:g} points; "
+        + (
+            f"total [bold]{total:.1f}[/]"
+            if total is not None
+            else "[dim]no total while items are untested or waiting for reviewers[/]"
+        )
+    )
     s = report.measurements.get("smoothness")
     if s:
         st = Table(title="frame pacing")
@@ -47,17 +52,24 @@ def print_report(report: Report, console: Console | None = None, out_dir=None) -
         for w in ("full", "dense"):
             if w in s:
                 x = s[w]
-                st.add_row(f"{w} {x.get('window_s')}", _fmt(x.get("p95_ms"), 2),
-                           "—" if x.get("long_frame_ratio") is None else f"{x['long_frame_ratio']:.2%}",
-                           _fmt(x.get("tier")))
+                st.add_row(
+                    f"{w} {x.get('window_s')}",
+                    _fmt(x.get("p95_ms"), 2),
+                    "—" if x.get("long_frame_ratio") is None else f"{x['long_frame_ratio']:.2%}",
+                    _fmt(x.get("tier")),
+                )
         c.print(st)
-        c.print(f"tier {s.get('tier')}; scene updated in "
-                f"{'—' if s.get('scene_update_ratio') is None else format(s['scene_update_ratio'], '.1%')} of frames; "
-                f"longest scene freeze {s.get('longest_scene_freeze_s')} s")
+        c.print(
+            f"tier {s.get('tier')}; scene updated in "
+            f"{'—' if s.get('scene_update_ratio') is None else format(s['scene_update_ratio'], '.1%')} of frames; "
+            f"longest scene freeze {s.get('longest_scene_freeze_s')} s"
+        )
     env = report.environment
     if env:
-        c.print(f"[dim]{env.get('browser')} {env.get('browser_version')} · {env.get('webgl_renderer')} · "
-                f"{env.get('viewport')} · refresh {env.get('refresh_interval_ms')} ms · {env.get('cpu_cores')} cores[/]")
+        c.print(
+            f"[dim]{env.get('browser')} {env.get('browser_version')} · {env.get('webgl_renderer')} · "
+            f"{env.get('viewport')} · refresh {env.get('refresh_interval_ms')} ms · {env.get('cpu_cores')} cores[/]"
+        )
     for w in report.warnings:
         c.print(f"[yellow]warning:[/] {w}")
     if out_dir is not None:

@@ -1,18 +1,17 @@
 """`skycity-bench cache …`: the pinned offline library cache (issue 5).
 
-    cache add PKG@VER [PKG@VER …]   fetch from the npm registry, verify, store
-    cache list                      what is cached
-    cache remove PKG@VER            forget a release (and the files only it used)
-    cache seed FILE                 add every PKG@VER listed in FILE (the set-up uses it)
-    cache verify                    re-hash every cached file
-    cache prefetch PATH [PATH …]    add every release the demos (files, folders, globs) name
-                                    that the cache lacks (issue 16; batches do it while planning)
+cache add PKG@VER [PKG@VER …]   fetch from the npm registry, verify, store
+cache list                      what is cached
+cache remove PKG@VER            forget a release (and the files only it used)
+cache seed FILE                 add every PKG@VER listed in FILE (the set-up uses it)
+cache verify                    re-hash every cached file
+cache prefetch PATH [PATH …]    add every release the demos (files, folders, globs) name
+                                that the cache lacks (issue 16; batches do it while planning)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List
 
 import typer
 from rich.console import Console
@@ -42,8 +41,10 @@ def _add_all(specs: list[str], force: bool, c: Console) -> list[str]:
             c.print(f"[red]{spec}: {e}[/]", highlight=False)
             continue
         if fetched:
-            c.print(f"added {rel.spec}: {len(rel.files)} files, {rel.size / 1e6:.1f} MB, {rel.integrity[:30]}…",
-                    highlight=False)
+            c.print(
+                f"added {rel.spec}: {len(rel.files)} files, {rel.size / 1e6:.1f} MB, {rel.integrity[:30]}…",
+                highlight=False,
+            )
         else:
             c.print(f"{rel.spec} is already cached", highlight=False)
     return failed
@@ -66,8 +67,12 @@ def register(app: typer.Typer) -> None:
     app.add_typer(cache, name="cache")
 
     @cache.command("add")
-    def add(specs: List[str] = typer.Argument(..., help="PKG@VERSION, e.g. three@0.160.0 (ranges and tags resolve on the registry)"),
-            force: bool = typer.Option(False, "--force", help="fetch again even when cached")) -> None:
+    def add(
+        specs: list[str] = typer.Argument(
+            ..., help="PKG@VERSION, e.g. three@0.160.0 (ranges and tags resolve on the registry)"
+        ),
+        force: bool = typer.Option(False, "--force", help="fetch again even when cached"),
+    ) -> None:
         """Fetch packages from the npm registry into the cache, verifying dist.integrity."""
         c = Console()
         c.print(f"[dim]cache: {_store().root}[/]", highlight=False)
@@ -85,8 +90,11 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1)
 
     @cache.command("prefetch")
-    def prefetch(paths: List[str] = typer.Argument(..., metavar="PATH...",
-                                                   help="demo HTML files, folders of them, or globs (as `run` takes)")) -> None:
+    def prefetch(
+        paths: list[str] = typer.Argument(
+            ..., metavar="PATH...", help="demo HTML files, folders of them, or globs (as `run` takes)"
+        ),
+    ) -> None:
         """Scan demos for the CDN releases they name and fetch those the cache lacks (integrity-checked)."""
         from skycity_bench.batch.batch_run import discover
         from skycity_bench.cache.ondemand import prefetch_demos
@@ -98,20 +106,30 @@ def register(app: typer.Typer) -> None:
 
         def say(rec: dict) -> None:
             if rec["outcome"] == "fetched":
-                c.print(f"added {rec['package']}@{rec['version']}: {rec['files']} files, {rec['bytes'] / 1e6:.1f} MB, "
-                        f"{rec['integrity'][:30]}…", highlight=False, soft_wrap=True)
+                c.print(
+                    f"added {rec['package']}@{rec['version']}: {rec['files']} files, {rec['bytes'] / 1e6:.1f} MB, "
+                    f"{rec['integrity'][:30]}…",
+                    highlight=False,
+                    soft_wrap=True,
+                )
             elif rec["outcome"] != "unreachable":
                 c.print(f"[red]{rec['detail']}[/]", highlight=False, soft_wrap=True)
+
         od, names = prefetch_demos(files, "by `cache prefetch`", log=say, enabled=True)
         unreachable = [r for r in od.records if r["outcome"] == "unreachable"]
         if unreachable:
-            c.print(f"[red]the npm registry is unreachable ({unreachable[0]['detail']}): not cached: "
-                    f"{', '.join(r['package'] + ('@' + r['spec'] if r['spec'] else '') for r in unreachable)}[/]",
-                    highlight=False, soft_wrap=True)
+            c.print(
+                f"[red]the npm registry is unreachable ({unreachable[0]['detail']}): not cached: "
+                f"{', '.join(r['package'] + ('@' + r['spec'] if r['spec'] else '') for r in unreachable)}[/]",
+                highlight=False,
+                soft_wrap=True,
+            )
         fetched = sum(r["outcome"] == "fetched" for r in od.records)
-        c.print(f"{len(files)} demo(s) name {len(names)} release(s): {fetched} fetched, "
-                f"{len(names) - len(od.records)} already cached, {len(od.records) - fetched} not cached",
-                highlight=False)
+        c.print(
+            f"{len(files)} demo(s) name {len(names)} release(s): {fetched} fetched, "
+            f"{len(names) - len(od.records)} already cached, {len(od.records) - fetched} not cached",
+            highlight=False,
+        )
         if len(od.records) > fetched:
             raise typer.Exit(1)
 
@@ -122,14 +140,18 @@ def register(app: typer.Typer) -> None:
         rels = store.releases()
         c = Console()
         if not rels:
-            c.print(f"the offline cache at {store.root} is empty: add releases with `skycity-bench cache add three@0.160.0`",
-                    highlight=False)
+            c.print(
+                f"the offline cache at {store.root} is empty: add releases with `skycity-bench cache add three@0.160.0`",
+                highlight=False,
+            )
             return
         t = Table(title=f"offline library cache — {store.root}")
         for col in ("package", "version", "files", "MB", "integrity", "fetched"):
             t.add_column(col, justify="right" if col in ("files", "MB") else "left")
         for r in rels:
-            t.add_row(r.name, r.version, str(len(r.files)), f"{r.size / 1e6:.1f}", r.integrity[:24] + "…", r.fetched_at[:10])
+            t.add_row(
+                r.name, r.version, str(len(r.files)), f"{r.size / 1e6:.1f}", r.integrity[:24] + "…", r.fetched_at[:10]
+            )
         c.print(t)
 
     @cache.command("remove")

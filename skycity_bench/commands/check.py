@@ -14,13 +14,13 @@ import json
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
 
-from skycity_bench.inputs.demo_file import load_demo
 from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.demo_file import load_demo
 from skycity_bench.inputs.scenario import load_scenario
 
 # Compliance, not looks: 1280x720 (the playback probe's own size) keeps the fast-forward to 64 s
@@ -31,14 +31,21 @@ DEFAULT_VIEWPORT = "1280x720"
 
 def junit_xml(result: dict) -> str:
     checks = result["checks"]
-    suite = ET.Element("testsuite", name="skycity-bench check", tests=str(len(checks)),
-                       failures=str(sum(c.status == "fail" for c in checks)),
-                       skipped=str(sum(c.status == "skip" for c in checks)), time=f"{result['duration_s']:.2f}")
+    suite = ET.Element(
+        "testsuite",
+        name="skycity-bench check",
+        tests=str(len(checks)),
+        failures=str(sum(c.status == "fail" for c in checks)),
+        skipped=str(sum(c.status == "skip" for c in checks)),
+        time=f"{result['duration_s']:.2f}",
+    )
     props = ET.SubElement(suite, "properties")
     for k in ("demo", "sha256", "viewport"):
         ET.SubElement(props, "property", name=k, value=str(result[k]))
     for c in checks:
-        tc = ET.SubElement(suite, "testcase", classname="skycity_bench.check.compliance", name=c.name, time=f"{c.duration_s:.2f}")
+        tc = ET.SubElement(
+            suite, "testcase", classname="skycity_bench.check.compliance", name=c.name, time=f"{c.duration_s:.2f}"
+        )
         if c.status == "fail":
             ET.SubElement(tc, "failure", message=c.reason[:500]).text = c.reason
         elif c.status == "skip":
@@ -55,7 +62,7 @@ def register(app: typer.Typer) -> None:
         viewport: str = typer.Option(DEFAULT_VIEWPORT, help="WIDTHxHEIGHT"),
         scenario: Optional[Path] = typer.Option(None, help="scenario file (default scenarios/skycity.yaml)"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="keep the evidence files here"),
-        only: Optional[List[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
+        only: Optional[list[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
     ) -> None:
         """Fast spec compliance (fake clock, no 60 s playback): exit 0 all pass, 1 some fail."""
         from skycity_bench.check.compliance import names, run_checks
@@ -65,7 +72,7 @@ def register(app: typer.Typer) -> None:
             if n not in known:
                 raise UserError(f"--only: unknown check {n!r}; known: {', '.join(known)}")
         sc = load_scenario(scenario, {"viewport": viewport})
-        load_demo(demo)                     # bad input: one line, exit 2, before any browser
+        load_demo(demo)  # bad input: one line, exit 2, before any browser
         if junit is not None and junit.is_dir():
             raise UserError(f"--junit: {junit} is a directory")
         err = Console(stderr=True)
@@ -77,13 +84,19 @@ def register(app: typer.Typer) -> None:
         with tempfile.TemporaryDirectory(prefix="skycity-check-") as tmp:
             result = asyncio.run(run_checks(demo, sc, out or Path(tmp), progress=note, only=only))
         if out is None:
-            result.pop("report")            # it was in the temporary folder, now gone
+            result.pop("report")  # it was in the temporary folder, now gone
         if junit is not None:
             junit.parent.mkdir(parents=True, exist_ok=True)
             junit.write_text(junit_xml(result), encoding="utf-8")
         if as_json:
-            print(json.dumps({**result, "checks": [c.to_json() for c in result["checks"]]}, ensure_ascii=False, indent=2,
-                             default=str))
+            print(
+                json.dumps(
+                    {**result, "checks": [c.to_json() for c in result["checks"]]},
+                    ensure_ascii=False,
+                    indent=2,
+                    default=str,
+                )
+            )
         else:
             con = Console(soft_wrap=True)
             for c in result["checks"]:
@@ -93,6 +106,9 @@ def register(app: typer.Typer) -> None:
                     line += f": {c.reason}"
                 con.print(line, highlight=False)
             bad = sum(c.status != "pass" for c in result["checks"])
-            con.print(f"{len(result['checks']) - bad}/{len(result['checks'])} checks passed in "
-                      f"{result['duration_s']:.1f} s ({result['viewport']})", highlight=False)
+            con.print(
+                f"{len(result['checks']) - bad}/{len(result['checks'])} checks passed in "
+                f"{result['duration_s']:.1f} s ({result['viewport']})",
+                highlight=False,
+            )
         raise typer.Exit(0 if result["passed"] else 1)

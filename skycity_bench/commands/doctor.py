@@ -62,13 +62,19 @@ def register(app: typer.Typer) -> None:
         if not gl.get("renderer"):
             problems.append("WebGL is unavailable: WebGL demos will not render (check --enable-unsafe-swiftshader)")
         cal = info["calibration"]
-        c.print(f"calibration: {cal['refresh_interval_ms']} ms per frame ({cal['refresh_hz']} Hz) over {cal['frames']} frames")
+        c.print(
+            f"calibration: {cal['refresh_interval_ms']} ms per frame ({cal['refresh_hz']} Hz) over {cal['frames']} frames"
+        )
         if not cal["within_tolerance"]:
-            problems.append(f"refresh interval {cal['refresh_interval_ms']} ms is not 60 Hz: timing figures will not be comparable")
+            problems.append(
+                f"refresh interval {cal['refresh_interval_ms']} ms is not 60 Hz: timing figures will not be comparable"
+            )
         fonts = _cjk_fonts()
         c.print(f"CJK fonts: {', '.join(fonts[:4]) or 'none'}")
         if not fonts:
-            problems.append("no Chinese font: run `apt-get install -y fonts-noto-cjk` (shop names and the rubric are Chinese)")
+            problems.append(
+                "no Chinese font: run `apt-get install -y fonts-noto-cjk` (shop names and the rubric are Chinese)"
+            )
         for p in problems:
             c.print(f"[red]problem:[/] {p}")
         if problems:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 from rich.console import Console
@@ -31,9 +31,10 @@ def _read_reviews(path: Path) -> list[dict]:
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_(
-        runs: List[Path] = typer.Argument(..., help="run folders (or their report.json)"),
-        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
-                                                           "or a postgresql:// URL"),
+        runs: list[Path] = typer.Argument(..., help="run folders (or their report.json)"),
+        db: Optional[str] = typer.Option(
+            None, "--db", help="review store: a file (default recordings/reviews.sqlite) or a postgresql:// URL"
+        ),
         reviews: Optional[Path] = typer.Option(None, "--reviews", help="replay exported reviews (sheet JSON or JSONL)"),
         html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
     ) -> None:
@@ -45,8 +46,11 @@ def register(app: typer.Typer) -> None:
         c = Console()
         for run in runs:
             res = store.import_run(run)
-            c.print(f"{'imported' if res.new else 'already stored'}: run {res.run_id} → candidate "
-                    f"[bold]{res.candidate_id}[/] ({res.files} files)", highlight=False)
+            c.print(
+                f"{'imported' if res.new else 'already stored'}: run {res.run_id} → candidate "
+                f"[bold]{res.candidate_id}[/] ({res.files} files)",
+                highlight=False,
+            )
             if html:
                 html_report.write(run if run.is_dir() else run.parent)
         if reviews is not None:

@@ -26,12 +26,12 @@ def register(app: typer.Typer) -> None:
         html: bool = typer.Option(True, "--html/--no-html", help="rewrite report.html"),
     ) -> None:
         """Recompute the items of a run from its stored evidence (no browser)."""
-        from skycity_bench.reporting import html_report
-        from skycity_bench.reporting.run_report import save
+        from skycity_bench.commands._render import print_report
         from skycity_bench.inputs.rubric import find_rubric, load_rubric
         from skycity_bench.inputs.scenario import Scenario
         from skycity_bench.judging.score_items import check_stored, load_stored, score_report
-        from skycity_bench.commands._render import print_report
+        from skycity_bench.reporting import html_report
+        from skycity_bench.reporting.run_report import save
 
         path = run_dir / "report.json" if run_dir.is_dir() else run_dir
         if not path.is_file():
@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         if rubric_path is None:
             raise UserError(f"{path}: rubric {report.rubric_id} not found under rubrics/")
         rubric = load_rubric(rubric_path)
-        if report.environment.get("profile_items") is not None:     # a profile scoring some items only (check)
+        if report.environment.get("profile_items") is not None:  # a profile scoring some items only (check)
             from skycity_bench.running.runner import scoped_rubric
 
             rubric = scoped_rubric(rubric, report.environment["profile_items"])

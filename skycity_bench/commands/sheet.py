@@ -13,8 +13,9 @@ from skycity_bench.common.errors import UserError
 def register(app: typer.Typer) -> None:
     @app.command("sheet")
     def sheet(
-        db: Optional[str] = typer.Option(None, "--db", help="review store: a file (default recordings/reviews.sqlite) "
-                                                           "or a postgresql:// URL"),
+        db: Optional[str] = typer.Option(
+            None, "--db", help="review store: a file (default recordings/reviews.sqlite) or a postgresql:// URL"
+        ),
         fmt: str = typer.Option("md", "--format", "-f", help="md | csv | json (json includes every raw review)"),
         unblind: bool = typer.Option(False, "--unblind", help="show each candidate's label (its file name)"),
         candidate: Optional[str] = typer.Option(None, "--candidate", help="only this candidate id"),
@@ -24,8 +25,8 @@ def register(app: typer.Typer) -> None:
         """Print the sheet: items and subtotals per rubric row, the total only when nothing is
         missing (otherwise what is missing), and a ranking across comparable environments."""
         from skycity_bench.judging.sheet_totals import rank, to_csv, to_json, to_markdown
-        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
         from skycity_bench.store.db import is_postgres
+        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
         if fmt not in ("md", "csv", "json"):
             raise UserError(f"--format: expected md, csv or json, got {fmt!r}")
@@ -35,13 +36,14 @@ def register(app: typer.Typer) -> None:
         store = ReviewStore(path, create=False)
         from skycity_bench.store import accounts
 
-        if finalize:        # as the app's admin does it: with an audit row (store/accounts.py)
+        if finalize:  # as the app's admin does it: with an audit row (store/accounts.py)
             accounts.finalize(store, finalize, by=f"{by} (CLI)")
         if unblind:
             accounts.audit(store, "operator (CLI)", "unblind", candidate, {"format": fmt})
         sheets = store.sheets(unblind=unblind)
         from skycity_bench.store.anchors import Calibration
-        sheets = Calibration(store).mark(sheets)    # calibration-flagged scores marked (still counted)
+
+        sheets = Calibration(store).mark(sheets)  # calibration-flagged scores marked (still counted)
         if candidate:
             sheets = [s for s in sheets if s.candidate_id == candidate]
             if not sheets:

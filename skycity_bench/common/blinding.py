@@ -32,14 +32,15 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable
 from functools import lru_cache
 from pathlib import PurePath
-from typing import Any, Callable, Hashable, Iterable, Optional, Union
+from typing import Any, Optional, Union
 
 MASK = "‹hidden›"
-MIN_SECRET = 3          # shorter stems ("a.html") would mask ordinary words; the full label still is
-CANDIDATE_KEEP = ("id",)   # what of report["candidate"] a reviewer may see
-Labels = Union[str, Iterable[Optional[str]], None]   # one candidate's label(s): the same file may have two names
+MIN_SECRET = 3  # shorter stems ("a.html") would mask ordinary words; the full label still is
+CANDIDATE_KEEP = ("id",)  # what of report["candidate"] a reviewer may see
+Labels = Union[str, Iterable[Optional[str]], None]  # one candidate's label(s): the same file may have two names
 
 
 def _labels(labels: Labels) -> tuple[str, ...]:
@@ -71,8 +72,11 @@ class Masker:
         self.secrets = secrets_of(labels, sha256)
         # (?<![^\W_]) / (?![^\W_]): not preceded / followed by a letter or digit ([^\W_] is
         # \w without the underscore), so separators such as _ - . / still end a word
-        self.pattern = (re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, self.secrets)) + r")(?![^\W_])", re.I)
-                        if self.secrets else None)
+        self.pattern = (
+            re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, self.secrets)) + r")(?![^\W_])", re.I)
+            if self.secrets
+            else None
+        )
 
     def text(self, s: str) -> str:
         return self.pattern.sub(MASK, s) if self.pattern is not None else s
@@ -125,8 +129,7 @@ class BlindCache:
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: Hashable, load: Callable[[], dict], labels: Labels = None,
-            sha256: Optional[str] = None) -> dict:
+    def get(self, key: Hashable, load: Callable[[], dict], labels: Labels = None, sha256: Optional[str] = None) -> dict:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)

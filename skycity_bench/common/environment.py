@@ -27,8 +27,16 @@ _WEBGL = """() => {
 SOFTWARE_MARKERS = ("swiftshader", "llvmpipe", "softpipe", "software", "microsoft basic render")
 
 # Fields that must be equal for timing figures to be ranked against each other.
-CHECKED = ("browser_version", "webgl_renderer", "viewport", "device_scale_factor", "cpu_model", "cpu_cores",
-           "os", "scenario_sha256")
+CHECKED = (
+    "browser_version",
+    "webgl_renderer",
+    "viewport",
+    "device_scale_factor",
+    "cpu_model",
+    "cpu_cores",
+    "os",
+    "scenario_sha256",
+)
 REFRESH_TOLERANCE_MS = 0.5
 
 

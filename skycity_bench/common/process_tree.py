@@ -22,7 +22,7 @@ def _stat(pid: int) -> tuple[int, int] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             s = f.read()
-        ppid = int(s[s.rindex(b")") + 2:].split()[1])
+        ppid = int(s[s.rindex(b")") + 2 :].split()[1])
         with open(f"/proc/{pid}/statm", "rb") as f:
             rss = int(f.read().split()[1]) * PAGE
         return ppid, rss
@@ -108,8 +108,8 @@ def die_with_parent() -> None:
     with kill -9 leaves no worker running on behind its back)."""
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
-        if os.getppid() == 1:              # the parent died before prctl took effect
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before prctl took effect
             os._exit(137)
     except OSError:
         pass

@@ -35,13 +35,29 @@ class RichProgress(Progress):
 
     def __init__(self, console=None):
         from rich.console import Console
-        from rich.progress import (BarColumn, Progress as RP, TaskProgressColumn, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import (
+            Progress as RP,
+        )
 
         self.console = console or Console(stderr=True)
-        self._rp = RP(TextColumn("[bold]{task.description}"), BarColumn(), TaskProgressColumn(),
-                      TextColumn("{task.fields[note]}"), TimeElapsedColumn(), TextColumn("left"),
-                      TimeRemainingColumn(), console=self.console, transient=True)
+        self._rp = RP(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[note]}"),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=True,
+        )
         self._rp.start()
 
     def task(self, description: str, total: float, unit: str = "s") -> Task:
@@ -111,13 +127,13 @@ class LineProgress(Progress):
         from rich.text import Text
 
         try:
-            plain = Text.from_markup(message).plain       # the terminal's colours, left out
+            plain = Text.from_markup(message).plain  # the terminal's colours, left out
         except MarkupError:
             plain = message
         self._say(plain)
 
 
-def for_terminal(quiet: bool = False, console=None) -> "Progress | None":
+def for_terminal(quiet: bool = False, console=None) -> Progress | None:
     """The run's display: rich bars on a terminal, plain lines otherwise, none with --quiet."""
     if quiet:
         return None
@@ -171,7 +187,7 @@ class RunProgress(Progress):
             note += f" · about {_clock(max(left))} left"
         self.row.update(done * 1000.0, note=note)
 
-    def probe(self, name: str) -> "Progress":
+    def probe(self, name: str) -> Progress:
         """The Progress a probe is given: its tasks become its line's phase and progress."""
         outer = self
         with self._lock:
@@ -248,7 +264,7 @@ class JsonLinesProgress(Progress):
 
             def update(self, completed: float, note: str = "") -> None:
                 now = time.monotonic()
-                if now - self.last >= 0.5:        # enough for a progress bar, little chatter
+                if now - self.last >= 0.5:  # enough for a progress bar, little chatter
                     self.last = now
                     outer._emit(ev="update", id=tid, completed=completed, total=total, note=note)
 

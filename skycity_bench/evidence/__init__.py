@@ -17,58 +17,40 @@ returns, have their models here too (network.py, page_events.py).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional
+from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-__all__ = ["Evidence", "EvidenceError", "model_for", "parse", "known_probes",
-           "current_version", "first_error"]
+from skycity_bench.evidence.contract import _REGISTRY, Evidence, EvidenceError, Part, first_error
 
-
-class Evidence(BaseModel):
-    """Base of every probe's evidence: unknown fields are an error (a hand-edited report,
-    or a probe that changed its output without changing its model and version)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    # The probe this evidence belongs to, and this model's version (report.md:
-    # probes.<name>.evidence_version). Class constants, not stored fields: the version is
-    # written beside the data by the report.
-    probe: ClassVar[str] = ""
-    evidence_version: ClassVar[str] = ""
-
-    def to_data(self) -> dict[str, Any]:
-        """The JSON that goes into report.json (field aliases as the probe wrote them)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
-
-    def __init_subclass__(cls, **kw):
-        super().__init_subclass__(**kw)
-        if cls.__dict__.get("probe") and cls.__dict__.get("evidence_version"):
-            _REGISTRY.setdefault(cls.probe, {})[cls.evidence_version] = cls
-
-
-class Part(BaseModel):
-    """A typed part of a probe's evidence (unknown fields forbidden, like the whole)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-_REGISTRY: dict[str, dict[str, type]] = {}
-
-
-class EvidenceError(ValueError):
-    """Evidence that does not match its model: `field` is the dotted path inside the
-    probe's data (empty: the record as a whole), `problem` what is wrong there."""
-
-    def __init__(self, probe: str, field: str, problem: str):
-        self.probe, self.field, self.problem = probe, field, problem
-        where = f"probes.{probe}.data" + (f".{field}" if field else "")
-        super().__init__(f"{where}: {problem}")
+__all__ = [
+    "Evidence",
+    "EvidenceError",
+    "Part",
+    "model_for",
+    "parse",
+    "known_probes",
+    "current_version",
+    "first_error",
+]
 
 
 def _load_models() -> None:
+    # noqa: F401 below: importing each model module registers its models.
     # The models live one per probe in this package; importing them registers them.
-    from skycity_bench.evidence import density, frame_pacing, framing, network, packaging, page_events, playback, realtime_capture, recording, shops, timeline
+    from skycity_bench.evidence import (  # noqa: F401
+        density,
+        frame_pacing,
+        framing,
+        network,
+        packaging,
+        page_events,
+        playback,
+        realtime_capture,
+        recording,
+        shops,
+        timeline,
+    )
 
 
 def known_probes() -> list[str]:
@@ -92,18 +74,6 @@ def current_version(probe: str) -> Optional[str]:
     if not versions:
         return None
     return max(versions, key=lambda v: (len(v), v))
-
-
-def first_error(err: ValidationError) -> tuple[str, str]:
-    """(dotted field, problem) of a pydantic error's first entry."""
-    e = err.errors()[0]
-    loc = ".".join(str(p) for p in e["loc"])
-    msg = e["msg"]
-    if e["type"] == "extra_forbidden":
-        msg = "unknown field (not in this evidence version's model: hand-edited, or written by another bench)"
-    elif e["type"] == "missing":
-        msg = "missing"
-    return loc, msg
 
 
 def parse(probe: str, data: Any, version: Optional[str] = None):

@@ -17,47 +17,56 @@ from typing import Any, Literal, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
-
+from skycity_bench.evidence.contract import Evidence, Part
 
 # `locator.kind` of claims located by the three.js scene graph (probes/_scene_graph.py)
 SCENE_GRAPH_LOCATOR = "three_scene_graph"
 
 
 class DensityHook(Part):
-    present: bool = Field(description="describe() answered: the hook's claims are read and checked at every sample "
-                                      "(without it, `locator` says what located claims, if anything)")
+    present: bool = Field(
+        description="describe() answered: the hook's claims are read and checked at every sample "
+        "(without it, `locator` says what located claims, if anything)"
+    )
     describe: Any = Field(description="what describe() returned")
     error: Optional[str] = Field(description="why describe() failed")
 
 
 class DensityLocator(Part):
     """What located the claims checked at each sample (probes/_scene_graph.py)."""
+
     kind: Literal["hook", "three_scene_graph", "none"] = Field(
         description="the hook's getDynamicObjects(), the three.js scene graph (no answering hook), or nothing "
-                    "(the visual count alone)")
+        "(the visual count alone)"
+    )
     scene_graph: Optional[dict[str, Any]] = Field(
-        None, description="what the page's scene graph watch had seen when it was chosen (renderers wrapped, "
-                          "scenes rendered, failures, armed); null where it was not asked")
+        None,
+        description="what the page's scene graph watch had seen when it was chosen (renderers wrapped, "
+        "scenes rendered, failures, armed); null where it was not asked",
+    )
 
 
 class DensitySample(Part):
     """One frame pair: frame A at t, the hook's visible claims at t, frame B at t + Δ."""
+
     t: float = Field(description="demo seconds of frame A")
     t_b: float = Field(description="demo seconds of frame B")
     densified: bool = Field(description="an extra sample where the count dropped (a second, fresh page)")
     visual_count: int = Field(description="moving regions the pixels show, camera motion removed")
-    regions: list[dict[str, Any]] = Field(description="regions found (bbox, area, kind, counted, reason; without a "
-                                                      "hook plain / doubt), first 400")
+    regions: list[dict[str, Any]] = Field(
+        description="regions found (bbox, area, kind, counted, reason; without a hook plain / doubt), first 400"
+    )
     excluded: dict[str, int] = Field(description="regions not counted, by reason")
     camera: dict[str, Any] = Field(description="the camera model fitted between A and B")
     changed_frac: float = Field(description="share of the frame's pixels that changed")
     full_screen_effect: bool = Field(description="most of the frame changed (not counted as objects)")
-    timing_ms: dict[str, float] = Field(description="ms spent: seek, capture, camera, segment, recheck, far, "
-                                                      "still_point, total")
+    timing_ms: dict[str, float] = Field(
+        description="ms spent: seek, capture, camera, segment, recheck, far, still_point, total"
+    )
     # with a hook (getDynamicObjects answered)
-    claims: Optional[list[dict[str, Any]]] = Field(None, description="each visible claim with its verdict ('moved' "
-                                                                     "= verified) and own displacement dx, dy")
+    claims: Optional[list[dict[str, Any]]] = Field(
+        None, description="each visible claim with its verdict ('moved' = verified) and own displacement dx, dy"
+    )
     claimed_count: Optional[int] = Field(None, description="visible objects the hook claimed")
     verified_count: Optional[int] = Field(None, description="claims whose own pixels moved")
     categories: Optional[list[str]] = Field(None, description="categories of the verified claims")
@@ -65,16 +74,23 @@ class DensitySample(Part):
     rechecked_by_other_pairs: Optional[int] = Field(None, description="claims turned into movers by the other pairs")
     other_pairs_frames: Optional[list[int]] = Field(None, description="the other pairs used (frames from t)")
     # issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is
-    rechecked_by_far_pair: Optional[int] = Field(None, description="claims turned into movers by the far pair "
-                                                                   "(t ± far_pair_frames, 3D scenes; claims' shift_far)")
+    rechecked_by_far_pair: Optional[int] = Field(
+        None,
+        description="claims turned into movers by the far pair (t ± far_pair_frames, 3D scenes; claims' shift_far)",
+    )
     rechecked_by_still_point: Optional[int] = Field(
-        None, description="claims turned into movers by the still-point test over the views t + still_point_frames "
-                          "(3D scenes, claims no pair verified; each tested claim's record says why in still_point)")
+        None,
+        description="claims turned into movers by the still-point test over the views t + still_point_frames "
+        "(3D scenes, claims no pair verified; each tested claim's record says why in still_point)",
+    )
     hook_error: Optional[str] = Field(None, description="getDynamicObjects failed here: the visual count stands in")
     # without a hook
-    objects: Optional[dict[str, Any]] = Field(None, description="which counted regions are plainly objects: "
-                                                                "plain_count, counted, doubtful {why: n}, "
-                                                                "largest_alike_group ...")
+    objects: Optional[dict[str, Any]] = Field(
+        None,
+        description="which counted regions are plainly objects: "
+        "plain_count, counted, doubtful {why: n}, "
+        "largest_alike_group ...",
+    )
     evidence: Optional[str] = Field(None, description="the annotated frame A (rubric sample points and the lowest)")
 
 
@@ -96,13 +112,17 @@ class DensityEvidence(Evidence):
     # Issue 18 (capture once), optional so that version 4 evidence written before it stays
     # valid as it is; no scorer reads it (where the frames came from changes no figure).
     frames_from: Optional[dict[str, Optional[str]]] = Field(
-        None, description="where each pass's frames came from: {main, densified}: 'tour' (the recording's pass "
-                          "captured them, probes/_tour.py DensityFrames) or 'replay' (this probe played the window "
-                          "on a fresh page); densified null when no sample was densified")
+        None,
+        description="where each pass's frames came from: {main, densified}: 'tour' (the recording's pass "
+        "captured them, probes/_tour.py DensityFrames) or 'replay' (this probe played the window "
+        "on a fresh page); densified null when no sample was densified",
+    )
     # Issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is.
     still_point_frames: Optional[list[int]] = Field(
-        None, description="frames from t of the still-point test's views (frames A and the hook's claims there; "
-                          "vision/multiview.py); null without a hook")
+        None,
+        description="frames from t of the still-point test's views (frames A and the hook's claims there; "
+        "vision/multiview.py); null without a hook",
+    )
     # Issue 16 part 4, optional so that version 4 evidence written before it stays valid as it
     # is (it was located by the hook alone).
     locator: Optional[DensityLocator] = Field(None, description="what located the claims checked at each sample")

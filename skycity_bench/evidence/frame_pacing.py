@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
+from skycity_bench.evidence.contract import Evidence, Part
 
 
 class ChromiumFrames(Part):
@@ -17,18 +17,23 @@ class ChromiumFrames(Part):
     source: str = Field(description="where the figures come from (trace category, renderer)")
     error: Optional[str] = Field(None, description="why Chromium's account is missing (tracing off, no trace)")
     t_ms: Optional[list[float]] = Field(None, description="each reported frame's time on the rAF clock, ms")
-    fate: Optional[str] = Field(None, description="one letter per frame: presented / dropped ... (browser/frame_trace.py)")
+    fate: Optional[str] = Field(
+        None, description="one letter per frame: presented / dropped ... (browser/frame_trace.py)"
+    )
     compositor_animation: Optional[str] = Field(None, description="one letter per frame: a compositor animation ran")
 
 
 class Noise(Part):
     """The machine's noise around one pass (browser/calibration.py)."""
 
-    calibration_before: dict[str, Any] = Field(description="blank-page calibration just before the pass "
-                                                           "({skipped} or {error} when not measured)")
+    calibration_before: dict[str, Any] = Field(
+        description="blank-page calibration just before the pass ({skipped} or {error} when not measured)"
+    )
     calibration_after: dict[str, Any] = Field(description="the same just after the pass")
-    cpu: Optional[dict[str, Any]] = Field(description="/proc/stat shares during the pass: foreign_load, own_load, "
-                                                      "steal, cpus, seconds (null: not readable)")
+    cpu: Optional[dict[str, Any]] = Field(
+        description="/proc/stat shares during the pass: foreign_load, own_load, "
+        "steal, cpus, seconds (null: not readable)"
+    )
     too_noisy: list[str] = Field(description="the scorer's noise rule's reasons (empty: quiet enough)")
 
 
@@ -47,7 +52,8 @@ class FramePacingEvidence(Evidence):
     page_errors: list[Any] = Field(description="errors the page threw during the pass (first 20)")
     dialogs: list[Any] = Field(description="dialogs the page opened during the pass (first 20)")
     realtime_capture: Optional[dict[str, Any]] = Field(
-        None, description="the screencast of this pass when the scenario films it (browser/screencast.py figures)")
+        None, description="the screencast of this pass when the scenario films it (browser/screencast.py figures)"
+    )
     noise: Noise = Field(description="noise around the pass the figures come from")
     passes: int = Field(description="real-time passes run (a noisy pass is run once more)")
     noise_of_passes: list[Noise] = Field(description="noise around every pass, in order")

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
+from skycity_bench.evidence.contract import Evidence, Part
 
 
 class BlankBand(Part):
@@ -26,7 +26,9 @@ class FramingSample(Part):
     excused_texts: list[str] = Field(description="texts excused as the demo's own (city name, open shop card)")
     page: dict[str, Any] = Field(description="scrolling: scroll size against the viewport, overflow, scrollbars")
     scene: Optional[dict[str, Any]] = Field(description="the scene element: tag, CSS rect, drawing-buffer size")
-    overlays: list[dict[str, Any]] = Field(description="elements painted over the scene (rect, why, text, tag, excused)")
+    overlays: list[dict[str, Any]] = Field(
+        description="elements painted over the scene (rect, why, text, tag, excused)"
+    )
     canvas_texts: list[Any] = Field(description="strings drawn on canvases in the last 0.5 s")
 
 
@@ -41,7 +43,7 @@ class FramingViewport(Part):
 
 class FramingEvidence(Evidence):
     probe = "framing"
-    evidence_version = "2"      # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
 
     viewports: list[FramingViewport]
     times_s: list[float] = Field(description="demo seconds sampled at each viewport")

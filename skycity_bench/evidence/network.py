@@ -12,23 +12,26 @@ from typing import Literal, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
+from skycity_bench.evidence.contract import Evidence, Part
 
 
 class Request(Part):
     """One request a page made (browser/network.py RequestRecord)."""
+
     url: str
     method: str
     resource_type: str = Field(description="Chromium's resource type: document, script, image, fetch…")
     t_wall: float = Field(description="wall-clock time (s since the epoch) the request was seen")
     outcome: Literal["blocked", "served", "allowed"] = Field(
         description="blocked; served by one of the bench's resolvers (the demo file, the offline cache); "
-                    "allowed through to the network (--network allow)")
+        "allowed through to the network (--network allow)"
+    )
     detail: str = Field("", description="who served it, or why it was blocked")
 
 
 class ServedFile(Part):
     """One URL the offline library cache answered (cache/resolver.py)."""
+
     url: str
     cdn: str = Field(description="which CDN's URL scheme the request matched")
     package: str
@@ -46,6 +49,7 @@ class ServedFile(Part):
 
 class Fetch(Part):
     """One release fetched (or not) on demand for this run (cache/ondemand.py)."""
+
     package: str
     spec: str = Field(description="the version or range the demo named")
     when: str = Field(description="before the run (named in the HTML) or after it (asked for at run time)")
@@ -67,10 +71,12 @@ class NetworkEvidence(Evidence):
     requests: list[Request] = Field(description="every request of every page of the run, in order")
     # The runner always writes misses and mode; golden evidence files written before this
     # model kept only the requests (what packaging.single_file reads), hence the defaults.
-    misses: list[str] = Field(default_factory=list,
-                              description="libraries the demo asked for that the offline cache lacks, one line each")
+    misses: list[str] = Field(
+        default_factory=list, description="libraries the demo asked for that the offline cache lacks, one line each"
+    )
     mode: Optional[Literal["offline", "allow"]] = Field(
-        None, description="--network: offline (only the bench's resolvers answer) or allow")
+        None, description="--network: offline (only the bench's resolvers answer) or allow"
+    )
     served_from_cache: list[ServedFile] = Field(default_factory=list)
     fetch_enabled: Optional[bool] = Field(None, description="whether missing releases could be fetched on demand")
     fetched: list[Fetch] = Field(default_factory=list)

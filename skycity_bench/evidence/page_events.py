@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence
+from skycity_bench.evidence.contract import Evidence
 
 
 class PageEventsEvidence(Evidence):
@@ -18,8 +18,9 @@ class PageEventsEvidence(Evidence):
     evidence_version = "1"
 
     pages: int = Field(description="pages the bench opened")
-    dialogs: list[dict[str, Any]] = Field(description="dialogs the demo opened, {type, message} (first 50); the "
-                                                      "bench dismissed them")
+    dialogs: list[dict[str, Any]] = Field(
+        description="dialogs the demo opened, {type, message} (first 50); the bench dismissed them"
+    )
     dialog_count: int
     popups: list[str] = Field(description="URLs of popup windows it opened (first 50); the bench closed them")
     popup_count: int

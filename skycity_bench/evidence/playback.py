@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
+from skycity_bench.evidence.contract import Evidence, Part
 
 
 class Change(Part):
@@ -23,23 +23,28 @@ class Autoplay(Part):
     frames: list[dict[str, float]] = Field(description="{t_s}: when each screenshot was asked for (real time)")
     changes: list[Change] = Field(description="each later frame against the first")
     union: Change = Field(description="all later frames' changes together")
-    sound: Optional[dict[str, Any]] = Field(description="browser/js/media_probe.js: media, audio graphs, input listeners")
+    sound: Optional[dict[str, Any]] = Field(
+        description="browser/js/media_probe.js: media, audio graphs, input listeners"
+    )
     dialogs: list[Any]
     page_errors: list[Any]
     files: list[str] = Field(description="evidence frames (JPEG, for people)")
-    after_click: Optional[Change] = Field(None, description="diagnostic only: change after a centre click (still scene)")
+    after_click: Optional[Change] = Field(
+        None, description="diagnostic only: change after a centre click (still scene)"
+    )
 
 
 class PauseResumeReplay(Part):
     hook_methods: list[str] = Field(description="hook methods the page has")
     hook_has_time: bool = Field(description="the hook's getState gives the demo's time")
-    ways: dict[str, dict[str, Any]] = Field(description="'hook' and 'keyboard': each way's cycles (probes/_cycle.py), "
-                                                        "or {way, untested: reason}")
+    ways: dict[str, dict[str, Any]] = Field(
+        description="'hook' and 'keyboard': each way's cycles (probes/_cycle.py), or {way, untested: reason}"
+    )
 
 
 class PlaybackEvidence(Evidence):
     probe = "playback"
-    evidence_version = "2"      # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
 
     viewport: list[int] = Field(description="[width, height] of this probe's pages")
     autoplay: Autoplay

@@ -7,12 +7,12 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence
+from skycity_bench.evidence.contract import Evidence
 
 
 class RealtimeCaptureEvidence(Evidence):
     probe = "realtime_capture"
-    evidence_version = "2"      # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
 
     file: Optional[str] = Field(description="the video, or null when none was made")
     when: str = Field(description="review | always | never (the scenario's setting)")
@@ -23,7 +23,8 @@ class RealtimeCaptureEvidence(Evidence):
     capture: Optional[dict[str, Any]] = Field(description="the screencast's figures (browser/screencast.py)")
     problem: Optional[str] = Field(None, description="why the second pass failed")
     measured_pass_capture: Optional[dict[str, Any]] = Field(None, description="the measured pass's capture, if any")
-    second_pass: Optional[dict[str, Any]] = Field(None, description="the second pass's frame clock "
-                                                                    "(duration_s, frames, raf_ms, entry_ms, drew)")
+    second_pass: Optional[dict[str, Any]] = Field(
+        None, description="the second pass's frame clock (duration_s, frames, raf_ms, entry_ms, drew)"
+    )
 
     model_config = {**Evidence.model_config, "populate_by_name": True}

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence
+from skycity_bench.evidence.contract import Evidence
 
 
 class RecordingEvidenceV3(Evidence):
@@ -41,6 +41,7 @@ class RecordingEvidenceV3(Evidence):
 
 class RecordingEvidenceV4(RecordingEvidenceV3):
     """Version 4 (issue 18, before density read the tour's frames), kept for stored runs."""
+
     probe = "recording"
     # 4 (issue 18): VP9 (VP8 where PyAV lacks it) through PyAV in a worker thread fed by a
     # bounded queue (video_encode.py); adds video_keyframe_every_s, decode_ms_mean,
@@ -54,7 +55,8 @@ class RecordingEvidenceV4(RecordingEvidenceV3):
     encode_wait_s: float = Field(description="seconds the capture waited for the encoder's queue (0: encoding kept up)")
     truncated: Optional[dict[str, Any]] = Field(
         description="null, or {at_s, of_s, reason, wall_budget_s}: the tour's wall-clock budget stopped the pass; "
-                    "the video holds 0–at_s only")
+        "the video holds 0–at_s only"
+    )
 
 
 class RecordingEvidence(RecordingEvidenceV4):
@@ -65,5 +67,6 @@ class RecordingEvidence(RecordingEvidenceV4):
 
     density_frames: Optional[dict[str, Any]] = Field(
         description="null (density did not run after this pass), or {index, frames, claims, bytes, capture_s}: the "
-                    "density probe's frames of the dense window taken in this pass (probes/_tour.py DensityFrames); "
-                    "index is recordings/density_frames/index.json; the PNGs are removed once density has read them")
+        "density probe's frames of the dense window taken in this pass (probes/_tour.py DensityFrames); "
+        "index is recordings/density_frames/index.json; the PNGs are removed once density has read them"
+    )

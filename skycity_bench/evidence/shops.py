@@ -15,11 +15,12 @@ from typing import Any, Optional, Union
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence, Part
+from skycity_bench.evidence.contract import Evidence, Part
 
 
 class ShopPoint(Part):
     """A usable entry of the hook's getShops() (probes/shops/page.valid_shops)."""
+
     id: str
     name: str
     x: float = Field(description="CSS px in the viewport")
@@ -28,6 +29,7 @@ class ShopPoint(Part):
 
 class HookAnswer(Part):
     """One getActiveCard() call, read beside a decision as a cross-check only."""
+
     value: Any = Field(None, description="what it returned (written when the call succeeded)")
     error: Optional[str] = Field(None, description="why the call failed (written instead of value)")
 
@@ -39,8 +41,9 @@ class Point(Part):
 
 
 class HoverPoint(Point):
-    away: list[float] = Field(description="[x, y] where the pointer went to leave (the edge point furthest from "
-                                          "every shop)")
+    away: list[float] = Field(
+        description="[x, y] where the pointer went to leave (the edge point furthest from every shop)"
+    )
 
 
 class Contrast(Part):
@@ -58,6 +61,7 @@ class TextFigure(Part):
 
 class Placement(Part):
     """Where an opened DOM card sits and how readable it is (hover_touch.placement)."""
+
     rect: list[float] = Field(description="[x, y, w, h] of the card's elements together, CSS px")
     viewport: list[int] = Field(description="[width, height] CSS px")
     distance_px: float = Field(description="shop point to the nearest point of the card")
@@ -69,6 +73,7 @@ class Placement(Part):
 
 class ChangedBlob(Part):
     """The largest compact changed region between two frames (pixels.changed_blob)."""
+
     area: int = Field(description="changed px in it")
     rect: Optional[list[float]] = Field(description="[x, y, w, h] viewport px; None when nothing changed")
     fill: float = Field(description="area over its box")
@@ -78,6 +83,7 @@ class ChangedBlob(Part):
 class CanvasCard(Part):
     """No DOM card after a hover: what changed around the shop across the hover against an
     equal stretch without it (hover_touch._canvas_check)."""
+
     compared: bool = Field(description="false: no pixels to compare (see note)")
     note: Optional[str] = None
     scene_motion: Optional[ChangedBlob] = Field(None, description="change over an equal stretch, no input")
@@ -89,6 +95,7 @@ class CanvasCard(Part):
 
 class FollowSummary(Part):
     """The pointer that followed the shop (follow.Follow.summary)."""
+
     steps: int
     max_lag_px: Optional[float] = Field(description="largest distance the shop got from the pointer in a step")
     path: list[list[Optional[float]]] = Field(description="[t_s, x, y] where the pointer went after each step")
@@ -97,12 +104,14 @@ class FollowSummary(Part):
 class HoverShop(Part):
     """One shop's hover: pointer on its point, the card awaited, the pointer away, the card
     watched going (hover_touch.hover_phase)."""
+
     id: str
     name: str
     opened: Optional[bool] = Field(description="a card naming a shop showed; None: never on screen, not tried")
     reason: Optional[str] = Field(None, description="why it was not tried")
-    opened_within_ms: Optional[float] = Field(None, description="ms after arriving at which the card was read; "
-                                                                "None: no card")
+    opened_within_ms: Optional[float] = Field(
+        None, description="ms after arriving at which the card was read; None: no card"
+    )
     follow: Optional[FollowSummary] = None
     hovered: Optional[HoverPoint] = None
     hook_active_card_open: Optional[HookAnswer] = None
@@ -111,11 +120,13 @@ class HoverShop(Part):
     placement: Optional[Placement] = None
     screenshot_open: Optional[str] = None
     unnamed_changes: Optional[list[str]] = Field(None, description="no card named a shop: texts that appeared")
-    closed_after_css_transition: Optional[bool] = Field(None, description="the card was gone only after its CSS "
-                                                                          "fade ran in real time")
+    closed_after_css_transition: Optional[bool] = Field(
+        None, description="the card was gone only after its CSS fade ran in real time"
+    )
     hook_active_card_closed: Optional[HookAnswer] = None
-    closed_after_ms: Optional[float] = Field(None, description="ms after leaving when the card was gone; None: still "
-                                                               "there after close_watched_ms")
+    closed_after_ms: Optional[float] = Field(
+        None, description="ms after leaving when the card was gone; None: still there after close_watched_ms"
+    )
     close_watched_ms: Optional[float] = None
     canvas_card: Optional[CanvasCard] = None
     screenshot_stayed_open: Optional[str] = None
@@ -129,6 +140,7 @@ class HoverPhase(Part):
 class AutoInterval(Part):
     """A stretch of automatic-display samples showing cards that name one shop
     (auto_manual.intervals_from)."""
+
     shop_id: str = Field(description="the shop named, or 'ambiguous'")
     start_s: float = Field(description="first sample it was seen")
     end_s: float = Field(description="first sample it was no longer seen (the window's end + one step: clipped)")
@@ -159,6 +171,7 @@ class CardSeen(Part):
 
 class PixelMatch(Part):
     """Where the look of the last step's hook point went (pixels.follow_residual)."""
+
     residual: Optional[list[float]] = Field(description="[dx, dy] where the pixels went minus where the hook says")
     score: Optional[float] = Field(description="normalised cross-correlation of the match (1 = identical)")
     texture: float = Field(description="grey std of the patch (a flat patch matches anywhere)")
@@ -167,6 +180,7 @@ class PixelMatch(Part):
 
 class FollowStep(Part):
     """One fake-clock step of the pointer following the shop (follow.Follow.step)."""
+
     t_s: float
     step_ms: Optional[float] = Field(None, description="the step's length (absent on the first record)")
     pointer: Optional[list[float]] = Field(description="where the pointer was during the step")
@@ -189,6 +203,7 @@ class AutoIntervalRef(Part):
 class ManualPhase(Part):
     """A hover during an automatic card, the pointer following the shop for hold_s
     (auto_manual.manual_phase). `tested` false: `reason` says why nothing was tried."""
+
     tested: bool
     reason: Optional[str] = None
     auto_interval: Optional[AutoIntervalRef] = None
@@ -230,6 +245,7 @@ class TouchPhase(Part):
 
 class PhaseError(Part):
     """A later phase (manual, touch) that failed: the earlier phases' figures stand."""
+
     error: str
 
 

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from pydantic import Field
 
-from skycity_bench.evidence import Evidence
+from skycity_bench.evidence.contract import Evidence
 
 
 class TimelineEvidence(Evidence):
@@ -29,10 +29,13 @@ class TimelineEvidence(Evidence):
     states: dict[str, list[Any]] = Field(description="series t_s, phase, time, ended from getState")
     phases: list[dict[str, Any]] = Field(description="{phase, start_s} where the hook's phase changed")
     frames: dict[str, list[Any]] = Field(description="per-sample registration series (probes/_tour.py)")
-    reset: dict[str, Any] = Field(description="{post, end_ref_s, end_vs_opening}: thumbnails after the tour "
-                                              "against the opening and the closing shot")
-    name_checks: list[dict[str, Any]] = Field(description="the city-name checks in the last seconds, raw figures "
-                                                          "(shape in scorers/city_name.py)")
+    reset: dict[str, Any] = Field(
+        description="{post, end_ref_s, end_vs_opening}: thumbnails after the tour "
+        "against the opening and the closing shot"
+    )
+    name_checks: list[dict[str, Any]] = Field(
+        description="the city-name checks in the last seconds, raw figures (shape in scorers/city_name.py)"
+    )
     wall_s: float
     analysis_cpu_s: float
     spent_s: dict[str, float]

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import descendants, process_kind
@@ -64,12 +65,16 @@ class CpuSplit:
     whole_cores: bool = True
 
     def to_json(self) -> dict:
-        return {"allowed_cpus": list(self.allowed), "pacing_cpus": list(self.pacing),
-                "other_cpus": list(self.others), "forced": self.forced, "whole_cores": self.whole_cores}
+        return {
+            "allowed_cpus": list(self.allowed),
+            "pacing_cpus": list(self.pacing),
+            "other_cpus": list(self.others),
+            "forced": self.forced,
+            "whole_cores": self.whole_cores,
+        }
 
 
-def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] = None,
-               siblings=_siblings) -> CpuSplit:
+def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] = None, siblings=_siblings) -> CpuSplit:
     """The pacing browser's cores: the first `settings.pacing_cpus` CPUs of the mask taken a
     physical core at a time (SMT siblings go with them), the rest for everything else.
     Refused (UserError, one line) with fewer than `settings.min_cpus` CPUs in the mask or no
@@ -82,9 +87,11 @@ def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] =
     if len(cpus) < 2:
         raise UserError(f"--overlap pinned: needs at least 2 CPUs to pin the pacing browser apart; {have}")
     if len(cpus) < settings.min_cpus and not force:
-        raise UserError(f"--overlap pinned: needs at least {settings.min_cpus} CPUs (scenario overlap.min_cpus) so "
-                        f"the pacing browser keeps {settings.pacing_cpus} of its own; {have}. Run without --overlap "
-                        "(pacing alone, then the probes), or --overlap pinned-force to test the mechanics only")
+        raise UserError(
+            f"--overlap pinned: needs at least {settings.min_cpus} CPUs (scenario overlap.min_cpus) so "
+            f"the pacing browser keeps {settings.pacing_cpus} of its own; {have}. Run without --overlap "
+            "(pacing alone, then the probes), or --overlap pinned-force to test the mechanics only"
+        )
     want = min(settings.pacing_cpus, len(cpus) - 1)
     pacing: list[int] = []
     for c in cpus:
@@ -93,10 +100,12 @@ def plan_split(settings, force: bool = False, allowed: Optional[Iterable[int]] =
         if c not in pacing:
             pacing += sorted(s for s in siblings(c) | {c} if s in cpus and s not in pacing)
     whole = True
-    if len(pacing) >= len(cpus):            # one core's siblings are the whole mask: split them
+    if len(pacing) >= len(cpus):  # one core's siblings are the whole mask: split them
         if not force:
-            raise UserError(f"--overlap pinned: the pacing browser's {settings.pacing_cpus} core(s) with their SMT "
-                            f"siblings leave no CPU for the probes; {have}")
+            raise UserError(
+                f"--overlap pinned: the pacing browser's {settings.pacing_cpus} core(s) with their SMT "
+                f"siblings leave no CPU for the probes; {have}"
+            )
         pacing, whole = list(cpus[:want]), False
     others = tuple(c for c in cpus if c not in pacing)
     return CpuSplit(allowed=cpus, pacing=tuple(sorted(pacing)), others=others, forced=force, whole_cores=whole)
@@ -153,7 +162,7 @@ class Pinner:
                     if os.sched_getaffinity(tid) != cpus:
                         os.sched_setaffinity(tid, cpus)
                         self.set_calls += 1
-                except OSError:          # the thread ended meanwhile, or may not be moved
+                except OSError:  # the thread ended meanwhile, or may not be moved
                     self.failures += 1
 
     def apply(self) -> None:
@@ -176,7 +185,7 @@ class Pinner:
                 try:
                     self.pacing_pid, browser = await browser_pid(handle), handle.browser
                     self.restarts += 1
-                except Exception:        # still starting: the next sweep tries again
+                except Exception:  # still starting: the next sweep tries again
                     pass
             self.apply()
 
@@ -199,13 +208,23 @@ class Pinner:
                     threads += 1
                     masks[cpu_ranges(m)] = masks.get(cpu_ranges(m), 0) + 1
                     off += m != tuple(want)
-            out[name] = {"pids": sorted(pids), "kinds": kinds, "threads": threads, "thread_masks": masks,
-                         "threads_off_their_cpus": off, "cpus": list(want)}
+            out[name] = {
+                "pids": sorted(pids),
+                "kinds": kinds,
+                "threads": threads,
+                "thread_masks": masks,
+                "threads_off_their_cpus": off,
+                "cpus": list(want),
+            }
         return out
 
     def counts(self) -> dict:
-        return {"sweeps": self.sweeps, "threads_moved": self.set_calls, "failed_moves": self.failures,
-                "pacing_browser_restarts": self.restarts}
+        return {
+            "sweeps": self.sweeps,
+            "threads_moved": self.set_calls,
+            "failed_moves": self.failures,
+            "pacing_browser_restarts": self.restarts,
+        }
 
     def restore(self) -> None:
         """The original mask back on every process and thread of the run (pacing tree too)."""

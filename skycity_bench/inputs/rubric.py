@@ -120,7 +120,7 @@ class Rubric(BaseModel):
         return self._file_sha256
 
     @model_validator(mode="after")
-    def _sums(self) -> "Rubric":
+    def _sums(self) -> Rubric:
         s = sum(i.points for i in self.items)
         if abs(s - self.total) > 1e-9:
             raise ValueError(f"items add up to {s:g}, not the total {self.total:g}")
@@ -173,8 +173,11 @@ class Rubric(BaseModel):
         for lv in self.levels:
             if key_or_percent in (lv.key, lv.name):
                 return lv
-            if isinstance(key_or_percent, (int, float)) and not isinstance(key_or_percent, bool) \
-                    and abs(float(key_or_percent) - lv.share * 100) < 1e-9:
+            if (
+                isinstance(key_or_percent, (int, float))
+                and not isinstance(key_or_percent, bool)
+                and abs(float(key_or_percent) - lv.share * 100) < 1e-9
+            ):
                 return lv
         raise KeyError(key_or_percent)
 
@@ -201,6 +204,7 @@ def render_canonical(rubric: Rubric) -> str:
 def render_markdown(rubric: Rubric, lang: str = "both") -> str:
     """The rubric as a Markdown table for people: rows, items, values, levels, hints.
     lang: "zh" (the ruler's wording only), "en", or "both" (Chinese with English beside it)."""
+
     def pick(zh: str, en: str) -> str:
         if lang == "zh" or not en:
             return zh
@@ -208,18 +212,29 @@ def render_markdown(rubric: Rubric, lang: str = "both") -> str:
             return en
         return f"{zh} / {en}"
 
-    out = [f"# {pick(rubric.title, rubric.title_en)} ({rubric.id})", "",
-           "| 维度 / row | 分值 | item | how | 评分内容 |", "| :--- | ---: | :--- | :--- | :--- |"]
+    out = [
+        f"# {pick(rubric.title, rubric.title_en)} ({rubric.id})",
+        "",
+        "| 维度 / row | 分值 | item | how | 评分内容 |",
+        "| :--- | ---: | :--- | :--- | :--- |",
+    ]
     for r in rubric.row_groups():
-        out.append(f"| **{pick(r.dimension, r.dimension_en)}** | **{r.points:g}** | | {pick(r.method, r.method_en)} "
-                   f"| {pick(r.content, r.content_en)} |")
+        out.append(
+            f"| **{pick(r.dimension, r.dimension_en)}** | **{r.points:g}** | | {pick(r.method, r.method_en)} "
+            f"| {pick(r.content, r.content_en)} |"
+        )
         for iid in r.items:
             it = rubric.item(iid)
             out.append(f"| | {it.points:g} | `{it.id}` | {it.how} | {pick(it.text, it.text_en)} |")
     out.append(f"| **合计 / total** | **{rubric.total:g}** | | | |")
     if rubric.levels:
-        out += ["", pick(rubric.levels_intro, rubric.levels_intro_en), "",
-                "| 完成程度 | 得分比例 | 参考表现 |", "| :--- | ---: | :--- |"]
+        out += [
+            "",
+            pick(rubric.levels_intro, rubric.levels_intro_en),
+            "",
+            "| 完成程度 | 得分比例 | 参考表现 |",
+            "| :--- | ---: | :--- |",
+        ]
         for lv in rubric.sorted_levels():
             out.append(f"| {pick(lv.name, lv.name_en)} | {lv.percent}% | {pick(lv.text, lv.text_en)} |")
     hinted = [it for it in rubric.items if it.hints]

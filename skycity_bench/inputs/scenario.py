@@ -21,10 +21,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from skycity_bench.common.errors import UserError
+from skycity_bench.judging.scorers import all_scorer_settings
+
 # The registries import this module only for type hints (probes/base.py, scorers/base.py),
 # so these imports make no cycle.
 from skycity_bench.probes import registry as probe_registry
-from skycity_bench.judging.scorers import all_scorer_settings
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "skycity.yaml"
 
@@ -49,13 +50,15 @@ class HookNames(Strict):
     """Name of the hook object on window and of each of its methods (test-hook.md)."""
 
     object: str = Field("skyCityTest", pattern=r"^[A-Za-z_$][A-Za-z0-9_$]*$")
-    methods: dict[str, str] = Field(default_factory=lambda: {
-        m: m for m in ("getState", "pause", "resume", "replay",
-                       "getDynamicObjects", "getShops", "getActiveCard")})
+    methods: dict[str, str] = Field(
+        default_factory=lambda: {
+            m: m for m in ("getState", "pause", "resume", "replay", "getDynamicObjects", "getShops", "getActiveCard")
+        }
+    )
     call_timeout_s: float = Field(2.0, gt=0, le=60)
 
     @model_validator(mode="after")
-    def _known_methods(self) -> "HookNames":
+    def _known_methods(self) -> HookNames:
         known = {"getState", "pause", "resume", "replay", "getDynamicObjects", "getShops", "getActiveCard"}
         unknown = set(self.methods) - known
         if unknown:
@@ -121,7 +124,7 @@ class Scenario(Strict):
     scorers: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _windows(self) -> "Scenario":
+    def _windows(self) -> Scenario:
         a, b = self.dense_window_s
         if not 0 <= a < b:
             raise ValueError(f"dense_window_s must be [start, end] with 0 <= start < end, got {[a, b]}")
@@ -225,7 +228,9 @@ def _check_sections(scenario: Scenario, source: str) -> None:
     models = all_scorer_settings()
     for name in scenario.scorers:
         if name not in models:
-            raise UserError(f"{source}: scorers.{name}: no such scorer settings section; known: {', '.join(sorted(models))}")
+            raise UserError(
+                f"{source}: scorers.{name}: no such scorer settings section; known: {', '.join(sorted(models))}"
+            )
     for name, model in models.items():
         try:
             model.model_validate(scenario.scorers.get(name) or {})

@@ -18,10 +18,10 @@ from pydantic import ValidationError
 
 from skycity_bench import evidence
 from skycity_bench.common.errors import UserError
-from skycity_bench.reporting.run_report import ItemResult, Report, set_path
 from skycity_bench.inputs.rubric import Rubric
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, ScorerSpec, all_scorers
+from skycity_bench.reporting.run_report import ItemResult, Report, set_path
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +44,7 @@ def evidence_problem(report: Report, spec: ScorerSpec) -> Optional[str]:
         version = rec.evidence_version or evidence.current_version(p)
         ok = accepted_versions(spec, p)
         if ok and version not in ok:
-            return (f"probes.{p}.evidence_version is {version!r}; scorer {spec.item_id} reads "
-                    f"version(s) {', '.join(ok)}")
+            return f"probes.{p}.evidence_version is {version!r}; scorer {spec.item_id} reads version(s) {', '.join(ok)}"
         try:
             rec.evidence(version)
         except evidence.EvidenceError as e:
@@ -61,8 +60,10 @@ def load_stored(path: Path) -> Report:
     except UnicodeDecodeError as e:
         raise UserError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except json.JSONDecodeError as e:
-        raise UserError(f"{path}: not complete JSON (line {e.lineno}, column {e.colno}: {e.msg}): "
-                        "truncated or damaged, not rescored") from None
+        raise UserError(
+            f"{path}: not complete JSON (line {e.lineno}, column {e.colno}: {e.msg}): "
+            "truncated or damaged, not rescored"
+        ) from None
     if not isinstance(doc, dict):
         raise UserError(f"{path}: not a skycity-bench report (the top level is not an object)")
     try:
@@ -70,10 +71,12 @@ def load_stored(path: Path) -> Report:
     except ValidationError as e:
         field, problem = evidence.first_error(e)
         raise UserError(f"{path}: {field}: {problem}") from None
-    for where, model in [("candidate", report.candidate)] + \
-            [(f"probes.{n}", r) for n, r in report.probes.items()] + \
-            [(f"items.{n}", r) for n, r in report.items.items()]:
-        for k in (model.model_extra or {}):
+    for where, model in (
+        [("candidate", report.candidate)]
+        + [(f"probes.{n}", r) for n, r in report.probes.items()]
+        + [(f"items.{n}", r) for n, r in report.items.items()]
+    ):
+        for k in model.model_extra or {}:
             raise UserError(f"{path}: {where}.{k}: unknown field (hand-edited, or written by another bench)")
     return report
 
@@ -88,13 +91,17 @@ def check_stored(report: Report, scenario: Scenario, path: Path) -> None:
             continue
         readers = [s for s in scorers.values() if name in s.probes]
         if rec.evidence_version is None:
-            raise UserError(f"{path}: probes.{name}.evidence_version: missing (evidence from before versioned "
-                            "evidence: run the demo again)")
+            raise UserError(
+                f"{path}: probes.{name}.evidence_version: missing (evidence from before versioned "
+                "evidence: run the demo again)"
+            )
         for spec in readers:
             ok = accepted_versions(spec, name)
             if rec.evidence_version not in ok:
-                raise UserError(f"{path}: probes.{name}.evidence_version: {rec.evidence_version!r} is not read by "
-                                f"scorer {spec.item_id} (reads {', '.join(ok) or 'none'}): run the demo again")
+                raise UserError(
+                    f"{path}: probes.{name}.evidence_version: {rec.evidence_version!r} is not read by "
+                    f"scorer {spec.item_id} (reads {', '.join(ok) or 'none'}): run the demo again"
+                )
         try:
             rec.evidence(rec.evidence_version)
         except evidence.EvidenceError as e:
@@ -144,8 +151,9 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
             if missing:
                 res = ItemScore("untested", None, {"reason": f"probe(s) not run: {', '.join(missing)}"})
             elif failed:
-                res = ItemScore("untested", None, {"reason": "; ".join(
-                    f"probe {p}: {report.probes[p].error}" for p in failed)})
+                res = ItemScore(
+                    "untested", None, {"reason": "; ".join(f"probe {p}: {report.probes[p].error}" for p in failed)}
+                )
             elif (why := evidence_problem(report, spec)) is not None:
                 # in a live run a bench bug (the probe wrote what its model does not say);
                 # `rescore` refuses such a report before it gets here
@@ -167,8 +175,14 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
                     set_path(measurements, path, value)
         if res.points is not None:
             res.points = round(min(max(res.points, 0.0), item.points), 2)
-        report.items[item.id] = ItemResult(points=res.points, max=item.points, status=res.status, how=item.how,
-                                           evidence=res.evidence, scorer=item.id if spec else None)
+        report.items[item.id] = ItemResult(
+            points=res.points,
+            max=item.points,
+            status=res.status,
+            how=item.how,
+            evidence=res.evidence,
+            scorer=item.id if spec else None,
+        )
     report.measurements = measurements
     report.rubric_id = rubric.id
     report.rubric_sha256 = rubric.file_sha256 or rubric.sha256
@@ -183,8 +197,11 @@ def run_problems(report: Report) -> list[str]:
     scorers = all_scorers()
     for iid, it in report.items.items():
         spec = scorers.get(iid)
-        if it.status == "untested" and spec and all(
-                p in report.probes and report.probes[p].status == "ok" for p in spec.probes):
+        if (
+            it.status == "untested"
+            and spec
+            and all(p in report.probes and report.probes[p].status == "ok" for p in spec.probes)
+        ):
             out.append(f"{iid}: {it.evidence.get('reason', 'untested')}")
     if report.exit_reason:
         out.append(report.exit_reason)

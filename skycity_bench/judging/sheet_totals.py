@@ -22,8 +22,9 @@ import statistics
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Optional
 
+from skycity_bench.analysis.agreement import Agreement
+from skycity_bench.analysis.agreement import agreement as measure_agreement
 from skycity_bench.common import environment
-from skycity_bench.analysis.agreement import Agreement, agreement as measure_agreement
 from skycity_bench.inputs.rubric import Rubric, RubricItem
 
 EPS = 1e-9
@@ -35,7 +36,7 @@ class Review:
 
     reviewer: str
     item_id: str
-    kind: str                      # "grade" (five levels) | "override" (automated item, with reason)
+    kind: str  # "grade" (five levels) | "override" (automated item, with reason)
     points: float
     share: Optional[float] = None  # grade: the level's share
     comment: str = ""
@@ -52,7 +53,7 @@ class ItemLine:
     how: str
     max: float
     points: Optional[float] = None
-    method: str = ""               # bench | mean | median | single reviewer | override
+    method: str = ""  # bench | mean | median | single reviewer | override
     bench_status: Optional[str] = None
     bench_points: Optional[float] = None
     flags: list[str] = field(default_factory=list)
@@ -82,7 +83,7 @@ class CandidateSheet:
     total: Optional[float]
     missing: list[str]
     environment: dict = field(default_factory=dict)
-    label: Optional[str] = None    # only when unblinding
+    label: Optional[str] = None  # only when unblinding
     finalized: bool = False
     run_id: Optional[int] = None
 
@@ -116,8 +117,10 @@ def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], revi
     rules = rubric.review
     if item.graded:
         grades = _latest_per_reviewer([r for r in reviews if r.kind == "grade"])
-        line.raw = [{"reviewer": r.reviewer, "points": r.points, "share": r.share, "comment": r.comment,
-                     "at": r.created_at} for r in grades]
+        line.raw = [
+            {"reviewer": r.reviewer, "points": r.points, "share": r.share, "comment": r.comment, "at": r.created_at}
+            for r in grades
+        ]
         vals = [r.points for r in grades]
         if len(vals) < rules.min_reviewers or not vals:
             line.missing = f"waiting for reviewers ({len(vals)} of {rules.min_reviewers})"
@@ -129,8 +132,9 @@ def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], revi
             if gap > rules.third_reviewer_above_share * item.points + EPS:
                 n = _levels_apart(rubric, item, vals[0], vals[1])
                 line.flags.append("needs third reviewer")
-                line.missing = (f"two reviewers {n} levels apart ({vals[0]:g} vs {vals[1]:g}): "
-                                f"waiting for a third reviewer")
+                line.missing = (
+                    f"two reviewers {n} levels apart ({vals[0]:g} vs {vals[1]:g}): waiting for a third reviewer"
+                )
             else:
                 line.points, line.method = statistics.fmean(vals), "mean"
         else:
@@ -138,8 +142,9 @@ def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], revi
         return line
     overrides = _latest_per_reviewer([r for r in reviews if r.kind == "override"])
     if overrides:
-        line.raw = [{"reviewer": r.reviewer, "points": r.points, "reason": r.reason, "at": r.created_at}
-                    for r in overrides]
+        line.raw = [
+            {"reviewer": r.reviewer, "points": r.points, "reason": r.reason, "at": r.created_at} for r in overrides
+        ]
         line.points = statistics.fmean(r.points for r in overrides)
         line.method = "override"
         line.flags.append("overridden by reviewer")
@@ -154,8 +159,16 @@ def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], revi
     return line
 
 
-def build_sheet(rubric: Rubric, candidate_id: str, report: Optional[dict], reviews: list[Review], *,
-                label: Optional[str] = None, finalized: bool = False, run_id: Optional[int] = None) -> CandidateSheet:
+def build_sheet(
+    rubric: Rubric,
+    candidate_id: str,
+    report: Optional[dict],
+    reviews: list[Review],
+    *,
+    label: Optional[str] = None,
+    finalized: bool = False,
+    run_id: Optional[int] = None,
+) -> CandidateSheet:
     """The sheet of one candidate from its (latest) report dict and the reviews of it."""
     bench_items = (report or {}).get("items") or {}
     rows = []
@@ -171,8 +184,9 @@ def build_sheet(rubric: Rubric, candidate_id: str, report: Optional[dict], revie
         sub = None if any(x.points is None for x in lines) else round(sum(x.points for x in lines), 2)
         rows.append(RowLine(row.id, row.dimension, row.dimension_en, row.points, sub, lines))
     total = None if missing else round(sum(r.subtotal for r in rows), 1)
-    return CandidateSheet(candidate_id, rubric.id, rows, total, missing, (report or {}).get("environment") or {},
-                          label, finalized, run_id)
+    return CandidateSheet(
+        candidate_id, rubric.id, rows, total, missing, (report or {}).get("environment") or {}, label, finalized, run_id
+    )
 
 
 def hide_reviews(s: CandidateSheet, note: str) -> CandidateSheet:
@@ -180,16 +194,19 @@ def hide_reviews(s: CandidateSheet, note: str) -> CandidateSheet:
     scored this candidate: nothing of other reviewers is visible before submitting)."""
     rows = []
     for r in s.rows:
-        lines = [replace(i, points=None, raw=[], method="", flags=[], missing=note) if i.graded_or_overridden else i
-                 for i in r.items]
+        lines = [
+            replace(i, points=None, raw=[], method="", flags=[], missing=note) if i.graded_or_overridden else i
+            for i in r.items
+        ]
         rows.append(replace(r, items=lines, subtotal=None if any(i.points is None for i in lines) else r.subtotal))
-    return replace(s, rows=rows, total=None, missing=[f"{i.item_id}: {note}" for r in rows for i in r.items
-                                                      if i.missing])
+    return replace(
+        s, rows=rows, total=None, missing=[f"{i.item_id}: {note}" for r in rows for i in r.items if i.missing]
+    )
 
 
 @dataclass
 class Ranking:
-    groups: list[list[CandidateSheet]]           # each group: comparable environments, best first
+    groups: list[list[CandidateSheet]]  # each group: comparable environments, best first
     not_ranked: list[tuple[CandidateSheet, str]]  # with the reason
 
 
@@ -211,10 +228,22 @@ def rank(sheets: list[CandidateSheet]) -> Ranking:
     ranked = [g for g in groups if len(g) > 1]
     for g in groups:
         if len(g) == 1:
-            reasons = [r for o in complete if o is not g[0]
-                       for r in [environment.comparable(o.environment, g[0].environment)[1]] if r]
-            why = "; ".join(reasons[0][:2]) if reasons else (
-                "not comparable with every member of any group" if len(complete) > 1 else "no other complete candidate")
+            reasons = [
+                r
+                for o in complete
+                if o is not g[0]
+                for r in [environment.comparable(o.environment, g[0].environment)[1]]
+                if r
+            ]
+            why = (
+                "; ".join(reasons[0][:2])
+                if reasons
+                else (
+                    "not comparable with every member of any group"
+                    if len(complete) > 1
+                    else "no other complete candidate"
+                )
+            )
             not_ranked.append((g[0], f"no comparable environment ({why})"))
     return Ranking(ranked, not_ranked)
 
@@ -263,7 +292,7 @@ def _raw_text(line: ItemLine) -> str:
         s = f"{r['reviewer']} {r['points']:g}"
         if r.get("reason"):
             s += f" (reason: {r['reason']})"
-        if r.get("calibration"):        # the admin's sheet only (calibration.mark_sheet)
+        if r.get("calibration"):  # the admin's sheet only (calibration.mark_sheet)
             s += f" [marked: {r['calibration']}]"
         parts.append(s)
     return ", ".join(parts)
@@ -285,25 +314,37 @@ def _verdict(a) -> str:
     return ("⚠ " if a.flagged else "") + a.note
 
 
-def to_markdown(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None,
-                agreement: Optional[Agreement] = None) -> str:
+def to_markdown(
+    sheets: list[CandidateSheet], ranking: Optional[Ranking] = None, agreement: Optional[Agreement] = None
+) -> str:
     """The sheet as Markdown; every text that is not the sheet's own structure goes
     through md_text (reasons, comments, bench reasons, labels, names)."""
     out: list[str] = []
     for s in sheets:
         head = f"## {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "") + f" ({md_text(s.rubric_id)})"
-        out += [head, "", "| item | how | max | points | method | raw scores |",
-                "| :--- | :--- | ---: | ---: | :--- | :--- |"]
+        out += [
+            head,
+            "",
+            "| item | how | max | points | method | raw scores |",
+            "| :--- | :--- | ---: | ---: | :--- | :--- |",
+        ]
         for r in s.rows:
-            out.append(f"| **{md_text(r.dimension)}** {md_text(r.dimension_en)} | | **{r.max:g}** | "
-                       f"**{_f(r.subtotal)}** | subtotal | |")
+            out.append(
+                f"| **{md_text(r.dimension)}** {md_text(r.dimension_en)} | | **{r.max:g}** | "
+                f"**{_f(r.subtotal)}** | subtotal | |"
+            )
             for i in r.items:
-                meth = i.method + ("" if i.bench_points is None or i.method == "bench"
-                                   else f"; bench {i.bench_points:g} ({i.bench_status})")
+                meth = i.method + (
+                    ""
+                    if i.bench_points is None or i.method == "bench"
+                    else f"; bench {i.bench_points:g} ({i.bench_status})"
+                )
                 if i.missing:
                     meth = f"missing: {i.missing}"
-                out.append(f"| `{i.item_id}` {md_text(i.text)} | {i.how} | {i.max:g} | {_f(i.points)} | "
-                           f"{md_text(meth)} | {md_text(_raw_text(i))} |")
+                out.append(
+                    f"| `{i.item_id}` {md_text(i.text)} | {i.how} | {i.max:g} | {_f(i.points)} | "
+                    f"{md_text(meth)} | {md_text(_raw_text(i))} |"
+                )
         out.append("")
         if s.total is None:
             out.append(f"**total: —** (no total while {len(s.missing)} item(s) are missing)")
@@ -312,8 +353,10 @@ def to_markdown(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None,
             out += [f"- {md_text(m)}" for m in s.missing]
         else:
             single = [i.item_id for i in s.items if "single reviewer" in i.flags]
-            out.append(f"**total: {s.total:.1f}** / {sum(r.max for r in s.rows):g}"
-                       + (f" (single reviewer: {', '.join(single)})" if single else ""))
+            out.append(
+                f"**total: {s.total:.1f}** / {sum(r.max for r in s.rows):g}"
+                + (f" (single reviewer: {', '.join(single)})" if single else "")
+            )
         out.append("")
     out += _agreement_md(_agreement(sheets, agreement))
     if ranking is not None:
@@ -322,11 +365,16 @@ def to_markdown(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None,
 
 
 def _agreement_md(ag: Agreement) -> list[str]:
-    out = [f"## agreement (Krippendorff's alpha, {ag.level})", "",
-           f"95 % interval: percentile bootstrap over {ag.samples} resamples of the candidates (seed {ag.seed}); "
-           f"candidates: those scored by at least two reviewers. Good from 0.8; below 0.667 the reviewers' "
-           f"mean is not reliable.", "",
-           "| item | alpha | 95 % interval | candidates | verdict |", "| :--- | ---: | :--- | ---: | :--- |"]
+    out = [
+        f"## agreement (Krippendorff's alpha, {ag.level})",
+        "",
+        f"95 % interval: percentile bootstrap over {ag.samples} resamples of the candidates (seed {ag.seed}); "
+        f"candidates: those scored by at least two reviewers. Good from 0.8; below 0.667 the reviewers' "
+        f"mean is not reliable.",
+        "",
+        "| item | alpha | 95 % interval | candidates | verdict |",
+        "| :--- | ---: | :--- | ---: | :--- |",
+    ]
     for a in [ag.overall, *ag.items]:
         name = "**overall**" if a is ag.overall else f"`{a.item_id}`"
         out.append(f"| {name} | {_num(a.alpha)} | {_interval(a)} | {a.candidates} | {_verdict(a)} |")
@@ -344,8 +392,9 @@ def _ranking_md(ranking: Ranking) -> list[str]:
             out.append(f"{pos}. {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "") + f": {s.total:.1f}")
         out.append("")
     for s, why in ranking.not_ranked:
-        out.append(f"- not ranked: {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "")
-                   + f": {md_text(why)}")
+        out.append(
+            f"- not ranked: {s.candidate_id}" + (f" — {md_text(s.label)}" if s.label else "") + f": {md_text(why)}"
+        )
     return out
 
 
@@ -363,16 +412,45 @@ def to_csv(sheets: list[CandidateSheet], agreement: Optional[Agreement] = None) 
     for s in sheets:
         for r in s.rows:
             for i in r.items:
-                row(s.candidate_id, s.label or "", r.row_id, i.item_id, i.how, f"{i.max:g}", _f(i.points),
-                    i.method, i.missing or "", _raw_text(i))
+                row(
+                    s.candidate_id,
+                    s.label or "",
+                    r.row_id,
+                    i.item_id,
+                    i.how,
+                    f"{i.max:g}",
+                    _f(i.points),
+                    i.method,
+                    i.missing or "",
+                    _raw_text(i),
+                )
             row(s.candidate_id, s.label or "", r.row_id, "subtotal", "", f"{r.max:g}", _f(r.subtotal), "", "", "")
-        row(s.candidate_id, s.label or "", "", "total", "", "", "" if s.total is None else f"{s.total:.1f}",
-            "", "; ".join(s.missing), "")
+        row(
+            s.candidate_id,
+            s.label or "",
+            "",
+            "total",
+            "",
+            "",
+            "" if s.total is None else f"{s.total:.1f}",
+            "",
+            "; ".join(s.missing),
+            "",
+        )
     ag = _agreement(sheets, agreement)
     for a in [ag.overall, *ag.items]:
-        row("agreement", "", "", a.item_id, "", "", "" if a.alpha is None else f"{a.alpha:.4f}",
-            f"krippendorff-alpha-{ag.level}", a.note,
-            f"95% interval {_interval(a)}; {a.candidates} candidates; {a.scores} scores")
+        row(
+            "agreement",
+            "",
+            "",
+            a.item_id,
+            "",
+            "",
+            "" if a.alpha is None else f"{a.alpha:.4f}",
+            f"krippendorff-alpha-{ag.level}",
+            a.note,
+            f"95% interval {_interval(a)}; {a.candidates} candidates; {a.scores} scores",
+        )
     return buf.getvalue()
 
 
@@ -395,14 +473,28 @@ def sheet_dict(s: CandidateSheet) -> dict[str, Any]:
     return d
 
 
-def to_json(sheets: list[CandidateSheet], ranking: Optional[Ranking] = None, reviews: Optional[list] = None,
-            agreement: Optional[Agreement] = None) -> str:
-    doc: dict[str, Any] = {"schema": "skycity-bench/sheet@1", "candidates": [sheet_dict(s) for s in sheets],
-                           "agreement": _agreement(sheets, agreement).to_dict()}
+def to_json(
+    sheets: list[CandidateSheet],
+    ranking: Optional[Ranking] = None,
+    reviews: Optional[list] = None,
+    agreement: Optional[Agreement] = None,
+) -> str:
+    doc: dict[str, Any] = {
+        "schema": "skycity-bench/sheet@1",
+        "candidates": [sheet_dict(s) for s in sheets],
+        "agreement": _agreement(sheets, agreement).to_dict(),
+    }
     if ranking is not None:
-        doc["ranking"] = {"groups": [[{"candidate_id": s.candidate_id, "total": s.total,
-                                       **({"label": s.label} if s.label else {})} for s in g] for g in ranking.groups],
-                          "not_ranked": [{"candidate_id": s.candidate_id, "reason": why} for s, why in ranking.not_ranked]}
+        doc["ranking"] = {
+            "groups": [
+                [
+                    {"candidate_id": s.candidate_id, "total": s.total, **({"label": s.label} if s.label else {})}
+                    for s in g
+                ]
+                for g in ranking.groups
+            ],
+            "not_ranked": [{"candidate_id": s.candidate_id, "reason": why} for s, why in ranking.not_ranked],
+        }
     if reviews is not None:
         doc["reviews"] = reviews
     return json.dumps(doc, ensure_ascii=False, indent=2)

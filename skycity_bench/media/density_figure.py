@@ -41,15 +41,20 @@ def behavior_plot(path: Path, samples: list[dict], ev: dict, rows: list[dict]) -
     if speeds and dt:
         hx.hist(np.asarray(speeds) / dt, bins=30, color="#4477aa")
     sp = ev.get("speed_px_s") or {}
-    hx.set_title(f"speed of verified objects (px/s, camera removed) median {sp.get('median')}, "
-                 f"levels {ev.get('speed_levels')}", fontsize=9)
+    hx.set_title(
+        f"speed of verified objects (px/s, camera removed) median {sp.get('median')}, levels {ev.get('speed_levels')}",
+        fontsize=9,
+    )
     hx.set_xlabel("px/s")
     rx = fig.add_subplot(2, 2, 3, projection="polar")
     sec = np.asarray(ev.get("heading_sectors") or [0] * 8, float)
     ang = np.radians(np.arange(8) * 45)
-    rx.bar(-ang, sec, width=np.radians(40), color="#cc6677")   # screen y points down: mirror
-    rx.set_title(f"headings: {ev.get('distinct_directions')} distinct directions; lockstep share "
-                 f"{(ev.get('lockstep') or {}).get('share')}", fontsize=9)
+    rx.bar(-ang, sec, width=np.radians(40), color="#cc6677")  # screen y points down: mirror
+    rx.set_title(
+        f"headings: {ev.get('distinct_directions')} distinct directions; lockstep share "
+        f"{(ev.get('lockstep') or {}).get('share')}",
+        fontsize=9,
+    )
     tx = fig.add_subplot(2, 2, 4)
     for i, (cid, pts) in enumerate(sorted(tracks_for_plot(samples).items())):
         p = np.asarray(pts)
@@ -57,8 +62,11 @@ def behavior_plot(path: Path, samples: list[dict], ev: dict, rows: list[dict]) -
         tx.plot(p[-1, 1], p[-1, 2], ".", ms=3)
     tx.invert_yaxis()
     tx.set_aspect("equal", adjustable="datalim")
-    tx.set_title(f"tracks of verified objects (hook positions): {ev.get('objects_tracked')} objects, "
-                 f"{ev.get('distinct_routes')} distinct routes", fontsize=9)
+    tx.set_title(
+        f"tracks of verified objects (hook positions): {ev.get('objects_tracked')} objects, "
+        f"{ev.get('distinct_routes')} distinct routes",
+        fontsize=9,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)

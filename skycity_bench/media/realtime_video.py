@@ -29,27 +29,27 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-MAX_SPANS = 200          # dropped spans kept in the evidence (the count is always exact)
+MAX_SPANS = 200  # dropped spans kept in the evidence (the count is always exact)
 
 
 @dataclass
 class CaptureStats:
-    received: int = 0          # frames Chromium sent (inside the video's time range or not)
-    before_start: int = 0      # frames stamped before t = 0 (the first is still used)
-    after_end: int = 0         # frames stamped after the video's end
-    out_of_order: int = 0      # stamped at or before the previous frame: nothing new to show
-    superseded: int = 0        # replaced by a newer frame before the next output slot
-    queued: int = 0            # frames handed to the encoder
-    dropped: int = 0           # frames lost because the encoder's queue was full
+    received: int = 0  # frames Chromium sent (inside the video's time range or not)
+    before_start: int = 0  # frames stamped before t = 0 (the first is still used)
+    after_end: int = 0  # frames stamped after the video's end
+    out_of_order: int = 0  # stamped at or before the previous frame: nothing new to show
+    superseded: int = 0  # replaced by a newer frame before the next output slot
+    queued: int = 0  # frames handed to the encoder
+    dropped: int = 0  # frames lost because the encoder's queue was full
     dropped_slots: int = 0
     decode_errors: int = 0
-    max_queue: int = 0         # high-water mark of the queue (frames)
-    max_queue_bytes: int = 0   # high-water mark of the queue (base64 bytes)
+    max_queue: int = 0  # high-water mark of the queue (frames)
+    max_queue_bytes: int = 0  # high-water mark of the queue (base64 bytes)
     encoded_slots: int = 0
     encode_s: float = 0.0
-    first_ts_s: float | None = None      # first / last capture timestamp, video time
+    first_ts_s: float | None = None  # first / last capture timestamp, video time
     last_ts_s: float | None = None
-    intervals_sum_s: float = 0.0          # for the mean capture interval
+    intervals_sum_s: float = 0.0  # for the mean capture interval
     intervals: int = 0
     dropped_spans_s: list = field(default_factory=list)
 
@@ -58,8 +58,17 @@ class RealtimeVideo:
     """Constant-rate video from timestamped JPEG frames. `offer()` is called on the event
     loop for every captured frame and never blocks; `close()` waits for the encoder."""
 
-    def __init__(self, path: Path, *, zero_epoch_s: float, duration_s: float, fps: int = 30,
-                 bitrate_mbps: float = 2.0, queue_frames: int = 90, low_priority: bool = False):
+    def __init__(
+        self,
+        path: Path,
+        *,
+        zero_epoch_s: float,
+        duration_s: float,
+        fps: int = 30,
+        bitrate_mbps: float = 2.0,
+        queue_frames: int = 90,
+        low_priority: bool = False,
+    ):
         self.path = Path(path)
         self.zero = float(zero_epoch_s)
         self.fps = int(fps)
@@ -70,8 +79,8 @@ class RealtimeVideo:
         self._q: queue.Queue = queue.Queue(maxsize=max(1, int(queue_frames)))
         self._q_bytes = 0
         self._lock = threading.Lock()
-        self._pending: tuple[float, str] | None = None   # newest frame not yet given its slots
-        self._next_slot = 0                              # first slot not yet handed out
+        self._pending: tuple[float, str] | None = None  # newest frame not yet given its slots
+        self._next_slot = 0  # first slot not yet handed out
         self._closed = False
         self.size: tuple[int, int] | None = None
         self.error: str | None = None
@@ -93,7 +102,7 @@ class RealtimeVideo:
             st.before_start += 1
         if st.last_ts_s is not None:
             if t <= st.last_ts_s:
-                st.out_of_order += 1       # out of order or repeated: nothing new to show
+                st.out_of_order += 1  # out of order or repeated: nothing new to show
                 return
             st.intervals_sum_s += t - st.last_ts_s
             st.intervals += 1
@@ -143,7 +152,7 @@ class RealtimeVideo:
             return
         self._commit_until(None, block=True)
         self._closed = True
-        self._q.put(None)                  # blocks only while the queue is full (bounded)
+        self._q.put(None)  # blocks only while the queue is full (bounded)
 
     def close(self, timeout_s: float | None = None) -> bool:
         """Finish and wait for the encoder; False when it did not finish within the time."""
@@ -175,13 +184,13 @@ class RealtimeVideo:
                 img = _decode(data)
                 if img is None:
                     self.stats.decode_errors += 1
-                    img = last                              # hold the previous picture
+                    img = last  # hold the previous picture
                 if img is None:
                     continue
                 if enc is None:
                     enc = _Encoder(self.path, img.shape[1], img.shape[0], self.fps, self.bitrate)
                     self.size = (enc.width, enc.height)
-                if first > written and last is not None:    # slots of dropped frames: hold
+                if first > written and last is not None:  # slots of dropped frames: hold
                     enc.write(last, first - written)
                     written = first
                 img = enc.fit(img)
@@ -210,17 +219,28 @@ class RealtimeVideo:
     def figures(self) -> dict:
         st = self.stats
         return {
-            "fps": self.fps, "slots": self.slots, "size": list(self.size) if self.size else None,
-            "frames_received": st.received, "frames_shown": st.queued, "frames_superseded": st.superseded,
-            "frames_dropped": st.dropped, "dropped_slots": st.dropped_slots,
-            "dropped_spans_s": st.dropped_spans_s, "frames_before_start": st.before_start,
-            "frames_after_end": st.after_end, "frames_out_of_order": st.out_of_order, "decode_errors": st.decode_errors,
+            "fps": self.fps,
+            "slots": self.slots,
+            "size": list(self.size) if self.size else None,
+            "frames_received": st.received,
+            "frames_shown": st.queued,
+            "frames_superseded": st.superseded,
+            "frames_dropped": st.dropped,
+            "dropped_slots": st.dropped_slots,
+            "dropped_spans_s": st.dropped_spans_s,
+            "frames_before_start": st.before_start,
+            "frames_after_end": st.after_end,
+            "frames_out_of_order": st.out_of_order,
+            "decode_errors": st.decode_errors,
             "mean_capture_interval_ms": round(st.intervals_sum_s / st.intervals * 1000, 3) if st.intervals else None,
             "first_frame_s": None if st.first_ts_s is None else round(st.first_ts_s, 4),
             "last_frame_s": None if st.last_ts_s is None else round(st.last_ts_s, 4),
-            "max_queue_frames": st.max_queue, "queue_frames": self._q.maxsize,
+            "max_queue_frames": st.max_queue,
+            "queue_frames": self._q.maxsize,
             "max_queue_mb": round(st.max_queue_bytes / 1e6, 2),
-            "encoded_slots": st.encoded_slots, "encode_s": round(st.encode_s, 2), "encoder_error": self.error,
+            "encoded_slots": st.encoded_slots,
+            "encode_s": round(st.encode_s, 2),
+            "encoder_error": self.error,
         }
 
 
@@ -239,8 +259,9 @@ def _Encoder(path: Path, width: int, height: int, fps: int, bitrate: int):
     when the CPU is contended). A keyframe every 12 frames, as FFmpeg's default gave before."""
     from skycity_bench.media.video_encode import VideoEncoder
 
-    return VideoEncoder(path, width, height, fps, codec="vp8", bitrate_mbps=bitrate / 1e6, keyframe_interval=12,
-                        threads=1)
+    return VideoEncoder(
+        path, width, height, fps, codec="vp8", bitrate_mbps=bitrate / 1e6, keyframe_interval=12, threads=1
+    )
 
 
 def capture_summary(records: dict) -> tuple[str | None, dict]:
@@ -255,13 +276,23 @@ def capture_summary(records: dict) -> tuple[str | None, dict]:
     cap = d.get("capture") or {}
     out = {"file": d.get("file"), "pass": d.get("pass"), "reason": d.get("reason"), "problem": d.get("problem")}
     if cap:
-        out.update({"problem": cap.get("problem") or d.get("problem"), "fps": cap.get("fps"), "size": cap.get("size"),
-                    "frames_captured": cap.get("frames_received"), "frames_shown": cap.get("frames_shown"),
-                    "frames_superseded": cap.get("frames_superseded"), "frames_dropped": cap.get("frames_dropped"),
-                    "dropped_spans_s": (cap.get("dropped_spans_s") or [])[:20],
-                    "mean_capture_interval_ms": cap.get("mean_capture_interval_ms"),
-                    "first_frame_s": cap.get("first_frame_s")})
+        out.update(
+            {
+                "problem": cap.get("problem") or d.get("problem"),
+                "fps": cap.get("fps"),
+                "size": cap.get("size"),
+                "frames_captured": cap.get("frames_received"),
+                "frames_shown": cap.get("frames_shown"),
+                "frames_superseded": cap.get("frames_superseded"),
+                "frames_dropped": cap.get("frames_dropped"),
+                "dropped_spans_s": (cap.get("dropped_spans_s") or [])[:20],
+                "mean_capture_interval_ms": cap.get("mean_capture_interval_ms"),
+                "first_frame_s": cap.get("first_frame_s"),
+            }
+        )
     if d.get("pass") == "second_pass":
-        out["note"] = ("filmed in a second real-time pass (probes.realtime_capture.capture_in), so the measured "
-                       "pass was not disturbed: the video's stalls are that pass's, plotted under it")
+        out["note"] = (
+            "filmed in a second real-time pass (probes.realtime_capture.capture_in), so the measured "
+            "pass was not disturbed: the video's stalls are that pass's, plotted under it"
+        )
     return d.get("file"), out

@@ -51,8 +51,17 @@ import numpy as np
 #   row-mt / tile-columns (VP9): lets libvpx split a 1080p frame across threads when it has
 #     more than one; tile columns also make the file decode faster in the browser.
 CODECS: dict[str, tuple[str, dict[str, str]]] = {
-    "vp9": ("libvpx-vp9", {"deadline": "realtime", "cpu-used": "8", "lag-in-frames": "0", "row-mt": "1",
-                           "tile-columns": "2", "frame-parallel": "0"}),
+    "vp9": (
+        "libvpx-vp9",
+        {
+            "deadline": "realtime",
+            "cpu-used": "8",
+            "lag-in-frames": "0",
+            "row-mt": "1",
+            "tile-columns": "2",
+            "frame-parallel": "0",
+        },
+    ),
     "vp8": ("libvpx", {"deadline": "realtime", "cpu-used": "-4", "lag-in-frames": "0"}),
     # preset 12 is SVT-AV1's fastest; it has no realtime deadline of its own
     "av1": ("libsvtav1", {"preset": "12"}),
@@ -85,8 +94,9 @@ def pick(preferred: list[str] | tuple[str, ...]) -> str:
     for c in preferred:
         if c in CODECS and available(c):
             return c
-    raise EncoderUnavailable(f"none of the video codecs {', '.join(preferred)} can be encoded by this PyAV build "
-                             f"(av {_av_version()})")
+    raise EncoderUnavailable(
+        f"none of the video codecs {', '.join(preferred)} can be encoded by this PyAV build (av {_av_version()})"
+    )
 
 
 def _av_version() -> str:
@@ -107,9 +117,19 @@ class VideoEncoder:
     """One WebM file through PyAV: `write(img, n)` appends img (BGR, uint8) n times, at the
     next n frame slots of a constant rate; `close()` flushes and finishes the file."""
 
-    def __init__(self, path: Path | str, width: int, height: int, fps: int, *, codec: str = "vp9",
-                 bitrate_mbps: float = 6.0, keyframe_interval: int = 30, threads: int = 1,
-                 options: dict[str, str] | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        width: int,
+        height: int,
+        fps: int,
+        *,
+        codec: str = "vp9",
+        bitrate_mbps: float = 6.0,
+        keyframe_interval: int = 30,
+        threads: int = 1,
+        options: dict[str, str] | None = None,
+    ):
         import av
 
         if codec not in CODECS:
@@ -133,8 +153,9 @@ class VideoEncoder:
         if codec == "av1":
             # SVT-AV1 takes its keyframe interval, rate control and cores (lp) as its own parameters
             lp = opts.pop("lp", None)
-            opts["svtav1-params"] = (f"keyint={max(1, int(keyframe_interval))}:rc=1:tbr={int(bitrate_mbps * 1000)}"
-                                     + (f":lp={lp}" if lp else ""))
+            opts["svtav1-params"] = f"keyint={max(1, int(keyframe_interval))}:rc=1:tbr={int(bitrate_mbps * 1000)}" + (
+                f":lp={lp}" if lp else ""
+            )
         s.options = opts
         # Threads: libvpx's worker threads spin when the CPU is contended (measured on the
         # 2-core machine under load: 74 ms of CPU per 640x360 frame with them, 3 ms without),
@@ -152,7 +173,7 @@ class VideoEncoder:
         if (w, h) == (self.width, self.height):
             return img
         if w >= self.width and h >= self.height and w - self.width <= 1 and h - self.height <= 1:
-            return img[:self.height, :self.width]
+            return img[: self.height, : self.width]
         return cv2.resize(img, (self.width, self.height), interpolation=cv2.INTER_AREA)
 
     def write(self, img: np.ndarray, n: int = 1) -> None:
@@ -186,9 +207,9 @@ class VideoEncoder:
 @dataclass
 class WorkerFigures:
     frames: int = 0
-    decode_s: float = 0.0        # CPU seconds of the worker thread
+    decode_s: float = 0.0  # CPU seconds of the worker thread
     encode_s: float = 0.0
-    waited_s: float = 0.0        # time the capture loop waited for room in the queue
+    waited_s: float = 0.0  # time the capture loop waited for room in the queue
     max_queue: int = 0
 
 
@@ -199,8 +220,18 @@ class EncodeWorker:
     opens on the first frame (its size is the video's). An encoder error is kept (`error`)
     and raised from `put`/`close`, never lost in the thread."""
 
-    def __init__(self, path: Path | str, fps: int, *, codec: str, bitrate_mbps: float, keyframe_interval: int,
-                 threads: int = 1, queue_frames: int = 24, size: tuple[int, int] | None = None):
+    def __init__(
+        self,
+        path: Path | str,
+        fps: int,
+        *,
+        codec: str,
+        bitrate_mbps: float,
+        keyframe_interval: int,
+        threads: int = 1,
+        queue_frames: int = 24,
+        size: tuple[int, int] | None = None,
+    ):
         self.path, self.fps, self.codec = Path(path), int(fps), codec
         self.bitrate_mbps, self.keyframe_interval, self.threads = bitrate_mbps, keyframe_interval, threads
         self.size = size
@@ -261,21 +292,31 @@ class EncodeWorker:
                 if item is None:
                     break
                 if self.error is not None:
-                    continue                        # drain after an error: put() raises it
+                    continue  # drain after an error: put() raises it
                 t0 = time.thread_time()
-                img = item if isinstance(item, np.ndarray) else cv2.imdecode(np.frombuffer(item, np.uint8),
-                                                                              cv2.IMREAD_COLOR)
+                img = (
+                    item
+                    if isinstance(item, np.ndarray)
+                    else cv2.imdecode(np.frombuffer(item, np.uint8), cv2.IMREAD_COLOR)
+                )
                 if img is None:
                     raise RuntimeError("a captured frame could not be decoded")
                 f.decode_s += time.thread_time() - t0
                 if self.enc is None:
                     w, h = self.size or (img.shape[1], img.shape[0])
-                    self.enc = VideoEncoder(self.path, w, h, self.fps, codec=self.codec,
-                                            bitrate_mbps=self.bitrate_mbps,
-                                            keyframe_interval=self.keyframe_interval, threads=self.threads)
+                    self.enc = VideoEncoder(
+                        self.path,
+                        w,
+                        h,
+                        self.fps,
+                        codec=self.codec,
+                        bitrate_mbps=self.bitrate_mbps,
+                        keyframe_interval=self.keyframe_interval,
+                        threads=self.threads,
+                    )
                 self.enc.write(img)
                 f.frames += 1
-        except BaseException as e:   # kept for the capture side; the thread keeps draining
+        except BaseException as e:  # kept for the capture side; the thread keeps draining
             self.error = e
             while self._q.get() is not None:
                 pass
@@ -296,5 +337,4 @@ class EncodeWorker:
         return self.enc.height if self.enc else None
 
 
-__all__ = ["CODECS", "CODEC_LABEL", "EncodeWorker", "EncoderUnavailable", "VideoEncoder", "available", "even",
-           "pick"]
+__all__ = ["CODECS", "CODEC_LABEL", "EncodeWorker", "EncoderUnavailable", "VideoEncoder", "available", "even", "pick"]

@@ -1,9 +1,9 @@
 """Probe registry: every module in this package registers its probe with `@probe`.
 
-    from skycity_bench.probes import probe
+from skycity_bench.probes import probe
 
-    @probe("frame_pacing", order=10, settings=Settings)
-    async def collect(ctx): ...
+@probe("frame_pacing", order=10, settings=Settings)
+async def collect(ctx): ...
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from skycity_bench.probes.probe_api import NoSettings, ProbeContext, ProbeSpec
 
 _REGISTRY: dict[str, ProbeSpec] = {}
 _loaded = False
-_lock = threading.Lock()   # tests load the registry from several threads at once
+_lock = threading.Lock()  # tests load the registry from several threads at once
 
 
 def probe(name: str, **kw):
     def deco(fn):
         _REGISTRY[name] = ProbeSpec(name=name, collect=fn, **kw)
         return fn
+
     return deco
 
 

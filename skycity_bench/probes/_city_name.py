@@ -115,8 +115,11 @@ _TAKE_CANVAS = "() => { const L = __SKYCITY__.nameText; if (!L) return null; ret
 
 async def arm(dp, name: str) -> None:
     """Tell the canvas wrapper which name to watch for."""
-    await dp.evaluate("(n) => { if (__SKYCITY__.nameText) __SKYCITY__.nameText.want = n.replace(/\\s+/g, ''); }",
-                      name, what="arming the canvas text log")
+    await dp.evaluate(
+        "(n) => { if (__SKYCITY__.nameText) __SKYCITY__.nameText.want = n.replace(/\\s+/g, ''); }",
+        name,
+        what="arming the canvas text log",
+    )
 
 
 async def check(dp, stepper, name: str, t_s: float, diff_level: int) -> dict:
@@ -124,8 +127,13 @@ async def check(dp, stepper, name: str, t_s: float, diff_level: int) -> dict:
     (the shape is documented in scorers/city_name.py). A pixel counts as changed when hiding
     the name moves one of its channels by more than `diff_level`."""
     found = await dp.evaluate(_FIND, name, what="looking for the city name in the page") or []
-    out: dict = {"t_s": round(t_s, 3), "dom_elements": len(found), "changed_share": 0.0, "diff_level": diff_level,
-                 "elements": found[:4]}
+    out: dict = {
+        "t_s": round(t_s, 3),
+        "dom_elements": len(found),
+        "changed_share": 0.0,
+        "diff_level": diff_level,
+        "elements": found[:4],
+    }
     shown = [f for f in found if f["in_viewport"] and not f["hidden"] and f["opacity"] > 0.02]
     if shown:
         x0 = min(f["clip"][0] for f in shown)

@@ -98,7 +98,7 @@ async def run_cycles(dp, way: str, settings, use_hook_time: bool, save, keep_bel
             shot = await dp.frame()
             m = _best_match(shot, ref[t], settings.ssim_width)
             m.update({"t_s": t, "hook_time": await _state_time(dp, use_hook_time)})
-            if k == 0 or m["ssim"] < keep_below:      # frames the scorer will call different: kept
+            if k == 0 or m["ssim"] < keep_below:  # frames the scorer will call different: kept
                 m["files"] = [save(f"{way}-first-{t:g}s", ref[t][1]), save(f"{way}-replay{k + 1}-{t:g}s", shot)]
             rep.append(m)
         cyc["replay"] = rep

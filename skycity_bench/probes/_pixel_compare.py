@@ -33,13 +33,12 @@ def change_stats(mask: np.ndarray, grid: tuple[int, int] = (16, 9), cell_share: 
     cells = 0
     for r in range(rows):
         for c in range(cols):
-            cell = mask[r * h // rows:(r + 1) * h // rows, c * w // cols:(c + 1) * w // cols]
+            cell = mask[r * h // rows : (r + 1) * h // rows, c * w // cols : (c + 1) * w // cols]
             if cell.size and cell.mean() > cell_share:
                 cells += 1
     ys, xs = np.nonzero(mask)
     bbox = None if xs.size == 0 else [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1]
-    return {"changed_share": round(float(mask.mean()), 6), "changed_cells": cells, "grid": [cols, rows],
-            "bbox": bbox}
+    return {"changed_share": round(float(mask.mean()), 6), "changed_cells": cells, "grid": [cols, rows], "bbox": bbox}
 
 
 def _gray_small(img: np.ndarray, width: int) -> np.ndarray:
@@ -69,8 +68,11 @@ def ssim(a: np.ndarray, b: np.ndarray, width: int = 480, blocks: tuple[int, int]
     smap = ((2 * mx * my + c1) * (2 * sxy + c2)) / ((mx * mx + my * my + c1) * (sxx + syy + c2))
     h, w = smap.shape
     cols, rows = blocks
-    worst = min(float(smap[r * h // rows:(r + 1) * h // rows, c * w // cols:(c + 1) * w // cols].mean())
-                for r in range(rows) for c in range(cols))
+    worst = min(
+        float(smap[r * h // rows : (r + 1) * h // rows, c * w // cols : (c + 1) * w // cols].mean())
+        for r in range(rows)
+        for c in range(cols)
+    )
     return {"ssim": round(float(smap.mean()), 5), "worst_block": round(worst, 5)}
 
 
@@ -84,6 +86,14 @@ def outline(img: np.ndarray, boxes: list[dict], color=(0, 0, 255)) -> np.ndarray
         label = str(b.get("label", ""))[:40]
         if label:
             ty = y - 6 if y > 20 else min(out.shape[0] - 4, y2 + 16)
-            cv2.putText(out, label.encode("ascii", "replace").decode(), (x + 2, ty),
-                        cv2.FONT_HERSHEY_SIMPLEX, 0.5, color, 1, cv2.LINE_AA)
+            cv2.putText(
+                out,
+                label.encode("ascii", "replace").decode(),
+                (x + 2, ty),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                0.5,
+                color,
+                1,
+                cv2.LINE_AA,
+            )
     return out

@@ -27,11 +27,13 @@ async def state(dp) -> dict | None:
     """What the page's scene graph watch has seen (renderers wrapped, scenes rendered,
     failures), or None when the watch is not on the page or did not answer."""
     try:
-        got = await dp.evaluate("__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.state() : null",
-                                what="reading the three.js scene graph watch")
+        got = await dp.evaluate(
+            "__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.state() : null",
+            what="reading the three.js scene graph watch",
+        )
     except DemoCrash:
         raise
-    except ProbeError:                 # a hung or broken page: no locator (the visual count stands)
+    except ProbeError:  # a hung or broken page: no locator (the visual count stands)
         return None
     return got if isinstance(got, dict) else None
 
@@ -42,8 +44,9 @@ async def arm(dp) -> dict | None:
     None when it did not answer. Claims need a quarter second of history (scene_recent_ms),
     so this is called when the locator is chosen, long before the dense window."""
     try:
-        got = await dp.evaluate("__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.arm() : null",
-                                what="arming the three.js scene graph watch")
+        got = await dp.evaluate(
+            "__SKYCITY__.sceneGraph ? __SKYCITY__.sceneGraph.arm() : null", what="arming the three.js scene graph watch"
+        )
     except DemoCrash:
         raise
     except ProbeError:
@@ -60,9 +63,11 @@ async def claims(dp, s) -> tuple[bool, list | None, str | None]:
     """(ok, claims in the hook's shape, error) at the frame on screen; `s` the density
     probe's Settings (scene_recent_ms, scene_frame_ms, scene_world_share)."""
     try:
-        got = await dp.evaluate("([r, f, w]) => __SKYCITY__.sceneGraph.movers(r, f, w)",
-                                [s.scene_recent_ms, s.scene_frame_ms, s.scene_world_share],
-                                what="reading the three.js scene graph")
+        got = await dp.evaluate(
+            "([r, f, w]) => __SKYCITY__.sceneGraph.movers(r, f, w)",
+            [s.scene_recent_ms, s.scene_frame_ms, s.scene_world_share],
+            what="reading the three.js scene graph",
+        )
     except DemoCrash:
         raise
     except ProbeError as e:

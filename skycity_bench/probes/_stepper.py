@@ -35,10 +35,10 @@ import numpy as np
 
 from skycity_bench.common.errors import ProbeError
 
-
 RAF_HZ = 60
 
-RAF_60HZ_JS = r"""
+RAF_60HZ_JS = (
+    r"""
 (() => {
   // Hidden from the page (issue 15): no global of its own (the flag is on the bench's
   // namespace, cloak.js), and the two replacements look native: methods (no prototype),
@@ -75,7 +75,9 @@ RAF_60HZ_JS = r"""
   NS.replace(window, 'requestAnimationFrame', api.requestAnimationFrame);
   NS.replace(window, 'cancelAnimationFrame', api.cancelAnimationFrame);
 })();
-""" % RAF_HZ
+"""
+    % RAF_HZ
+)
 
 
 def on_grid(t_s: float) -> float:
@@ -95,10 +97,10 @@ class Stepper:
     def __init__(self, dp, capture_timeout_s: float = 20.0):
         self.dp = dp
         self.cdp = None
-        self.pos_ms: float = 0.0          # bench time of the page now, ms since t = 0
+        self.pos_ms: float = 0.0  # bench time of the page now, ms since t = 0
         self.capture_timeout_s = capture_timeout_s
 
-    async def start(self) -> "Stepper":
+    async def start(self) -> Stepper:
         self.cdp = await self.dp.call(self.dp.context.new_cdp_session(self.dp.page), 10, "opening a CDP session")
         self.pos_ms = (await self.dp.now_s()) * 1000.0
         return self
@@ -124,8 +126,9 @@ class Stepper:
             await self.dp.run_for(step, picture_only=picture_only)
             self.pos_ms += step
 
-    async def capture(self, fmt: str = "jpeg", quality: int = 85, scale: float = 1.0,
-                      clip: dict | None = None) -> bytes:
+    async def capture(
+        self, fmt: str = "jpeg", quality: int = 85, scale: float = 1.0, clip: dict | None = None
+    ) -> bytes:
         """The viewport (or `clip`, CSS px {x, y, width, height}) as encoded image bytes
         (JPEG or PNG), optionally scaled down."""
         params: dict = {"format": fmt, "optimizeForSpeed": True, "captureBeyondViewport": False}

@@ -28,10 +28,10 @@ from concurrent.futures import ThreadPoolExecutor
 import cv2
 import numpy as np
 
+from skycity_bench.analysis import motion as _motion
 from skycity_bench.browser.clock_budget import PassBudget
 from skycity_bench.common.errors import DemoSlow, ProbeError
 from skycity_bench.probes import _city_name, _scene_graph
-from skycity_bench.analysis import motion as _motion
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
 
 
@@ -41,8 +41,9 @@ class _Analyzer:
     def __init__(self, s):
         self.s = s
         self.prev = None
-        self.frames = {k: [] for k in ("t_s", "dx", "dy", "scale", "rot_deg", "residual", "raw_diff",
-                                       "inlier_ratio", "features")}
+        self.frames = {
+            k: [] for k in ("t_s", "dx", "dy", "scale", "rot_deg", "residual", "raw_diff", "inlier_ratio", "features")
+        }
         self.thumbs: dict[int, bytes] = {}
         self.opening: list[tuple[float, np.ndarray]] = []
         self.end_ref: tuple[float, np.ndarray] | None = None
@@ -53,16 +54,24 @@ class _Analyzer:
     def feed(self, t: float, shot: bytes) -> None:
         t0 = time.perf_counter()
         img = decode(shot)
-        if img.shape[1] > self.s.analysis_width:     # a full-size frame from the recording
+        if img.shape[1] > self.s.analysis_width:  # a full-size frame from the recording
             h = max(2, int(round(img.shape[0] * self.s.analysis_width / img.shape[1])))
             img = cv2.resize(img, (self.s.analysis_width, h), interpolation=cv2.INTER_AREA)
         gray = _motion.analysis_gray(img, self.s.analysis_width)
-        self.shape = gray.shape          # what the registration's pixels are
+        self.shape = gray.shape  # what the registration's pixels are
         f = self.frames
         f["t_s"].append(round(t, 4))
         if self.prev is None:
-            r = {"dx": None, "dy": None, "scale": None, "rot_deg": None, "residual": None, "raw_diff": None,
-                 "features": None, "inliers": 0}
+            r = {
+                "dx": None,
+                "dy": None,
+                "scale": None,
+                "rot_deg": None,
+                "residual": None,
+                "raw_diff": None,
+                "features": None,
+                "inliers": 0,
+            }
         else:
             r = _motion.register(self.prev, gray)
         for k in ("dx", "dy", "scale", "rot_deg", "residual", "raw_diff"):
@@ -89,8 +98,14 @@ class _Analyzer:
         for t, tn in self.post:
             d = [(_motion.tiny_distance(tn, o), ot) for ot, o in self.opening]
             dmin, ot = min(d)
-            post.append({"t_s": round(t, 3), "d_open": round(dmin, 4), "open_t_s": round(ot, 3),
-                         "d_end": round(_motion.tiny_distance(tn, self.end_ref[1]), 4)})
+            post.append(
+                {
+                    "t_s": round(t, 3),
+                    "d_open": round(dmin, 4),
+                    "open_t_s": round(ot, 3),
+                    "d_end": round(_motion.tiny_distance(tn, self.end_ref[1]), 4),
+                }
+            )
         end_open = min(_motion.tiny_distance(self.end_ref[1], o) for _, o in self.opening)
         return {"post": post, "end_ref_s": round(self.end_ref[0], 3), "end_vs_opening": round(end_open, 4)}
 
@@ -131,7 +146,7 @@ class TimelineSampler:
         """One sample at bench time `now` (the animation frame on screen); `frame` is an
         encoded screenshot of it when the caller has one already."""
         c1 = time.perf_counter()
-        if self.fails < 3:          # a hook that keeps failing is not asked 650 times
+        if self.fails < 3:  # a hook that keeps failing is not asked 650 times
             self._state(now, await self.dp.hook.call("getState"))
         c2 = time.perf_counter()
         self.spent["hook"] += c2 - c1
@@ -141,15 +156,16 @@ class TimelineSampler:
         self.spent["capture"] += c3 - c2
         loop = asyncio.get_running_loop()
         self.pending.append(loop.run_in_executor(self.pool, self.analyzer.feed, now, frame))
-        while len(self.pending) > 6:          # bounded: the browser never runs far ahead
+        while len(self.pending) > 6:  # bounded: the browser never runs far ahead
             await self.pending.popleft()
         c4 = time.perf_counter()
         self.spent["wait"] += c4 - c3
         while self.checks_at and self.checks_at[0] <= now + 1e-6:
             self.checks_at.pop(0)
             if self.name:
-                self.name_checks.append(await _city_name.check(self.dp, self.st, self.name, now,
-                                                               self.s.name_diff_level))
+                self.name_checks.append(
+                    await _city_name.check(self.dp, self.st, self.name, now, self.s.name_diff_level)
+                )
         self.spent["name"] += time.perf_counter() - c4
 
     def _state(self, now: float, r) -> None:
@@ -184,7 +200,9 @@ class TimelineSampler:
         s, a, vp = self.s, self.analyzer, self.dp.viewport
         data = {
             "stepped_by": stepped_by,
-            "sample_fps": s.sample_fps, "end_s": s.end_s, "tour_s": s.tour_s,
+            "sample_fps": s.sample_fps,
+            "end_s": s.end_s,
+            "tour_s": s.tour_s,
             "viewport": {"width": vp.width, "height": vp.height},
             "analysis_size": None if a.shape is None else [a.shape[1], a.shape[0]],
             # CSS px of the viewport per registration px (also right at a device scale factor > 1)
@@ -212,7 +230,9 @@ def _save_frames(ctx, s, analyzer: _Analyzer, data: dict) -> dict:
     width = data["analysis_size"][0] if data["analysis_size"] else s.analysis_width
     # which cuts get frames is the camera scorer's judgement (its thresholds), read here only
     # to choose what to keep; the scorer judges the stored series again on every (re)score
-    cuts = _motion.detect_cuts(analyzer.frames, fps=s.sample_fps, width_px=width, s=ctx.scenario.scorer_settings("camera"))
+    cuts = _motion.detect_cuts(
+        analyzer.frames, fps=s.sample_fps, width_px=width, s=ctx.scenario.scorer_settings("camera")
+    )
     out: dict = {"cuts": {}, "ending": []}
 
     def save(i: int, label: str) -> str:
@@ -236,14 +256,21 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
     items' reason give."""
     at = round(st.frame_s, 3)
     rate = steps_done / budget.elapsed_s() if budget.elapsed_s() > 0 else 0.0
-    reason = (f"{why} after {budget.elapsed_s():.0f} s, at demo time {at:g} s of {end_s:g} s "
-              f"({rate:.1f} steps per wall second: the demo renders slowly here)")
-    return {"at_s": at, "next_s": round(t_next, 3), "reason": reason,
-            "message": f"the tour pass stopped early: {reason}; the timeline needs the whole tour (0–{end_s:g} s)"}
+    reason = (
+        f"{why} after {budget.elapsed_s():.0f} s, at demo time {at:g} s of {end_s:g} s "
+        f"({rate:.1f} steps per wall second: the demo renders slowly here)"
+    )
+    return {
+        "at_s": at,
+        "next_s": round(t_next, 3),
+        "reason": reason,
+        "message": f"the tour pass stopped early: {reason}; the timeline needs the whole tour (0–{end_s:g} s)",
+    }
 
 
-def density_frame_times(sample_times: list[float], offsets_frames: list[int], densify_points: int,
-                        claim_frames: list[int] = ()) -> dict:
+def density_frame_times(
+    sample_times: list[float], offsets_frames: list[int], densify_points: int, claim_frames: list[int] = ()
+) -> dict:
     """What the density analysis takes from the tour instead of replaying 20–35 s (issue 18
     part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time the
     hook's claims are asked at (every time a sample may be taken at: the samples, and the
@@ -280,8 +307,16 @@ class DensityFrames:
 
     DIR = "recordings/density_frames"
 
-    def __init__(self, ctx, sample_times: list[float], delta_frames: int, other_frames: list[int],
-                 densify_points: int, view_frames: list[int] = (), scene=None):
+    def __init__(
+        self,
+        ctx,
+        sample_times: list[float],
+        delta_frames: int,
+        other_frames: list[int],
+        densify_points: int,
+        view_frames: list[int] = (),
+        scene=None,
+    ):
         self.ctx = ctx
         # density's Settings when the three.js scene graph may locate claims without a hook
         # (probes/_scene_graph.py; its watch is then on the tour's page), else None
@@ -289,7 +324,7 @@ class DensityFrames:
         self.locator: dict = _scene_graph.locator(None)
         self.sample_times, self.delta_frames = sample_times, delta_frames
         self.other_frames, self.densify_points = list(other_frames), densify_points
-        self.view_frames = list(view_frames)        # the still-point test's views: frames and claims
+        self.view_frames = list(view_frames)  # the still-point test's views: frames and claims
         self.desc = None
         self.claims_keys: set[int] = set()
         self.frames: dict[str, dict] = {}
@@ -332,20 +367,35 @@ class DensityFrames:
     def finish(self, dp) -> dict:
         """Writes index.json; the figures for the recording's evidence (density_frames)."""
         d = self.desc
-        index = {"version": 1, "delta_frames": self.delta_frames, "other_frames": self.other_frames,
-                 "view_frames": self.view_frames,
-                 "hook": {"ok": bool(d and d.ok), "value": d.value if d and d.ok else None,
-                          "error": None if d is None else d.error},
-                 "locator": self.locator,
-                 "frames": self.frames, "claims": self.claims, "page_errors": dp.events.page_errors[:20]}
+        index = {
+            "version": 1,
+            "delta_frames": self.delta_frames,
+            "other_frames": self.other_frames,
+            "view_frames": self.view_frames,
+            "hook": {
+                "ok": bool(d and d.ok),
+                "value": d.value if d and d.ok else None,
+                "error": None if d is None else d.error,
+            },
+            "locator": self.locator,
+            "frames": self.frames,
+            "claims": self.claims,
+            "page_errors": dp.events.page_errors[:20],
+        }
         path, self.index_rel = self.ctx.file(f"{self.DIR}/index.json")
         path.write_text(json.dumps(index))
-        return {"index": self.index_rel, "frames": len(self.frames), "claims": len(self.claims),
-                "bytes": self.bytes, "capture_s": round(self.capture_s, 2)}
+        return {
+            "index": self.index_rel,
+            "frames": len(self.frames),
+            "claims": len(self.claims),
+            "bytes": self.bytes,
+            "capture_s": round(self.capture_s, 2),
+        }
 
 
-def tour_times(video: list[tuple[float, str]], timeline: list[float],
-               density: list[float] = ()) -> list[tuple[float, str | None, bool, bool]]:
+def tour_times(
+    video: list[tuple[float, str]], timeline: list[float], density: list[float] = ()
+) -> list[tuple[float, str | None, bool, bool]]:
     """The pass's steps in time order: (t, the video's kind of frame at t or None, whether
     the timeline samples at t, whether density takes a frame at t). All lists sit on the
     60 Hz animation grid (frame_times, density_frame_times), so a time two want is the same
@@ -360,8 +410,15 @@ def tour_times(video: list[tuple[float, str]], timeline: list[float],
     return [(v[0], v[1], v[2], v[3]) for _, v in sorted(at.items())]
 
 
-async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | None = None, stepped_by: str,
-                    wall_budget_s: float | None = None) -> dict:
+async def tour_pass(
+    ctx,
+    *,
+    video=None,
+    timeline=None,
+    density: DensityFrames | None = None,
+    stepped_by: str,
+    wall_budget_s: float | None = None,
+) -> dict:
     """One fake-clock walk; returns {"recording": the video's figures or None, "timeline":
     the timeline's evidence data or None, "density_frames": DensityFrames.finish()'s
     figures or None, "stopped": None or {at_s, reason, message}}.
@@ -386,11 +443,20 @@ async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | 
         if timeline is not None:
             sampler = TimelineSampler(ctx, dp, st, timeline, pool)
             await sampler.prepare()
-        steps = tour_times(video.times() if video is not None else [],
-                           frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [],
-                           await density.prepare(dp) if density is not None else [])
-        what = " + ".join(n for n, on in (("recording", video is not None), ("timeline", sampler is not None),
-                                          ("density frames", density is not None)) if on)
+        steps = tour_times(
+            video.times() if video is not None else [],
+            frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [],
+            await density.prepare(dp) if density is not None else [],
+        )
+        what = " + ".join(
+            n
+            for n, on in (
+                ("recording", video is not None),
+                ("timeline", sampler is not None),
+                ("density frames", density is not None),
+            )
+            if on
+        )
         task = ctx.progress.task(f"{what}: {steps[-1][0]:g} s" if steps else what, len(steps), unit="frames")
         started = time.monotonic()
         budget = PassBudget(wall_budget_s, getattr(dp, "budget", None))
@@ -404,13 +470,13 @@ async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | 
                 c0 = time.perf_counter()
                 try:
                     await st.to(t)
-                except DemoSlow as e:          # the run's budget ends this advance: keep what was taken
+                except DemoSlow as e:  # the run's budget ends this advance: keep what was taken
                     stopped = _stopped(st, t, steps[-1][0], str(e), budget, i)
                     break
                 step_s += time.perf_counter() - c0
                 shot = await video.take(kind, t, st, full=sample) if kind is not None else None
                 if sample:
-                    await sampler.sample(st.frame_s, shot)   # = t, except for t = 0, which load already passed
+                    await sampler.sample(st.frame_s, shot)  # = t, except for t = 0, which load already passed
                 if dens:
                     await density.take(dp, t)
                 if i % 10 == 0 or i == len(steps) - 1:
@@ -429,8 +495,12 @@ async def tour_pass(ctx, *, video=None, timeline=None, density: DensityFrames | 
             raise
         finally:
             task.close()
-        out: dict = {"recording": None, "timeline": None, "stopped": stopped,
-                     "density_frames": density.finish(dp) if density is not None else None}
+        out: dict = {
+            "recording": None,
+            "timeline": None,
+            "stopped": stopped,
+            "density_frames": density.finish(dp) if density is not None else None,
+        }
         if video is not None:
             out["recording"] = await video.finish(stopped)
         if sampler is not None:

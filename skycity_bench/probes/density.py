@@ -34,8 +34,6 @@ from typing import Annotated
 import cv2
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from skycity_bench.common.errors import ProbeError
-from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.analysis.vision import Params, analyse_pair
 from skycity_bench.analysis.vision.camera_estimate import CameraParams
 from skycity_bench.analysis.vision.draw import draw_evidence
@@ -43,6 +41,8 @@ from skycity_bench.analysis.vision.multiview import TrackParams
 from skycity_bench.analysis.vision.objects import ObjectParams
 from skycity_bench.analysis.vision.segment import SegmentParams
 from skycity_bench.analysis.vision.verify import VerifyParams
+from skycity_bench.common.errors import ProbeError
+from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.probes import _scene_graph, probe
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, frame_time
 
@@ -54,6 +54,7 @@ class Settings(BaseModel):
     fields of their names). Every value is the scenario's (`probes: density:`, the reasons
     there): none has a default in code. What the evidence is judged with is the scorer's
     (`scorers: density:`, scorers/density.py)."""
+
     model_config = ConfigDict(extra="forbid")
 
     delta_frames: int = Field(ge=1, le=60)
@@ -138,24 +139,32 @@ class Settings(BaseModel):
     fragment_gap_px: int = Field(ge=0, le=200)
 
     @model_validator(mode="after")
-    def _far_frames_taken(self) -> "Settings":
+    def _far_frames_taken(self) -> Settings:
         k = self.far_pair_frames
         if k and not {-k, k} <= set(self.other_pair_frames):
             raise ValueError(f"far_pair_frames {k}: other_pair_frames must hold {-k} and {k} (the frames taken)")
         v = self.still_point_frames
         if len(set(v)) != len(v) or 0 in v or sum(k < 0 for k in v) != sum(k > 0 for k in v):
-            raise ValueError(f"still_point_frames {v}: distinct, none 0, as many before t as after (t is the "
-                             f"centre view)")
+            raise ValueError(
+                f"still_point_frames {v}: distinct, none 0, as many before t as after (t is the centre view)"
+            )
         return self
 
     def params(self) -> Params:
         """The vision layer's parameter sets, each field taken from the setting of its name."""
+
         def pick(cls):
             return cls(**{f.name: getattr(self, f.name) for f in fields(cls) if f.name in type(self).model_fields})
+
         track = pick(TrackParams)
         track.still_point_frames = tuple(sorted(track.still_point_frames))
-        return Params(camera=pick(CameraParams), segment=pick(SegmentParams), verify=pick(VerifyParams),
-                      objects=pick(ObjectParams), track=track)
+        return Params(
+            camera=pick(CameraParams),
+            segment=pick(SegmentParams),
+            verify=pick(VerifyParams),
+            objects=pick(ObjectParams),
+            track=track,
+        )
 
 
 def sample_times(main: list[float], a: float, b: float, step: float) -> list[float]:
@@ -171,8 +180,9 @@ def count_of(s: dict) -> int | None:
     return s.get("verified_count") if s.get("verified_count") is not None else s.get("visual_count")
 
 
-def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], hook: bool,
-              view_frames: list[int] = ()) -> list[dict]:
+def plan_pass(
+    times: list[float], delta_frames: int, other_frames: list[int], hook: bool, view_frames: list[int] = ()
+) -> list[dict]:
     """Which frames each sample of one pass uses, as 60 Hz frame numbers: {t, key (frame A),
     before (offsets < 0), after (offsets > Δ; used only when the hook answers at t), views
     (the still-point test's views, `view_frames`: among before and after, and the hook's
@@ -190,8 +200,10 @@ def plan_pass(times: list[float], delta_frames: int, other_frames: list[int], ho
     others = sorted({k for k in (*other_frames, *views) if k not in (0, delta_frames)})
     before = [k for k in others if k < 0] if hook else []
     after = [k for k in others if k > delta_frames] if hook else []
-    return [{"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after), "views": list(views)}
-            for t in times]
+    return [
+        {"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after), "views": list(views)}
+        for t in times
+    ]
 
 
 def _keys(plan: list[dict], delta_frames: int) -> list[int]:
@@ -216,7 +228,7 @@ class Replay:
         self.ctx = ctx
         self.dp = None
         self.st = None
-        self.kind = None            # what locates the claims (locate)
+        self.kind = None  # what locates the claims (locate)
 
     async def open(self) -> None:
         scene = [_scene_graph.SCENE_GRAPH_JS] if self.ctx.settings.scene_graph else []
@@ -273,7 +285,7 @@ class TourFrames:
         self.folder, self.index = folder, index
 
     @classmethod
-    def of_run(cls, ctx) -> "TourFrames | None":
+    def of_run(cls, ctx) -> TourFrames | None:
         rec = ctx.artifacts.get("recording")
         df = (rec.data or {}).get("density_frames") if rec is not None and rec.status == "ok" else None
         if not df:
@@ -335,13 +347,14 @@ class _Capture:
         self.view_frames = sorted(ctx.settings.still_point_frames)
         self.params = ctx.settings.params()
         self.main = {round(float(t), 3) for t in ctx.scenario.density_sample_times_s}
-        self.lowest = None          # (count, t, frame A, data, regions) of the lowest sample so far
+        self.lowest = None  # (count, t, frame A, data, regions) of the lowest sample so far
         # claims from a locator that can miss objects (the three.js scene graph): the pixels'
         # plain-object figures are kept beside the verified claims (vision/analyse.py: plain)
         self.plain_too = False
 
-    async def run_pass(self, source, times: list[float], hook: bool, densified: bool, out: list[dict],
-                       progress=None) -> None:
+    async def run_pass(
+        self, source, times: list[float], hook: bool, densified: bool, out: list[dict], progress=None
+    ) -> None:
         """Every sample of one pass, appended to `out` in time order as it is analysed. The
         source is walked forward once; a frame is dropped when no later sample uses it."""
         plan = self.plan(times, hook)
@@ -389,9 +402,17 @@ class _Capture:
             views = {k: (frames[n + k][0], _visible(calls.get(n + k))) for k in p["views"]}
         if a.shape != b.shape:
             raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
-        res = await asyncio.to_thread(analyse_pair, a, b, claims, self.params,
-                                      others if claims is not None else None, self.delta_frames, views,
-                                      self.plain_too)
+        res = await asyncio.to_thread(
+            analyse_pair,
+            a,
+            b,
+            claims,
+            self.params,
+            others if claims is not None else None,
+            self.delta_frames,
+            views,
+            self.plain_too,
+        )
         # the frames' times on the 60 Hz grid, not the clock reads: a read lands up to 1 ms past
         # the frame, by where the page's clock started (frame_time), and the same frames from
         # the tour and from the probe's own replay must give the same sample
@@ -410,16 +431,23 @@ class _Capture:
     def _draw(self, a, data: dict, regions: list) -> str:
         path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
         claimed = data.get("claimed_count")
-        title = (f"t = {data['t']:.2f} s   visual count {data['visual_count']}" +
-                 (f"   verified {data['verified_count']} of {claimed} claimed" if claimed is not None else "   no hook"))
+        title = f"t = {data['t']:.2f} s   visual count {data['visual_count']}" + (
+            f"   verified {data['verified_count']} of {claimed} claimed" if claimed is not None else "   no hook"
+        )
         draw_evidence(path, a, data, title, regions)
         return rel
 
 
-@probe("density", order=50, settings=Settings, evidence=DensityEvidence, after=("recording",),
-       description="fake clock; frame pairs t, t+Δ across 20–35 s (the recording's tour frames when it runs); "
-                   "camera-compensated motion; hook claims checked",
-       budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120)
+@probe(
+    "density",
+    order=50,
+    settings=Settings,
+    evidence=DensityEvidence,
+    after=("recording",),
+    description="fake clock; frame pairs t, t+Δ across 20–35 s (the recording's tour frames when it runs); "
+    "camera-compensated motion; hook claims checked",
+    budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120,
+)
 async def collect(ctx) -> DensityEvidence:
     """Frames from the recording's tour pass when it ran before this probe and captured the
     whole window (capture once, issue 18: it declares that it reads the recording's
@@ -433,14 +461,14 @@ async def collect(ctx) -> DensityEvidence:
     try:
         return await _collect(ctx, s, times, cap, found)
     finally:
-        if found is not None:        # read or not, the PNGs were this probe's only
+        if found is not None:  # read or not, the PNGs were this probe's only
             found.remove()
 
 
-async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "TourFrames | None") -> DensityEvidence:
+async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: TourFrames | None) -> DensityEvidence:
     hook_tour = tour is not None and (await tour.locate(await tour.describe()))["kind"] != "none"
     if tour is not None and not tour.has(_keys(cap.plan(times, hook_tour), cap.delta_frames)):
-        tour = None                  # the tour stopped before the window's end: play it here
+        tour = None  # the tour stopped before the window's end: play it here
     samples: list[dict] = []
     frames_from = {"main": "tour" if tour is not None else "replay", "densified": None}
     task = ctx.progress.task("density: frame pairs 20–35 s" + (" (the tour's frames)" if tour else ""), len(times))
@@ -452,8 +480,9 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
         loc = await source.locate(desc)
         hook = loc["kind"] != "none"
         cap.plain_too = loc["kind"] == _scene_graph.KIND
-        await cap.run_pass(source, times, hook, False, samples,
-                           progress=lambda t: task.update(len(samples), note=f"t = {t:g} s"))
+        await cap.run_pass(
+            source, times, hook, False, samples, progress=lambda t: task.update(len(samples), note=f"t = {t:g} s")
+        )
     except ProbeError as e:
         e.data = {"samples": samples, **(e.data or {})}
         raise
@@ -482,25 +511,27 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: "T
         lowest_file = cap.lowest[3]["evidence"] = cap._draw(*cap.lowest[2:5])
     # The figures as the evidence model (evidence/density.py): a figure the model does not
     # know is an error here, not a silent change of the report's shape.
-    return DensityEvidence.model_validate({
-        "hook": {"present": desc.ok, "describe": desc.value if desc.ok else None, "error": desc.error},
-        "locator": loc,
-        "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
-        "delta_frames": s.delta_frames,
-        "other_pair_frames": cap.other_frames,
-        "still_point_frames": cap.view_frames if hook else None,
-        "times": times,
-        "densified_times": extra,
-        "densify_error": densify_error,
-        "lowest_evidence": lowest_file,
-        "samples": samples,
-        "page_errors": page_errors,
-        "frames_from": frames_from,
-        "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
-    })
+    return DensityEvidence.model_validate(
+        {
+            "hook": {"present": desc.ok, "describe": desc.value if desc.ok else None, "error": desc.error},
+            "locator": loc,
+            "delta_ms": round(s.delta_frames * _FRAME_MS, 3),
+            "delta_frames": s.delta_frames,
+            "other_pair_frames": cap.other_frames,
+            "still_point_frames": cap.view_frames if hook else None,
+            "times": times,
+            "densified_times": extra,
+            "densify_error": densify_error,
+            "lowest_evidence": lowest_file,
+            "samples": samples,
+            "page_errors": page_errors,
+            "frames_from": frames_from,
+            "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
+        }
+    )
 
 
-def _visible(call: "_Call | None") -> list | None:
+def _visible(call: _Call | None) -> list | None:
     """The hook's visible claims of one answer, or None where it failed."""
     if call is None or not call.ok or not isinstance(call.value, list):
         return None

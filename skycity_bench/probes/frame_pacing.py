@@ -20,9 +20,9 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.browser.rate_calibration import calibrate, cpu_noise, cpu_sample
-from skycity_bench.browser.frame_trace import FrameTrace
 from skycity_bench.browser import screencast
+from skycity_bench.browser.frame_trace import FrameTrace
+from skycity_bench.browser.rate_calibration import calibrate, cpu_noise, cpu_sample
 from skycity_bench.browser.session import js
 from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
@@ -49,15 +49,21 @@ def _budget(sc) -> float:
     return one * (1 + s.noise_reruns)
 
 
-@probe("frame_pacing", realtime=True, order=10, settings=Settings, evidence=FramePacingEvidence,
-       description="real-time playback; rAF timestamps, performance.now() on entry, scene draw signal, "
-                   "Chromium's frame reporting, machine noise",
-       budget=_budget)
+@probe(
+    "frame_pacing",
+    realtime=True,
+    order=10,
+    settings=Settings,
+    evidence=FramePacingEvidence,
+    description="real-time playback; rAF timestamps, performance.now() on entry, scene draw signal, "
+    "Chromium's frame reporting, machine noise",
+    budget=_budget,
+)
 async def collect(ctx) -> FramePacingEvidence:
-    from skycity_bench.judging.scorers.frame_pacing import noise_reasons   # the judgement lives with the scorer
+    from skycity_bench.judging.scorers.frame_pacing import noise_reasons  # the judgement lives with the scorer
 
     s = ctx.settings
-    rule = ctx.scenario.scorer_settings("frame_pacing")    # the scorer's noise thresholds
+    rule = ctx.scenario.scorer_settings("frame_pacing")  # the scorer's noise thresholds
     attempts: list[dict] = []
     for attempt in range(1 + s.noise_reruns):
         before = await _calibration(ctx)
@@ -70,11 +76,15 @@ async def collect(ctx) -> FramePacingEvidence:
         attempts.append(noise)
         if not noise["too_noisy"] or attempt == s.noise_reruns:
             break
-        ctx.progress.log(f"[yellow]frame pacing: the machine was too noisy to trust the pass "
-                         f"({'; '.join(noise['too_noisy'])}); running it once more[/]")
+        ctx.progress.log(
+            f"[yellow]frame pacing: the machine was too noisy to trust the pass "
+            f"({'; '.join(noise['too_noisy'])}); running it once more[/]"
+        )
     if noise["too_noisy"]:
-        ctx.progress.log(f"[yellow]frame pacing: the machine was too noisy during the pass "
-                         f"({'; '.join(noise['too_noisy'])}); its figures are not to be trusted[/]")
+        ctx.progress.log(
+            f"[yellow]frame pacing: the machine was too noisy during the pass "
+            f"({'; '.join(noise['too_noisy'])}); its figures are not to be trusted[/]"
+        )
     data["noise"] = noise
     data["passes"] = len(attempts)
     data["noise_of_passes"] = attempts
@@ -86,7 +96,7 @@ async def _calibration(ctx) -> dict:
         return {"skipped": True}
     try:
         return await calibrate(ctx.browser, ctx.scenario, ctx.settings.noise_calibration_s)
-    except Exception as e:   # a wedged browser: the noise stays unknown, the pass still counts
+    except Exception as e:  # a wedged browser: the noise stays unknown, the pass still counts
         return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
 
 
@@ -94,10 +104,10 @@ async def _pass(ctx) -> dict:
     duration = ctx.scenario.duration_s
     dp = await ctx.open_page(init_scripts=[js("frame_sampler.js")], goto=False)
     trace = FrameTrace(dp.context, dp.page) if ctx.settings.trace else None
-    cap = screencast.NoCapture()                 # real-time video (issue 15): only if the scenario films this pass
+    cap = screencast.NoCapture()  # real-time video (issue 15): only if the scenario films this pass
     try:
         if trace:
-            await trace.start()          # before navigation: its navigationStart is the clock anchor
+            await trace.start()  # before navigation: its navigationStart is the clock anchor
         await dp.goto()
         cap = await screencast.for_pass(ctx, dp)
         t_start = time.monotonic()
@@ -112,7 +122,9 @@ async def _pass(ctx) -> dict:
             task.close()
         meta = await dp.evaluate(
             "[__SKYCITY__.frames ? __SKYCITY__.frames.count() : -1, __SKYCITY__.bench.t0,"
-            " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]", what="reading the frame sampler")
+            " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]",
+            what="reading the frame sampler",
+        )
         n, t0, t0_raf, errors = meta
         if trace:
             # After the page answered (a hung renderer never flushes its part of a trace:
@@ -122,9 +134,15 @@ async def _pass(ctx) -> dict:
             raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
         ts, now, drew = [], [], []
         for start in range(0, n, _READ_CHUNK):
-            part = await dp.evaluate("([a, b]) => __SKYCITY__.frames.read(a, b)", [start, start + _READ_CHUNK],
-                                     timeout=10, what="reading the frame sampler")
-            ts += part["ts"]; now += part["now"]; drew += part["drew"]
+            part = await dp.evaluate(
+                "([a, b]) => __SKYCITY__.frames.read(a, b)",
+                [start, start + _READ_CHUNK],
+                timeout=10,
+                what="reading the frame sampler",
+            )
+            ts += part["ts"]
+            now += part["now"]
+            drew += part["drew"]
     except (DemoHang, DemoCrash):
         # The page hangs or died: its renderer never flushes a trace, and the runner restarts
         # the browser (which ends the trace with it): do not wait for it.
@@ -132,7 +150,7 @@ async def _pass(ctx) -> dict:
         raise
     finally:
         if trace:
-            await trace.stop(2)              # a pass that failed otherwise: end the trace, quickly
+            await trace.stop(2)  # a pass that failed otherwise: end the trace, quickly
         await cap.stop()
         await dp.close()
     # Keep frames from t = 0 (first frame after load) to the end of the played duration.
@@ -162,7 +180,9 @@ def _chromium_frames(trace: FrameTrace | None, url: str, t0_raf: float, end_ms: 
     if "error" in f:
         return {"source": src, "error": f["error"]}
     keep = [i for i, t in enumerate(f["t_ms"]) if -20 <= t - t0_raf <= end_ms]
-    return {"source": src,
-            "t_ms": [round(f["t_ms"][i] - t0_raf, 3) for i in keep],
-            "fate": "".join(f["fate"][i] for i in keep),
-            "compositor_animation": "".join(f["compositor_animation"][i] for i in keep)}
+    return {
+        "source": src,
+        "t_ms": [round(f["t_ms"][i] - t0_raf, 3) for i in keep],
+        "fate": "".join(f["fate"][i] for i in keep),
+        "compositor_animation": "".join(f["compositor_animation"][i] for i in keep),
+    }

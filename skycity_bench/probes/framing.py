@@ -31,8 +31,8 @@ from skycity_bench.browser.session import js
 from skycity_bench.common.errors import ProbeError
 from skycity_bench.evidence.framing import FramingEvidence
 from skycity_bench.inputs.scenario import Viewport, parse_viewport
-from skycity_bench.probes._pixel_compare import outline
 from skycity_bench.probes import probe
+from skycity_bench.probes._pixel_compare import outline
 
 
 class Settings(BaseModel):
@@ -51,41 +51,53 @@ def blank_bands(frames: list[np.ndarray], tol: int, scene_rect: list[float] | No
     first line past the band differs from the band's colour: a letterbox bar drawn into the
     canvas). A flat or gradient sky the scene paints ends raggedly or gradually (a roof here
     and there) and does not count."""
-    stack = np.stack([f.astype(np.int16) for f in frames])            # N x H x W x 3
+    stack = np.stack([f.astype(np.int16) for f in frames])  # N x H x W x 3
     n, h, w, _ = stack.shape
     inside = np.zeros((h, w), bool)
     if scene_rect:
         x, y, rw, rh = scene_rect
-        inside[max(0, int(round(y))):max(0, int(round(y + rh))), max(0, int(round(x))):max(0, int(round(x + rw)))] = True
+        inside[
+            max(0, int(round(y))) : max(0, int(round(y + rh))), max(0, int(round(x))) : max(0, int(round(x + rw)))
+        ] = True
     mask = np.zeros((h, w), bool)
     bands = []
-    sides = {"top": stack, "bottom": stack[:, ::-1], "left": stack.transpose(0, 2, 1, 3),
-             "right": stack.transpose(0, 2, 1, 3)[:, ::-1]}
+    sides = {
+        "top": stack,
+        "bottom": stack[:, ::-1],
+        "left": stack.transpose(0, 2, 1, 3),
+        "right": stack.transpose(0, 2, 1, 3)[:, ::-1],
+    }
     for side, s in sides.items():
-        colour = np.median(s[0, 0], axis=0)                           # colour of the outermost line
-        dev = np.abs(s - colour).max(axis=(0, 3))                     # N-max per pixel: lines x length
+        colour = np.median(s[0, 0], axis=0)  # colour of the outermost line
+        dev = np.abs(s - colour).max(axis=(0, 3))  # N-max per pixel: lines x length
         flat = dev.max(axis=1) <= tol
         depth = len(flat) if flat.all() else int(np.argmin(flat))
         if depth == 0:
             continue
         # Sharpness: the first line past the band against the band's last line (a gradient
         # sky changes by a level or two from line to line; a letterbox edge changes at once).
-        sharp = 1.0 if depth >= len(flat) else float(
-            (np.abs(s[0, depth] - s[0, depth - 1]).max(axis=1) > tol).mean())
+        sharp = 1.0 if depth >= len(flat) else float((np.abs(s[0, depth] - s[0, depth - 1]).max(axis=1) > tol).mean())
         band = np.zeros((h, w), bool)
         if side == "top":
             band[:depth] = True
         elif side == "bottom":
-            band[h - depth:] = True
+            band[h - depth :] = True
         elif side == "left":
             band[:, :depth] = True
         else:
-            band[:, w - depth:] = True
+            band[:, w - depth :] = True
         counted = band & (~inside | (sharp >= 0.5))
         mask |= counted
-        bands.append({"side": side, "px": depth, "share": round(float(band.mean()), 5),
-                      "counted_share": round(float(counted.mean()), 5), "sharp_edge_share": round(sharp, 3),
-                      "colour_bgr": [int(v) for v in colour]})
+        bands.append(
+            {
+                "side": side,
+                "px": depth,
+                "share": round(float(band.mean()), 5),
+                "counted_share": round(float(counted.mean()), 5),
+                "sharp_edge_share": round(sharp, 3),
+                "colour_bgr": [int(v) for v in colour],
+            }
+        )
     return bands, mask
 
 
@@ -109,12 +121,18 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
     samples, frames = [], []
     try:
         for t in s.times_s:
-            await dp.seek(t, picture_only=True)     # the layout at t, not every frame on the way
+            await dp.seek(t, picture_only=True)  # the layout at t, not every frame on the way
             frames.append(await dp.frame())
             excuse = await _excuses(dp)
             dom = await dp.evaluate_isolated(js("framing_probe.js"), excuse, timeout=10, what="reading the layout")
-            dom["canvas_texts"] = await dp.evaluate("__SKYCITY__.canvasText ? __SKYCITY__.canvasText.recent(500) : []",
-                                                    timeout=10, what="reading canvas texts") or []
+            dom["canvas_texts"] = (
+                await dp.evaluate(
+                    "__SKYCITY__.canvasText ? __SKYCITY__.canvasText.recent(500) : []",
+                    timeout=10,
+                    what="reading canvas texts",
+                )
+                or []
+            )
             samples.append({"t_s": t, "excused_texts": excuse, **dom})
     except ProbeError as e:
         # partial evidence: what was sampled, and how slow the page was (slow vs hung)
@@ -129,18 +147,38 @@ async def _one_viewport(ctx, vp: Viewport) -> dict:
         shade = img.copy()
         shade[mask] = (255, 0, 255)
         img = cv2.addWeighted(shade, 0.35, img, 0.65, 0)
-    boxes = [{"x": o["rect"][0], "y": o["rect"][1], "w": o["rect"][2], "h": o["rect"][3],
-              "label": f"{o['why']}: {o['text'] or o['tag']}"}
-             for smp in samples for o in smp["overlays"] if not o["excused"]]
+    boxes = [
+        {
+            "x": o["rect"][0],
+            "y": o["rect"][1],
+            "w": o["rect"][2],
+            "h": o["rect"][3],
+            "label": f"{o['why']}: {o['text'] or o['tag']}",
+        }
+        for smp in samples
+        for o in smp["overlays"]
+        if not o["excused"]
+    ]
     p, name = ctx.file(f"framing/framing-{vp.width}x{vp.height}.png")
     cv2.imwrite(str(p), outline(img, boxes))
-    return {"viewport": [vp.width, vp.height], "samples": samples, "blank_bands": bands,
-            "blank_share": round(float(mask.mean()), 5), "file": name, "clock": dp.clock.to_json()}
+    return {
+        "viewport": [vp.width, vp.height],
+        "samples": samples,
+        "blank_bands": bands,
+        "blank_share": round(float(mask.mean()), 5),
+        "file": name,
+        "clock": dp.clock.to_json(),
+    }
 
 
-@probe("framing", order=25, settings=Settings, evidence=FramingEvidence,
-       description="scene fit (scrollbars, blank bands, aspect) and overlay UI at 16:9 and 4:3 viewports",
-       budget=lambda sc: 30 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s)
+@probe(
+    "framing",
+    order=25,
+    settings=Settings,
+    evidence=FramingEvidence,
+    description="scene fit (scrollbars, blank bands, aspect) and overlay UI at 16:9 and 4:3 viewports",
+    budget=lambda sc: 30 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s,
+)
 async def collect(ctx) -> FramingEvidence:
     # The viewports run side by side: each page idles on its fake clock between the bench's
     # calls, so three at once cost little more than one.

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skycity_bench.analysis.html_audit import audit
 from skycity_bench.evidence.packaging import PackagingEvidence
 from skycity_bench.inputs.scenario import Viewport
-from skycity_bench.analysis.html_audit import audit
 from skycity_bench.probes import probe
 
 
@@ -32,9 +32,14 @@ class Settings(BaseModel):
     height: int = Field(ge=240)
 
 
-@probe("packaging", order=20, settings=Settings, evidence=PackagingEvidence,
-       description="static audit of the HTML (external references, embedded base64 assets) + one short load",
-       budget=lambda sc: 30 + sc.timeouts.load_s + sc.timeouts.probe_grace_s)
+@probe(
+    "packaging",
+    order=20,
+    settings=Settings,
+    evidence=PackagingEvidence,
+    description="static audit of the HTML (external references, embedded base64 assets) + one short load",
+    budget=lambda sc: 30 + sc.timeouts.load_s + sc.timeouts.probe_grace_s,
+)
 async def collect(ctx) -> PackagingEvidence:
     text = ctx.demo.text
     found = audit(text)
@@ -49,4 +54,5 @@ async def collect(ctx) -> PackagingEvidence:
     finally:
         await dp.close()
     return PackagingEvidence.model_validate(
-        {"file_bytes": len(ctx.demo.html), "lines": text.count("\n") + 1, **found, "page": page})
+        {"file_bytes": len(ctx.demo.html), "lines": text.count("\n") + 1, **found, "page": page}
+    )

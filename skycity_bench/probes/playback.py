@@ -26,9 +26,9 @@ from skycity_bench.browser.session import js
 from skycity_bench.common.errors import DemoHang, DemoSlow
 from skycity_bench.evidence.playback import PlaybackEvidence
 from skycity_bench.inputs.scenario import Viewport
+from skycity_bench.probes import probe
 from skycity_bench.probes._cycle import run_cycles
 from skycity_bench.probes._pixel_compare import change_stats, changed_mask
-from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):
@@ -58,9 +58,15 @@ def _budget(sc) -> float:
     return 90 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s
 
 
-@probe("playback", realtime=True, order=30, settings=Settings, evidence=PlaybackEvidence,
-       description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
-       budget=_budget)
+@probe(
+    "playback",
+    realtime=True,
+    order=30,
+    settings=Settings,
+    evidence=PlaybackEvidence,
+    description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
+    budget=_budget,
+)
 async def collect(ctx) -> PlaybackEvidence:
     s = ctx.settings
     vp = Viewport(width=s.width, height=s.height)
@@ -79,28 +85,36 @@ def _save(ctx, stem: str, img) -> str:
 
 async def _autoplay(ctx, vp) -> dict:
     s = ctx.settings
-    rule = ctx.scenario.scorer_settings("playback")        # "the scene stood still": the scorer's rule
+    rule = ctx.scenario.scorer_settings("playback")  # "the scene stood still": the scorer's rule
     dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
     try:
         frames, shots = [], []
         for t in s.autoplay_times_s:
-            await asyncio.sleep(max(0.0, t - await dp.now_s()))      # real time, see the module docstring
-            frames.append({"t_s": round(await dp.now_s(), 3)})        # when the screenshot was asked for
+            await asyncio.sleep(max(0.0, t - await dp.now_s()))  # real time, see the module docstring
+            frames.append({"t_s": round(await dp.now_s(), 3)})  # when the screenshot was asked for
             shots.append(await dp.frame())
         first = shots[0]
         changes = [change_stats(changed_mask(first, img)) for img in shots[1:]]
         union = changed_mask(first, shots[1])
         for img in shots[2:]:
             union |= changed_mask(first, img)
-        out = {"frames": frames, "changes": changes, "union": change_stats(union),
-               "sound": await dp.evaluate("__SKYCITY__.media ? __SKYCITY__.media.report() : null",
-                                          what="reading the media probe"),
-               "dialogs": dp.events.dialogs[:10], "page_errors": dp.events.page_errors[:10]}
+        out = {
+            "frames": frames,
+            "changes": changes,
+            "union": change_stats(union),
+            "sound": await dp.evaluate(
+                "__SKYCITY__.media ? __SKYCITY__.media.report() : null", what="reading the media probe"
+            ),
+            "dialogs": dp.events.dialogs[:10],
+            "page_errors": dp.events.page_errors[:10],
+        }
         out["files"] = [_save(ctx, "autoplay-first", first), _save(ctx, "autoplay-last", shots[-1])]
         u = out["union"]
-        if s.click_diagnostic and (u["changed_cells"] < rule.min_changed_cells or u["changed_share"] < rule.min_changed_share):
+        if s.click_diagnostic and (
+            u["changed_cells"] < rule.min_changed_cells or u["changed_share"] < rule.min_changed_share
+        ):
             await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
-            await asyncio.sleep(1.5)                                  # real time, as above
+            await asyncio.sleep(1.5)  # real time, as above
             after = await dp.frame()
             out["after_click"] = change_stats(changed_mask(shots[-1], after))
             out["files"].append(_save(ctx, "autoplay-after-click", after))
@@ -142,7 +156,7 @@ async def _cycles(ctx, vp) -> dict:
     while the bench drives it, so the two hardly compete (the autoplay part, in real
     time, has finished before this starts)."""
     s = ctx.settings
-    keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim   # replay frames kept as evidence
+    keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim  # replay frames kept as evidence
     # Both ways' pages, loaded one after the other (_open_pages)
     dp, kp = await _open_pages(ctx, vp, 2 if s.keyboard else 1)
     try:
@@ -164,14 +178,20 @@ async def _cycles(ctx, vp) -> dict:
         try:
             if desc.ok and not missing:
                 return await _way(dp, "hook", s, has_time, saver, keep_below)
-            return {"way": "hook", "untested": (desc.error if not desc.ok else f"the hook has no {', '.join(missing)}()")
-                    + ": cannot drive pause/resume/replay by hook"}
+            return {
+                "way": "hook",
+                "untested": (desc.error if not desc.ok else f"the hook has no {', '.join(missing)}()")
+                + ": cannot drive pause/resume/replay by hook",
+            }
         finally:
             await dp.close()
 
     async def by_keyboard() -> dict:
         if not s.keyboard:
-            return {"way": "keyboard", "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)"}
+            return {
+                "way": "keyboard",
+                "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)",
+            }
         try:
             return await _way(kp, "keyboard", s, has_time, saver, keep_below)
         finally:

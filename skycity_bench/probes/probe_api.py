@@ -14,15 +14,16 @@ scorers' (the scenario's `scorers:` section).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, ConfigDict
 
 from skycity_bench.common.run_progress import Progress
 
-if TYPE_CHECKING:                 # not at run time: scenario.py imports this registry
+if TYPE_CHECKING:  # not at run time: scenario.py imports this registry
     from skycity_bench.inputs.scenario import Scenario
 
 
@@ -45,6 +46,7 @@ class Demo:
 @dataclass(frozen=True)
 class Wanted:
     """The runner's answer to a probe that makes review material: make it or not, and why."""
+
     yes: bool
     reason: str
 
@@ -52,17 +54,17 @@ class Wanted:
 @dataclass
 class ProbeSpec:
     name: str
-    collect: Callable[["ProbeContext"], Awaitable[Any]]
+    collect: Callable[[ProbeContext], Awaitable[Any]]
     version: str = "1"
     # The evidence model the probe returns; its evidence_version becomes the probe's version.
     evidence: Any = None
-    order: int = 100                       # run order; real-time probes first (least disturbed)
+    order: int = 100  # run order; real-time probes first (least disturbed)
     # Plays the demo in real time (frame pacing, its real-time capture, playback's autoplay
     # look): runs alone, before the fake-clock probes, which `run --jobs N` runs side by side.
     realtime: bool = False
     settings: type[BaseModel] = NoSettings
-    after: tuple[str, ...] = ()            # probes whose evidence this one reads: it runs after
-                                           # them whatever `order` says (runner.Profile.specs)
+    after: tuple[str, ...] = ()  # probes whose evidence this one reads: it runs after
+    # them whatever `order` says (runner.Profile.specs)
     # Other probes whose evidence this probe's pass yields too (recording: its fake-clock
     # tour also samples the timeline, probes/_tour.py). When they are chosen with it, the
     # runner runs this probe only (Profile.specs), tells it in ctx.produces, and stores one
@@ -81,7 +83,7 @@ class ProbeSpec:
     description: str = ""
     # Seconds this probe may take for a scenario before it is stopped (demo time it plays
     # plus the scenario's grace); a probe over budget is recorded as an error.
-    budget: Callable[["Scenario"], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
+    budget: Callable[[Scenario], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
 
     def __post_init__(self) -> None:
         if self.evidence is not None:
@@ -91,18 +93,18 @@ class ProbeSpec:
 @dataclass
 class ProbeContext:
     demo: Demo
-    scenario: "Scenario"
+    scenario: Scenario
     out_dir: Path
-    browser: Any                           # browser.session.BrowserHandle
+    browser: Any  # browser.session.BrowserHandle
     settings: Any
-    artifacts: dict[str, Any] = field(default_factory=dict)   # earlier probes' ProbeRecords
+    artifacts: dict[str, Any] = field(default_factory=dict)  # earlier probes' ProbeRecords
     progress: Progress = field(default_factory=Progress)
     # The probes whose evidence this run of the probe yields too (ProbeSpec.produces, those
     # chosen in this run); empty: only its own.
     produces: tuple[str, ...] = ()
     # For a probe that makes review material (ProbeSpec.review_material_for): whether this
     # run wants it and why (the runner's decision); None for every other probe.
-    wanted: Optional["Wanted"] = None
+    wanted: Optional[Wanted] = None
     # The probes of this run that read this probe's evidence (they name it in ProbeSpec.after
     # and run after it): the recording's tour pass captures the density probe's frames only
     # when density is one of them (issue 18, capture once).

@@ -54,10 +54,19 @@ def _budget(sc) -> float:
     return sc.duration_s + sc.timeouts.load_s + sc.timeouts.probe_grace_s + _settings(sc).encode_timeout_s
 
 
-@probe("realtime_capture", realtime=True, order=11, settings=Settings, evidence=RealtimeCaptureEvidence, after=("frame_pacing",),
-       companion_of=("frame_pacing",), review_material_for=ITEM, budget=_budget,
-       description="real-time video of what a viewer saw (CDP screencast, Chromium's frame timestamps) "
-                   "for 录屏复核, when frame pacing ends in review or on request")
+@probe(
+    "realtime_capture",
+    realtime=True,
+    order=11,
+    settings=Settings,
+    evidence=RealtimeCaptureEvidence,
+    after=("frame_pacing",),
+    companion_of=("frame_pacing",),
+    review_material_for=ITEM,
+    budget=_budget,
+    description="real-time video of what a viewer saw (CDP screencast, Chromium's frame timestamps) "
+    "for 录屏复核, when frame pacing ends in review or on request",
+)
 async def collect(ctx) -> RealtimeCaptureEvidence:
     return RealtimeCaptureEvidence.model_validate(await _collect(ctx))
 
@@ -66,8 +75,15 @@ async def _collect(ctx) -> dict:
     s: Settings = ctx.settings
     rec = ctx.artifacts.get("frame_pacing")
     measured = ((rec.data or {}) if rec is not None else {}).get("realtime_capture")
-    out = {"file": None, "when": s.when, "capture_in": s.capture_in, "pass": None, "reason": "",
-           "intervals_from": None, "capture": None}
+    out = {
+        "file": None,
+        "when": s.when,
+        "capture_in": s.capture_in,
+        "pass": None,
+        "reason": "",
+        "intervals_from": None,
+        "capture": None,
+    }
     if measured:
         out["measured_pass_capture"] = {k: v for k, v in measured.items() if k != "dropped_spans_s"}
     told = ctx.wanted or Wanted(False, "the runner did not say whether the video is wanted")
@@ -78,15 +94,23 @@ async def _collect(ctx) -> dict:
     else:
         out["reason"] = told.reason
         if s.capture_in == "measured_pass" and measured and measured.get("file"):
-            out.update({"file": measured["file"], "capture": measured, "pass": "measured_pass",
-                        "intervals_from": "frame_pacing"})
+            out.update(
+                {
+                    "file": measured["file"],
+                    "capture": measured,
+                    "pass": "measured_pass",
+                    "intervals_from": "frame_pacing",
+                }
+            )
             return out
         if s.capture_in == "measured_pass":
-            out["reason"] += ("; the measured pass was not captured "
-                              f"({(measured or {}).get('problem') or 'no capture'}): filmed in a second pass")
+            out["reason"] += (
+                "; the measured pass was not captured "
+                f"({(measured or {}).get('problem') or 'no capture'}): filmed in a second pass"
+            )
         try:
             second = await _second_pass(ctx)
-        except ProbeError as e:       # the demo hung, crashed or left in this pass: no video, no run failure
+        except ProbeError as e:  # the demo hung, crashed or left in this pass: no video, no run failure
             out.update({"pass": "second_pass", "problem": f"the second real-time pass failed: {e}"})
             return out
         cap = second.pop("realtime_capture", None) or {"file": None, "problem": "the capture did not run"}
@@ -113,7 +137,7 @@ async def _second_pass(ctx) -> dict:
     from skycity_bench.probes import frame_pacing
 
     ctx2 = dataclasses.replace(ctx, settings=ctx.scenario.probe_settings("frame_pacing"))
-    ctx2.realtime_capture_pass = True           # read by browser/screencast.for_pass
+    ctx2.realtime_capture_pass = True  # read by browser/screencast.for_pass
     one_pass = getattr(frame_pacing, "_pass", None) or registry.get("frame_pacing").collect
     return await one_pass(ctx2)
 

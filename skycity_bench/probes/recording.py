@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skycity_bench.common.errors import ProbeError
 from skycity_bench.evidence.recording import RecordingEvidence
 from skycity_bench.evidence.timeline import TimelineEvidence
-from skycity_bench.media.video_encode import CODEC_LABEL, EncodeWorker, EncoderUnavailable, even, pick
+from skycity_bench.media.video_encode import CODEC_LABEL, EncoderUnavailable, EncodeWorker, even, pick
 from skycity_bench.probes import probe
 from skycity_bench.probes._stepper import decode, frame_times
 from skycity_bench.probes._tour import DensityFrames, tour_pass
@@ -95,9 +95,17 @@ def contact_sheet(keyframes: list[tuple[float, np.ndarray]], columns: int, thumb
     for k, (t, img) in enumerate(keyframes):
         r, c = divmod(k, columns)
         x, y = pad + c * cell_w, pad + r * cell_h
-        sheet[y:y + thumb_h, x:x + thumb_w] = cv2.resize(img, (thumb_w, thumb_h), interpolation=cv2.INTER_AREA)
-        cv2.putText(sheet, f"t = {t:05.2f} s", (x + 4, y + thumb_h + 22), cv2.FONT_HERSHEY_SIMPLEX, 0.6,
-                    (235, 235, 235), 1, cv2.LINE_AA)
+        sheet[y : y + thumb_h, x : x + thumb_w] = cv2.resize(img, (thumb_w, thumb_h), interpolation=cv2.INTER_AREA)
+        cv2.putText(
+            sheet,
+            f"t = {t:05.2f} s",
+            (x + 4, y + thumb_h + 22),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.6,
+            (235, 235, 235),
+            1,
+            cv2.LINE_AA,
+        )
     return sheet
 
 
@@ -118,9 +126,16 @@ class _Video:
         self.size = video_size(vp.width, vp.height, s.max_video_height)
         # what Chromium scales a plain video frame by in its capture (CSS px -> video px)
         self.scale = self.size[0] / vp.width
-        self.enc = EncodeWorker(path, s.fps, codec=self.codec, bitrate_mbps=s.bitrate_mbps,
-                                keyframe_interval=max(1, int(round(s.video_keyframe_every_s * s.fps))),
-                                threads=s.encoder_threads, queue_frames=s.encode_queue_frames, size=self.size)
+        self.enc = EncodeWorker(
+            path,
+            s.fps,
+            codec=self.codec,
+            bitrate_mbps=s.bitrate_mbps,
+            keyframe_interval=max(1, int(round(s.video_keyframe_every_s * s.fps))),
+            threads=s.encoder_threads,
+            queue_frames=s.encode_queue_frames,
+            size=self.size,
+        )
         self.keyframes: list[tuple[float, np.ndarray]] = []
         self.key_files: list[dict] = []
         self.first_at: float | None = None
@@ -135,7 +150,7 @@ class _Video:
         keyframe_interval_s, and the end itself (65 s) as the last keyframe."""
         s = self.s
         every = max(1, int(round(s.keyframe_interval_s * s.fps)))
-        times = frame_times(s.end_s, s.fps)               # end_s * fps frames, duration end_s
+        times = frame_times(s.end_s, s.fps)  # end_s * fps frames, duration end_s
         self.n_frames = len(times)
         return [(t, "key" if i % every == 0 else "frame") for i, t in enumerate(times)] + [(s.end_s, "end")]
 
@@ -149,8 +164,8 @@ class _Video:
         full-size JPEG the timeline has always registered, so its measurements do not
         change, and the encoder's thread scales it to the video's size."""
         if kind != "end":
-            if st.frame_s > t + 1e-6:     # shows a later animation frame than t_i's:
-                self.late += 1            # only the first one(s): loading passed t = 0
+            if st.frame_s > t + 1e-6:  # shows a later animation frame than t_i's:
+                self.late += 1  # only the first one(s): loading passed t = 0
             self.first_at = st.frame_s if self.first_at is None else self.first_at
             self.last_at = t
         c0 = time.perf_counter()
@@ -210,15 +225,24 @@ class _Video:
         f = enc.figures
         n = max(1, f.frames)
         out = {
-            "file": self.rel, "codec": CODEC_LABEL[self.codec], "container": "webm", "fps": s.fps, "frames": f.frames,
-            "duration_s": round(f.frames / s.fps, 4), "end_s": s.end_s,
-            "width": enc.width or 0, "height": enc.height or 0,
-            "first_frame_s": round(self.first_at or 0.0, 4), "late_frames": self.late,
+            "file": self.rel,
+            "codec": CODEC_LABEL[self.codec],
+            "container": "webm",
+            "fps": s.fps,
+            "frames": f.frames,
+            "duration_s": round(f.frames / s.fps, 4),
+            "end_s": s.end_s,
+            "width": enc.width or 0,
+            "height": enc.height or 0,
+            "first_frame_s": round(self.first_at or 0.0, 4),
+            "late_frames": self.late,
             "keyframe_interval_s": s.keyframe_interval_s,
             "video_keyframe_every_s": s.video_keyframe_every_s,
             "keyframes": sorted(self.key_files, key=lambda k: k["t_s"]),
-            "contact_sheet": sheet_rel, "size_bytes": enc.path.stat().st_size if enc.path.exists() else 0,
-            "wall_s": round(wall, 2), "capture_ms_mean": round(self.capture_s / n * 1000, 2),
+            "contact_sheet": sheet_rel,
+            "size_bytes": enc.path.stat().st_size if enc.path.exists() else 0,
+            "wall_s": round(wall, 2),
+            "capture_ms_mean": round(self.capture_s / n * 1000, 2),
             "decode_ms_mean": round(f.decode_s / n * 1000, 2),
             "encode_ms_mean": round(f.encode_s / n * 1000, 2),
             "encode_wait_s": round(f.waited_s, 2),
@@ -226,8 +250,12 @@ class _Video:
             "truncated": None,
         }
         if stopped is not None:
-            out["truncated"] = {"at_s": round(f.frames / s.fps, 4), "of_s": s.end_s, "reason": stopped["reason"],
-                                "wall_budget_s": s.wall_budget_s}
+            out["truncated"] = {
+                "at_s": round(f.frames / s.fps, 4),
+                "of_s": s.end_s,
+                "reason": stopped["reason"],
+                "wall_budget_s": s.wall_budget_s,
+            }
         return out
 
     def close(self) -> None:
@@ -240,18 +268,31 @@ def _density_frames(ctx) -> DensityFrames | None:
     else None (density then plays its window itself)."""
     if "density" not in ctx.readers:
         return None
-    from skycity_bench.probes.density import sample_times          # the density probe's own plan of its samples
+    from skycity_bench.probes.density import sample_times  # the density probe's own plan of its samples
+
     s, sc = ctx.scenario.probe_settings("density"), ctx.scenario
-    return DensityFrames(ctx, sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
-                         s.delta_frames, list(s.other_pair_frames), s.densify_points, list(s.still_point_frames),
-                         scene=s if s.scene_graph else None)
+    return DensityFrames(
+        ctx,
+        sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
+        s.delta_frames,
+        list(s.other_pair_frames),
+        s.densify_points,
+        list(s.still_point_frames),
+        scene=s if s.scene_graph else None,
+    )
 
 
 # No run order against the timeline: its pass yields the timeline's evidence (produces). Like
 # every fake-clock probe it runs after the real-time ones (the default order).
-@probe("recording", settings=Settings, evidence=RecordingEvidence, budget=_budget, produces=("timeline",),
-       description="fake-clock frame stepping 0–65 s into a WebM (VP9) at 30 fps, keyframes, contact sheet; "
-                   "the same pass yields the timeline's evidence when the timeline runs too")
+@probe(
+    "recording",
+    settings=Settings,
+    evidence=RecordingEvidence,
+    budget=_budget,
+    produces=("timeline",),
+    description="fake-clock frame stepping 0–65 s into a WebM (VP9) at 30 fps, keyframes, contact sheet; "
+    "the same pass yields the timeline's evidence when the timeline runs too",
+)
 async def collect(ctx):
     """RecordingEvidence; with the timeline in this run's pass (ctx.produces), both
     artifacts keyed by probe name, as ProbeSpec.produces asks. A pass its wall-clock budget
@@ -260,16 +301,24 @@ async def collect(ctx):
     with_timeline = "timeline" in ctx.produces
     ts = ctx.scenario.probe_settings("timeline") if with_timeline else None
     try:
-        got = await tour_pass(ctx, video=_Video(ctx, ctx.settings), timeline=ts, density=_density_frames(ctx),
-                              stepped_by="recording", wall_budget_s=ctx.settings.wall_budget_s)
+        got = await tour_pass(
+            ctx,
+            video=_Video(ctx, ctx.settings),
+            timeline=ts,
+            density=_density_frames(ctx),
+            stepped_by="recording",
+            wall_budget_s=ctx.settings.wall_budget_s,
+        )
     except ProbeError as e:
         if not with_timeline:
             e.data = (e.data or {}).get("recording") or {}
         raise
     rec = RecordingEvidence.model_validate({**got["recording"], "density_frames": got["density_frames"]})
     if rec.truncated:
-        ctx.progress.log(f"[yellow]recording: shortened to {rec.truncated['at_s']:g} s of {rec.end_s:g} s: "
-                         f"{rec.truncated['reason']}[/]")
+        ctx.progress.log(
+            f"[yellow]recording: shortened to {rec.truncated['at_s']:g} s of {rec.end_s:g} s: "
+            f"{rec.truncated['reason']}[/]"
+        )
     if not with_timeline:
         return rec
     if got.get("stopped"):

@@ -56,15 +56,20 @@ def _budget(sc) -> float:
     return Settings.model_validate(sc.probes.get("timeline") or {}).budget_s + sc.timeouts.load_s
 
 
-@probe("timeline", settings=Settings, evidence=TimelineEvidence, budget=_budget,
-       description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s "
-                   "(in the recording's pass when both run)")
+@probe(
+    "timeline",
+    settings=Settings,
+    evidence=TimelineEvidence,
+    budget=_budget,
+    description="fake-clock stepping 0–65 s: hook phases, city name, camera registration, reset at 60 s "
+    "(in the recording's pass when both run)",
+)
 async def collect(ctx) -> TimelineEvidence:
     try:
         got = await tour_pass(ctx, timeline=ctx.settings, stepped_by="timeline")
     except ProbeError as e:
         e.data = (e.data or {}).get("timeline") or {}
         raise
-    if got.get("stopped"):           # the run's wall-clock budget ended the pass (issue 18)
+    if got.get("stopped"):  # the run's wall-clock budget ended the pass (issue 18)
         raise ProbeError(got["stopped"]["message"], got["timeline"])
     return TimelineEvidence.model_validate(got["timeline"])

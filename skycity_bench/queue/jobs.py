@@ -16,7 +16,7 @@ from skycity_bench.common.errors import UserError
 from skycity_bench.store.db import Database, is_postgres
 
 TASK = "skycity.run"
-SCHEMA_LOCK = 0x5C1C19      # pg_advisory_xact_lock key: one process applies procrastinate's schema
+SCHEMA_LOCK = 0x5C1C19  # pg_advisory_xact_lock key: one process applies procrastinate's schema
 
 
 class HandBack(Exception):
@@ -32,14 +32,17 @@ def conninfo(db: Database) -> str:
 def require_postgres(target: str) -> None:
     """Before anything is opened: a file path would make a SQLite store nobody else can reach."""
     if not is_postgres(target):
-        raise UserError(f"{target}: the queue needs a PostgreSQL database (--db postgresql://…); "
-                        f"on one machine, `skycity-bench run PATH...` runs a batch without one")
+        raise UserError(
+            f"{target}: the queue needs a PostgreSQL database (--db postgresql://…); "
+            f"on one machine, `skycity-bench run PATH...` runs a batch without one"
+        )
 
 
 def make_app(db: Database) -> procrastinate.App:
     require_postgres(str(db.engine.url))
-    connector = procrastinate.PsycopgConnector(conninfo=conninfo(db), min_size=1, max_size=4,
-                                               kwargs={"connect_timeout": 10})
+    connector = procrastinate.PsycopgConnector(
+        conninfo=conninfo(db), min_size=1, max_size=4, kwargs={"connect_timeout": 10}
+    )
     return procrastinate.App(connector=connector)
 
 

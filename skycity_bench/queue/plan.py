@@ -22,14 +22,14 @@ from typing import Optional
 import sqlalchemy as sa
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.queue.jobs import TASK, ensure_schema, make_app, require_postgres
+from skycity_bench.store.review_store import ReviewStore
 
 DEFAULT_TAG = "default"
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 @dataclass
@@ -40,14 +40,20 @@ class AddResult:
     refused: list[str] = field(default_factory=list)
 
 
-def run_options(probes: Optional[list[str]], viewport: Optional[str], duration: Optional[float],
-                network: str, max_memory_mb: float, scenario: Optional[Path] = None) -> dict:
+def run_options(
+    probes: Optional[list[str]],
+    viewport: Optional[str],
+    duration: Optional[float],
+    network: str,
+    max_memory_mb: float,
+    scenario: Optional[Path] = None,
+) -> dict:
     """What a worker needs to run it as `run` would; checked here (unknown probe, bad
     viewport, a scenario file that does not validate) so a mistake is refused before
     anything is stored. A --scenario file's text is frozen with the runs, like the
     candidates' bytes: workers need no shared disk."""
-    from skycity_bench.probes import registry
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.probes import registry
 
     for name in probes or []:
         registry.get(name)
@@ -55,9 +61,13 @@ def run_options(probes: Optional[list[str]], viewport: Optional[str], duration: 
     load_scenario(scenario, overrides)
     if network not in ("offline", "allow"):
         raise UserError(f"--network: expected offline or allow, got {network!r}")
-    return {"probes": sorted(probes) if probes else None, "overrides": overrides, "network": network,
-            "max_memory_mb": max_memory_mb,
-            "scenario": scenario.read_text(encoding="utf-8") if scenario is not None else None}
+    return {
+        "probes": sorted(probes) if probes else None,
+        "overrides": overrides,
+        "network": network,
+        "max_memory_mb": max_memory_mb,
+        "scenario": scenario.read_text(encoding="utf-8") if scenario is not None else None,
+    }
 
 
 def _files(paths: list[str], refused: list[str]) -> list[Path]:
@@ -85,7 +95,7 @@ def add(target: str, paths: list[str], *, tag: str = DEFAULT_TAG, repeat: int = 
     if not tag or len(tag) > 60 or any(c.isspace() for c in tag):
         raise UserError(f"--tag: expected a short name without spaces, got {tag!r}")
     require_postgres(target)
-    store = ReviewStore(target)                 # connection, credentials, schema: one line each, exit 2
+    store = ReviewStore(target)  # connection, credentials, schema: one line each, exit 2
     try:
         app = make_app(store.db)
         res = AddResult()
@@ -101,34 +111,55 @@ def add(target: str, paths: list[str], *, tag: str = DEFAULT_TAG, repeat: int = 
                 cid = candidate_id(demo.sha256)
                 row = con.execute(sa.text("SELECT labels FROM queue_candidates WHERE id = :c"), {"c": cid}).first()
                 if row is None:
-                    con.execute(sa.text("INSERT INTO queue_candidates (id, sha256, html, labels, created_at) "
-                                        "VALUES (:c, :s, :h, :l, :t)"),
-                                {"c": cid, "s": demo.sha256, "h": demo.html, "l": json.dumps([str(f)]), "t": now()})
+                    con.execute(
+                        sa.text(
+                            "INSERT INTO queue_candidates (id, sha256, html, labels, created_at) "
+                            "VALUES (:c, :s, :h, :l, :t)"
+                        ),
+                        {"c": cid, "s": demo.sha256, "h": demo.html, "l": json.dumps([str(f)]), "t": now()},
+                    )
                 else:
                     labels = json.loads(row[0])
                     if str(f) not in labels:
-                        con.execute(sa.text("UPDATE queue_candidates SET labels = :l WHERE id = :c"),
-                                    {"l": json.dumps(labels + [str(f)]), "c": cid})
+                        con.execute(
+                            sa.text("UPDATE queue_candidates SET labels = :l WHERE id = :c"),
+                            {"l": json.dumps(labels + [str(f)]), "c": cid},
+                        )
                 if cid not in res.candidates:
                     res.candidates.append(cid)
             for cid in res.candidates:
                 for k in range(1, repeat + 1):
-                    old = con.execute(sa.text("SELECT id, options, job_id FROM queue_runs WHERE candidate_id = :c "
-                                              "AND tag = :t AND repeat_index = :k"),
-                                      {"c": cid, "t": tag, "k": k}).first()
+                    old = con.execute(
+                        sa.text(
+                            "SELECT id, options, job_id FROM queue_runs WHERE candidate_id = :c "
+                            "AND tag = :t AND repeat_index = :k"
+                        ),
+                        {"c": cid, "t": tag, "k": k},
+                    ).first()
                     if old is not None:
                         if old.options != opts:
-                            raise UserError(f"tag {tag} already holds run {k} of {cid} with other options "
-                                            f"(probes, viewport, duration...): use another --tag")
+                            raise UserError(
+                                f"tag {tag} already holds run {k} of {cid} with other options "
+                                f"(probes, viewport, duration...): use another --tag"
+                            )
                         res.existing_runs += 1
                         if old.job_id is None:
                             to_defer.append(old.id)
                         continue
-                    rid = con.execute(sa.text(
-                        "INSERT INTO queue_runs (candidate_id, tag, repeat_index, options, state, created_at, history) "
-                        "VALUES (:c, :t, :k, :o, 'queued', :n, :h) RETURNING id"),
-                        {"c": cid, "t": tag, "k": k, "o": opts, "n": now(),
-                         "h": json.dumps([{"ev": "queued", "t": now()}])}).scalar_one()
+                    rid = con.execute(
+                        sa.text(
+                            "INSERT INTO queue_runs (candidate_id, tag, repeat_index, options, state, created_at, history) "
+                            "VALUES (:c, :t, :k, :o, 'queued', :n, :h) RETURNING id"
+                        ),
+                        {
+                            "c": cid,
+                            "t": tag,
+                            "k": k,
+                            "o": opts,
+                            "n": now(),
+                            "h": json.dumps([{"ev": "queued", "t": now()}]),
+                        },
+                    ).scalar_one()
                     res.new_runs.append(rid)
                     to_defer.append(rid)
         _defer(store, app, tag, to_defer)

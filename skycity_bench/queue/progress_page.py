@@ -10,8 +10,8 @@ import html
 from fastapi import Depends, FastAPI
 from fastapi.responses import HTMLResponse
 
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.queue.status import render, status
+from skycity_bench.store.review_store import ReviewStore
 
 REFRESH_S = 10
 
@@ -27,10 +27,15 @@ def install(app: FastAPI, store: ReviewStore) -> None:
             f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="refresh" content="{REFRESH_S}"><title>queue progress · skycity-bench</title>'
             f'<link rel="stylesheet" href="/static/style.css"></head><body><main>'
-            f'<h1>Queue progress</h1><p>as of {html.escape(st["at"])} (refreshes every {REFRESH_S} s)</p>'
-            f'<pre class="queue-status">{html.escape(render(st))}</pre></main></body></html>')
+            f"<h1>Queue progress</h1><p>as of {html.escape(st['at'])} (refreshes every {REFRESH_S} s)</p>"
+            f'<pre class="queue-status">{html.escape(render(st))}</pre></main></body></html>'
+        )
 
-    @app.get("/api/queue/status", tags=["queue"], dependencies=admin,
-             summary="Queued / running (worker, probe, since) / done / failed per tag, throughput, ETA")
+    @app.get(
+        "/api/queue/status",
+        tags=["queue"],
+        dependencies=admin,
+        summary="Queued / running (worker, probe, since) / done / failed per tag, throughput, ETA",
+    )
     def api_queue_status():
         return status(store)

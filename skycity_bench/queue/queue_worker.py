@@ -43,14 +43,14 @@ import sqlalchemy as sa
 from skycity_bench.common import environment
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.queue.jobs import TASK, HandBack, ensure_schema, make_app, require_postgres
+from skycity_bench.store.review_store import ReviewStore
 
 FINGERPRINT_KEYS = environment.CHECKED + ("refresh_interval_ms", "bench_version", "software_rendering")
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 @dataclass
@@ -61,7 +61,7 @@ class WorkerOptions:
     heartbeat_s: float = 10.0
     stalled_after_s: float = 30.0
     max_deaths: int = 3
-    until_done: bool = False        # exit once every run of the tag is done or failed
+    until_done: bool = False  # exit once every run of the tag is done or failed
     poll_s: float = 2.0
 
 
@@ -72,7 +72,7 @@ def default_name() -> str:
 class QueueWorker:
     def __init__(self, target: str, opts: WorkerOptions, log=print):
         require_postgres(target)
-        self.store = ReviewStore(target)        # connection, credentials, schema: one line each, exit 2
+        self.store = ReviewStore(target)  # connection, credentials, schema: one line each, exit 2
         self.app = make_app(self.store.db)
         ensure_schema(self.store.db)
         self.opts = opts
@@ -88,22 +88,33 @@ class QueueWorker:
     async def main(self) -> int:
         import procrastinate
 
-        self.app.task(name=TASK, pass_context=True,
-                      retry=procrastinate.RetryStrategy(max_attempts=100_000, retry_exceptions={HandBack}))(self._job)
+        self.app.task(
+            name=TASK,
+            pass_context=True,
+            retry=procrastinate.RetryStrategy(max_attempts=100_000, retry_exceptions={HandBack}),
+        )(self._job)
         async with self.app.open_async():
-            worker = asyncio.create_task(self.app.run_worker_async(
-                queues=[self.opts.tag] if self.opts.tag else None, name=self.opts.name, concurrency=1,
-                install_signal_handlers=False, update_heartbeat_interval=self.opts.heartbeat_s,
-                stalled_worker_timeout=self.opts.stalled_after_s, fetch_job_polling_interval=self.opts.poll_s,
-                delete_jobs="never"))
+            worker = asyncio.create_task(
+                self.app.run_worker_async(
+                    queues=[self.opts.tag] if self.opts.tag else None,
+                    name=self.opts.name,
+                    concurrency=1,
+                    install_signal_handlers=False,
+                    update_heartbeat_interval=self.opts.heartbeat_s,
+                    stalled_worker_timeout=self.opts.stalled_after_s,
+                    fetch_job_polling_interval=self.opts.poll_s,
+                    delete_jobs="never",
+                )
+            )
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, self._on_signal, worker)
             side = [asyncio.create_task(self._rescue_loop())]
             if self.opts.until_done:
                 side.append(asyncio.create_task(self._until_done(worker)))
-            self.log(f"worker {self.opts.name}: waiting for jobs on {self.store.db.display}"
-                     f" (tag {self.opts.tag or 'any'})")
+            self.log(
+                f"worker {self.opts.name}: waiting for jobs on {self.store.db.display} (tag {self.opts.tag or 'any'})"
+            )
             try:
                 await worker
             except asyncio.CancelledError:
@@ -121,9 +132,11 @@ class QueueWorker:
     def _on_signal(self, worker: asyncio.Task) -> None:
         if not self.stopping:
             self.stopping = True
-            self.log(f"worker {self.opts.name}: stopping"
-                     + (" after the current run (Ctrl-C again to hand it back)" if self.current else ""))
-            worker.cancel()             # procrastinate's graceful stop: the running job finishes
+            self.log(
+                f"worker {self.opts.name}: stopping"
+                + (" after the current run (Ctrl-C again to hand it back)" if self.current else "")
+            )
+            worker.cancel()  # procrastinate's graceful stop: the running job finishes
         else:
             self.log(f"worker {self.opts.name}: handing the current run back")
             self.handback.set()
@@ -156,44 +169,58 @@ class QueueWorker:
     async def _rescue(self) -> None:
         from procrastinate import jobs as pjobs
 
-        stalled = await self.app.job_manager.get_stalled_jobs(seconds_since_heartbeat=self.opts.stalled_after_s,
-                                                              task_name=TASK)
+        stalled = await self.app.job_manager.get_stalled_jobs(
+            seconds_since_heartbeat=self.opts.stalled_after_s, task_name=TASK
+        )
         for job in stalled:
-            if job.id == self.current_job:      # this worker's own run is alive, whatever its heartbeat says
+            if job.id == self.current_job:  # this worker's own run is alive, whatever its heartbeat says
                 continue
             qr = await asyncio.to_thread(self._run_of_job, job.id)
             if qr is None:
                 continue
             deaths = qr["deaths"] + 1
-            why = (f"its worker {qr['worker'] or '?'} stopped answering (no heartbeat for "
-                   f"{self.opts.stalled_after_s:g} s) during {qr['probe'] or 'the run'}")
+            why = (
+                f"its worker {qr['worker'] or '?'} stopped answering (no heartbeat for "
+                f"{self.opts.stalled_after_s:g} s) during {qr['probe'] or 'the run'}"
+            )
             try:
                 if deaths >= self.opts.max_deaths:
                     await self.app.job_manager.finish_job(job=job, status=pjobs.Status.FAILED, delete_job=False)
                 else:
                     await self.app.job_manager.retry_job(job=job)
-            except Exception:           # another worker rescued it first
+            except Exception:  # another worker rescued it first
                 continue
             final = deaths >= self.opts.max_deaths
             error = f"failed after its worker vanished {deaths} times; last: {why}" if final else None
             await asyncio.to_thread(self._mark_stalled, qr["id"], deaths, why, final, error)
-            self.log(f"worker {self.opts.name}: run {qr['id']} ({qr['candidate_id']}) "
-                     + (f"failed: {error}" if final else f"queued again: {why}"))
+            self.log(
+                f"worker {self.opts.name}: run {qr['id']} ({qr['candidate_id']}) "
+                + (f"failed: {error}" if final else f"queued again: {why}")
+            )
 
     def _run_of_job(self, job_id: int) -> Optional[dict]:
         with self.store.db.read() as con:
-            r = con.execute(sa.text("SELECT id, candidate_id, worker, probe, deaths, state FROM queue_runs "
-                                    "WHERE job_id = :j"), {"j": job_id}).mappings().first()
+            r = (
+                con.execute(
+                    sa.text("SELECT id, candidate_id, worker, probe, deaths, state FROM queue_runs WHERE job_id = :j"),
+                    {"j": job_id},
+                )
+                .mappings()
+                .first()
+            )
         return dict(r) if r else None
 
     def _mark_stalled(self, rid: int, deaths: int, why: str, final: bool, error: Optional[str]) -> None:
         with self.store.db.write() as con:
             hist = json.loads(con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": rid}).scalar())
             hist.append({"ev": "failed" if final else "stalled", "why": why, "by": self.opts.name, "t": now()})
-            con.execute(sa.text("UPDATE queue_runs SET state = :s, deaths = :d, lease = NULL, probe = NULL, "
-                                "error = :e, history = :h WHERE id = :r AND state = 'running'"),
-                        {"s": "failed" if final else "queued", "d": deaths, "e": error, "h": json.dumps(hist),
-                         "r": rid})
+            con.execute(
+                sa.text(
+                    "UPDATE queue_runs SET state = :s, deaths = :d, lease = NULL, probe = NULL, "
+                    "error = :e, history = :h WHERE id = :r AND state = 'running'"
+                ),
+                {"s": "failed" if final else "queued", "d": deaths, "e": error, "h": json.dumps(hist), "r": rid},
+            )
 
     # ------------------------------------------------------------------ one job
     async def _job(self, context, queue_run_id: int):
@@ -227,22 +254,51 @@ class QueueWorker:
         failed (a job retried after its result was stored runs nothing twice)."""
         lease = uuid.uuid4().hex
         with self.store.db.write() as con:
-            r = con.execute(sa.text("SELECT q.*, c.html, c.labels FROM queue_runs q JOIN queue_candidates c "
-                                    "ON c.id = q.candidate_id WHERE q.id = :r"), {"r": rid}).mappings().first()
+            r = (
+                con.execute(
+                    sa.text(
+                        "SELECT q.*, c.html, c.labels FROM queue_runs q JOIN queue_candidates c "
+                        "ON c.id = q.candidate_id WHERE q.id = :r"
+                    ),
+                    {"r": rid},
+                )
+                .mappings()
+                .first()
+            )
             if r is None or r["state"] in ("done", "failed"):
                 return None
             hist = json.loads(r["history"])
             hist.append({"ev": "start", "worker": self.opts.name, "attempt": r["attempts"] + 1, "t": now()})
             # until a probe names its step (its progress task), the run shows the probes it runs
             probes = json.loads(r["options"]).get("probes")
-            con.execute(sa.text("UPDATE queue_runs SET state = 'running', worker = :w, lease = :l, probe = :p, "
-                                "started_at = :t, attempts = attempts + 1, job_id = :j, history = :h WHERE id = :r"),
-                        {"w": self.opts.name, "l": lease, "p": "probes: " + ", ".join(probes or ["all"]), "t": now(),
-                         "j": job_id, "h": json.dumps(hist), "r": rid})
-        self.log(f"worker {self.opts.name}: run {rid} ({r['candidate_id']} run {r['repeat_index']}) started"
-                 f" (attempt {r['attempts'] + 1})")
-        return {"id": rid, "lease": lease, "candidate_id": r["candidate_id"], "html": bytes(r["html"]),
-                "labels": json.loads(r["labels"]), "options": json.loads(r["options"]), "index": r["repeat_index"]}
+            con.execute(
+                sa.text(
+                    "UPDATE queue_runs SET state = 'running', worker = :w, lease = :l, probe = :p, "
+                    "started_at = :t, attempts = attempts + 1, job_id = :j, history = :h WHERE id = :r"
+                ),
+                {
+                    "w": self.opts.name,
+                    "l": lease,
+                    "p": "probes: " + ", ".join(probes or ["all"]),
+                    "t": now(),
+                    "j": job_id,
+                    "h": json.dumps(hist),
+                    "r": rid,
+                },
+            )
+        self.log(
+            f"worker {self.opts.name}: run {rid} ({r['candidate_id']} run {r['repeat_index']}) started"
+            f" (attempt {r['attempts'] + 1})"
+        )
+        return {
+            "id": rid,
+            "lease": lease,
+            "candidate_id": r["candidate_id"],
+            "html": bytes(r["html"]),
+            "labels": json.loads(r["labels"]),
+            "options": json.loads(r["options"]),
+            "index": r["repeat_index"],
+        }
 
     async def _execute(self, claim: dict, tmp: Path) -> str:
         from skycity_bench.batch.batch_run import default_budget
@@ -256,13 +312,19 @@ class QueueWorker:
         scratch = tmp / "scratch"
         scratch.mkdir()
         scenario_path = None
-        if opts.get("scenario"):                # the --scenario file frozen by `queue add`
+        if opts.get("scenario"):  # the --scenario file frozen by `queue add`
             scenario_path = tmp / "scenario.yaml"
             scenario_path.write_text(opts["scenario"], encoding="utf-8")
-        spec = {"demo": str(demo), "out_dir": str(staging), "label": claim["labels"][0],
-                "scenario": str(scenario_path) if scenario_path else None,
-                "overrides": opts.get("overrides") or {}, "probes": opts.get("probes"),
-                "network": opts.get("network", "offline"), "max_memory_mb": opts.get("max_memory_mb")}
+        spec = {
+            "demo": str(demo),
+            "out_dir": str(staging),
+            "label": claim["labels"][0],
+            "scenario": str(scenario_path) if scenario_path else None,
+            "overrides": opts.get("overrides") or {},
+            "probes": opts.get("probes"),
+            "network": opts.get("network", "offline"),
+            "max_memory_mb": opts.get("max_memory_mb"),
+        }
         spec_path = staging / ".tmp" / "worker-spec.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         scenario = load_scenario(scenario_path, spec["overrides"])
@@ -272,9 +334,18 @@ class QueueWorker:
         t0 = time.monotonic()
         with open(staging / "worker.log", "wb") as log:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "skycity_bench.running.run_worker", str(spec_path), cwd=staging, env=env,
-                stdout=asyncio.subprocess.PIPE, stderr=log, stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
-                limit=1 << 22)
+                sys.executable,
+                "-m",
+                "skycity_bench.running.run_worker",
+                str(spec_path),
+                cwd=staging,
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+                stdin=asyncio.subprocess.DEVNULL,
+                start_new_session=True,
+                limit=1 << 22,
+            )
             reader = asyncio.create_task(self._read_progress(proc.stdout, claim["id"]))
             waiter = asyncio.create_task(proc.wait())
             handback = asyncio.create_task(self.handback.wait())
@@ -295,11 +366,13 @@ class QueueWorker:
                     if time.monotonic() - t0 > budget:
                         killed = f"stopped by the worker: the run passed its wall-clock budget of {budget:.0f} s"
                     elif tree_mb > hard_mb:
-                        killed = (f"stopped by the worker: the run's processes used {tree_mb:.0f} MB, over the "
-                                  f"hard limit of {hard_mb:.0f} MB")
+                        killed = (
+                            f"stopped by the worker: the run's processes used {tree_mb:.0f} MB, over the "
+                            f"hard limit of {hard_mb:.0f} MB"
+                        )
                 if killed:
                     await _kill(proc, marker)
-            except asyncio.CancelledError:      # procrastinate aborts the job: nothing of the run outlives it
+            except asyncio.CancelledError:  # procrastinate aborts the job: nothing of the run outlives it
                 await _kill(proc, marker)
                 raise
             finally:
@@ -312,8 +385,15 @@ class QueueWorker:
         shutil.rmtree(staging / ".tmp", ignore_errors=True)
         report = _readable(staging)
         if report is None:
-            _fallback_report(demo, claim, spec, scenario, staging, killed or "the worker process ended without "
-                             "writing a report", time.monotonic() - t0)
+            _fallback_report(
+                demo,
+                claim,
+                spec,
+                scenario,
+                staging,
+                killed or "the worker process ended without writing a report",
+                time.monotonic() - t0,
+            )
         stored = await asyncio.to_thread(self._store_result, claim, staging)
         return stored
 
@@ -335,17 +415,23 @@ class QueueWorker:
 
     def _set_probe(self, rid: int, note: str) -> None:
         with self.store.db.write() as con:
-            con.execute(sa.text("UPDATE queue_runs SET probe = :p WHERE id = :r AND state = 'running'"),
-                        {"p": note, "r": rid})
+            con.execute(
+                sa.text("UPDATE queue_runs SET probe = :p WHERE id = :r AND state = 'running'"), {"p": note, "r": rid}
+            )
 
     def _hand_back(self, claim: dict) -> None:
         with self.store.db.write() as con:
-            hist = json.loads(con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"),
-                                          {"r": claim["id"]}).scalar())
+            hist = json.loads(
+                con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": claim["id"]}).scalar()
+            )
             hist.append({"ev": "handed back", "worker": self.opts.name, "t": now()})
-            con.execute(sa.text("UPDATE queue_runs SET state = 'queued', worker = NULL, lease = NULL, probe = NULL, "
-                                "history = :h WHERE id = :r AND lease = :l"),
-                        {"h": json.dumps(hist), "r": claim["id"], "l": claim["lease"]})
+            con.execute(
+                sa.text(
+                    "UPDATE queue_runs SET state = 'queued', worker = NULL, lease = NULL, probe = NULL, "
+                    "history = :h WHERE id = :r AND lease = :l"
+                ),
+                {"h": json.dumps(hist), "r": claim["id"], "l": claim["lease"]},
+            )
 
     def _store_result(self, claim: dict, staging: Path) -> str:
         """The run becomes a result in one transaction, only under this attempt's lease."""
@@ -356,31 +442,44 @@ class QueueWorker:
             partial = final_dir.with_name(".partial-" + final_dir.name)
             shutil.rmtree(partial, ignore_errors=True)
             shutil.copytree(staging, partial)
-            os.replace(partial, final_dir)      # whole, or not there
+            os.replace(partial, final_dir)  # whole, or not there
             prep.run_dir = final_dir
         env = prep.report.environment or {}
         fp = {k: env.get(k) for k in FINGERPRINT_KEYS}
         fp["calibration"] = {"within_tolerance": (env.get("calibration") or {}).get("within_tolerance", True)}
         fp.update(worker=self.opts.name, host=socket.gethostname())
         with self.store.db.write() as con:
-            r = con.execute(sa.text("SELECT state, lease, history FROM queue_runs WHERE id = :r"),
-                            {"r": claim["id"]}).mappings().first()
+            r = (
+                con.execute(sa.text("SELECT state, lease, history FROM queue_runs WHERE id = :r"), {"r": claim["id"]})
+                .mappings()
+                .first()
+            )
             if r is None or r["state"] != "running" or r["lease"] != claim["lease"]:
                 taken = "already done" if r and r["state"] == "done" else "taken over by another worker"
                 self.log(f"worker {self.opts.name}: run {claim['id']} was {taken}: its result here is not stored")
                 if final_dir is not None:
                     shutil.rmtree(final_dir, ignore_errors=True)
                 return f"not stored ({taken})"
-            res = self.store.insert_run(con, prep, storage="disk" if final_dir else "db",
-                                        run_dir=str(final_dir) if final_dir else f"queue:{claim['id']}")
+            res = self.store.insert_run(
+                con,
+                prep,
+                storage="disk" if final_dir else "db",
+                run_dir=str(final_dir) if final_dir else f"queue:{claim['id']}",
+            )
             hist = json.loads(r["history"])
             hist.append({"ev": "done", "worker": self.opts.name, "result": res.run_id, "t": now()})
-            con.execute(sa.text("UPDATE queue_runs SET state = 'done', result_run_id = :res, finished_at = :t, "
-                                "probe = NULL, fingerprint = :fp, history = :h WHERE id = :r"),
-                        {"res": res.run_id, "t": now(), "fp": json.dumps(fp), "h": json.dumps(hist), "r": claim["id"]})
+            con.execute(
+                sa.text(
+                    "UPDATE queue_runs SET state = 'done', result_run_id = :res, finished_at = :t, "
+                    "probe = NULL, fingerprint = :fp, history = :h WHERE id = :r"
+                ),
+                {"res": res.run_id, "t": now(), "fp": json.dumps(fp), "h": json.dumps(hist), "r": claim["id"]},
+            )
         got, mx = prep.report.auto_points()
-        self.log(f"worker {self.opts.name}: run {claim['id']} done — auto {got:g}/{mx:g}, {res.files} files stored"
-                 f"{' under ' + str(final_dir) if final_dir else ' in the database'}")
+        self.log(
+            f"worker {self.opts.name}: run {claim['id']} done — auto {got:g}/{mx:g}, {res.files} files stored"
+            f"{' under ' + str(final_dir) if final_dir else ' in the database'}"
+        )
         return f"stored as run {res.run_id}"
 
 
@@ -404,8 +503,8 @@ def _fallback_report(demo: Path, claim: dict, spec: dict, scenario, staging: Pat
     from skycity_bench.batch.batch_run import _tail
     from skycity_bench.inputs.demo_file import load_demo
     from skycity_bench.inputs.rubric import load_rubric
-    from skycity_bench.running.runner import finish_report, new_report
     from skycity_bench.running.run_worker import profile_of
+    from skycity_bench.running.runner import finish_report, new_report
 
     rubric = load_rubric(None)
     rep = new_report(load_demo(demo), scenario, rubric, label=claim["labels"][0])

@@ -21,11 +21,13 @@ def _t(s: Optional[str]) -> Optional[dt.datetime]:
 
 
 def status(store: ReviewStore, tag: Optional[str] = None) -> dict[str, Any]:
-    q = ("SELECT id, candidate_id, tag, repeat_index, state, worker, probe, started_at, finished_at, attempts, deaths,"
-         " error, fingerprint FROM queue_runs" + (" WHERE tag = :t" if tag else "") + " ORDER BY tag, id")
+    q = (
+        "SELECT id, candidate_id, tag, repeat_index, state, worker, probe, started_at, finished_at, attempts, deaths,"
+        " error, fingerprint FROM queue_runs" + (" WHERE tag = :t" if tag else "") + " ORDER BY tag, id"
+    )
     with store.db.read() as con:
         rows = [dict(r) for r in con.execute(sa.text(q), {"t": tag} if tag else {}).mappings()]
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     tags: dict[str, Any] = {}
     for r in rows:
         t = tags.setdefault(r["tag"], {"counts": dict.fromkeys(STATES, 0), "running": [], "failed": [], "_rows": []})
@@ -33,13 +35,22 @@ def status(store: ReviewStore, tag: Optional[str] = None) -> dict[str, Any]:
         t["_rows"].append(r)
         if r["state"] == "running":
             since = _t(r["started_at"])
-            t["running"].append({"run": r["id"], "candidate": r["candidate_id"], "index": r["repeat_index"],
-                                 "worker": r["worker"], "probe": r["probe"], "since": r["started_at"],
-                                 "elapsed_s": round((now - since).total_seconds(), 1) if since else None,
-                                 "attempt": r["attempts"]})
+            t["running"].append(
+                {
+                    "run": r["id"],
+                    "candidate": r["candidate_id"],
+                    "index": r["repeat_index"],
+                    "worker": r["worker"],
+                    "probe": r["probe"],
+                    "since": r["started_at"],
+                    "elapsed_s": round((now - since).total_seconds(), 1) if since else None,
+                    "attempt": r["attempts"],
+                }
+            )
         elif r["state"] == "failed":
-            t["failed"].append({"run": r["id"], "candidate": r["candidate_id"], "index": r["repeat_index"],
-                                "error": r["error"]})
+            t["failed"].append(
+                {"run": r["id"], "candidate": r["candidate_id"], "index": r["repeat_index"], "error": r["error"]}
+            )
     for t in tags.values():
         rows_ = t.pop("_rows")
         done = [r for r in rows_ if r["state"] == "done" and r["finished_at"] and r["started_at"]]
@@ -67,12 +78,15 @@ def _environments(done: list[dict]) -> dict:
             prints.append(fp)
     reasons: list[str] = []
     for i, a in enumerate(prints):
-        for b in prints[i + 1:]:
+        for b in prints[i + 1 :]:
             ok, why = environment.comparable(a, b)
             if not ok:
                 reasons += [w for w in why if w not in reasons]
-    return {"machines": sorted({fp.get("worker") or "?" for fp in prints}), "comparable": not reasons,
-            "why_not": reasons}
+    return {
+        "machines": sorted({fp.get("worker") or "?" for fp in prints}),
+        "comparable": not reasons,
+        "why_not": reasons,
+    }
 
 
 def _fmt_s(s: Optional[float]) -> str:
@@ -89,17 +103,23 @@ def render(st: dict) -> str:
     for tag, t in st["tags"].items():
         c = t["counts"]
         rate = f"{t['throughput_per_h']:g} runs/h" if t["throughput_per_h"] else "— runs/h"
-        out.append(f"tag {tag}: {c['queued']} queued · {c['running']} running · {c['done']} done · "
-                   f"{c['failed']} failed · {rate} · ETA {_fmt_s(t['eta_s'])}")
+        out.append(
+            f"tag {tag}: {c['queued']} queued · {c['running']} running · {c['done']} done · "
+            f"{c['failed']} failed · {rate} · ETA {_fmt_s(t['eta_s'])}"
+        )
         for r in t["running"]:
-            out.append(f"  running: {r['candidate']} run {r['index']} on {r['worker']} — {r['probe'] or 'starting'}"
-                       f" — since {r['since'][11:19]} ({_fmt_s(r['elapsed_s'])}), attempt {r['attempt']}")
+            out.append(
+                f"  running: {r['candidate']} run {r['index']} on {r['worker']} — {r['probe'] or 'starting'}"
+                f" — since {r['since'][11:19]} ({_fmt_s(r['elapsed_s'])}), attempt {r['attempt']}"
+            )
         for r in t["failed"]:
             out.append(f"  failed: {r['candidate']} run {r['index']}: {r['error']}")
         env = t["environments"]
         if env["machines"] and not env["comparable"]:
-            out.append(f"  machines {', '.join(env['machines'])} are NOT comparable ({'; '.join(env['why_not'][:3])}):"
-                       f" the sheet ranks their runs apart")
+            out.append(
+                f"  machines {', '.join(env['machines'])} are NOT comparable ({'; '.join(env['why_not'][:3])}):"
+                f" the sheet ranks their runs apart"
+            )
         elif env["machines"]:
             out.append(f"  machines: {', '.join(env['machines'])} (comparable)")
     return "\n".join(out)

@@ -15,8 +15,8 @@ from typing import Any
 
 import jinja2
 
-from skycity_bench.reporting.run_report import Report, load, write_atomic
 from skycity_bench.inputs.rubric import Rubric, find_rubric, load_rubric
+from skycity_bench.reporting.run_report import Report, load, write_atomic
 
 HERE = Path(__file__).resolve().parent.parent / "review"
 NAME = "report.html"
@@ -56,7 +56,12 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     files = _files(run_dir)
     known = set(files)
     used: set[str] = set()
-    from skycity_bench.reporting.realtime_view import ITEM as REALTIME_ITEM, realtime_view   # (review/ imports this module)
+    from skycity_bench.reporting.realtime_view import (
+        ITEM as REALTIME_ITEM,
+    )  # (review/ imports this module)
+    from skycity_bench.reporting.realtime_view import (
+        realtime_view,
+    )
 
     # the real-time video sits beside its item (录屏复核), not with the recordings
     rt = realtime_view(report.to_json(), lambda n: n if n in known else None)
@@ -69,26 +74,42 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
             ev = res.evidence if res else {}
             refs = [s for s in dict.fromkeys(_strings(ev)) if s in known]
             used.update(refs)
-            lines.append({"item": it, "res": res, "images": [r for r in refs if _kind(r) == "image"],
-                          "links": [r for r in refs if _kind(r) != "image"],
-                          "evidence": json.dumps(ev, ensure_ascii=False, indent=1, default=str)[:4000] if ev else "",
-                          "realtime": rt if iid == REALTIME_ITEM else None})
+            lines.append(
+                {
+                    "item": it,
+                    "res": res,
+                    "images": [r for r in refs if _kind(r) == "image"],
+                    "links": [r for r in refs if _kind(r) != "image"],
+                    "evidence": json.dumps(ev, ensure_ascii=False, indent=1, default=str)[:4000] if ev else "",
+                    "realtime": rt if iid == REALTIME_ITEM else None,
+                }
+            )
         got = [x["res"].points for x in lines if x["res"] is not None]
         sub = round(sum(got), 2) if len(got) == len(lines) and all(p is not None for p in got) else None
         rows.append({"row": row, "lines": lines, "subtotal": sub})
     videos = [f for f in files if _kind(f) == "video" and not (rt and f == rt["name"])]
-    keyframes = sorted((f for f in files if _kind(f) == "image" and is_keyframe(f)),
-                       key=lambda f: ("contact_sheet" not in f, f))
+    keyframes = sorted(
+        (f for f in files if _kind(f) == "image" and is_keyframe(f)), key=lambda f: ("contact_sheet" not in f, f)
+    )
     plots = [f for f in files if _kind(f) == "image" and f not in keyframes and f not in used]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     css = (HERE / "static" / "style.css").read_text(encoding="utf-8")
     cand = report.candidate.model_dump(mode="json")
     cand.pop("label", None)
     return env.get_template("run_report.html").render(
-        r=report, cand=cand, rubric=rubric, rows=rows, videos=videos, keyframes=keyframes, plots=plots,
-        total=report.total(), auto=report.auto_points(), css=css,
+        r=report,
+        cand=cand,
+        rubric=rubric,
+        rows=rows,
+        videos=videos,
+        keyframes=keyframes,
+        plots=plots,
+        total=report.total(),
+        auto=report.auto_points(),
+        css=css,
         measurements=json.dumps(report.measurements, ensure_ascii=False, indent=1, default=str)[:20000],
-        environment=report.environment)
+        environment=report.environment,
+    )
 
 
 def write(run_dir: Path | str, report: Report | None = None) -> Path:

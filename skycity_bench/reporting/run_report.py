@@ -54,7 +54,7 @@ class ProbeRecord(Model):
     duration_s: float = 0.0
     evidence_version: Optional[str] = Field(None, description="the evidence schema version the probe wrote")
     data: dict[str, Any] = Field(default_factory=dict)
-    _evidence: Any = PrivateAttr(None)          # the model `data` was written from (or parsed into)
+    _evidence: Any = PrivateAttr(None)  # the model `data` was written from (or parsed into)
 
     @model_validator(mode="before")
     @classmethod

@@ -12,9 +12,10 @@ any of it, in one transaction.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Literal, Optional
+from typing import Literal, Optional
 from urllib.parse import urlsplit
 
 from fastapi import Body, Depends, FastAPI, Request
@@ -27,25 +28,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from skycity_bench import __version__
 from skycity_bench.analysis.agreement import agreement
 from skycity_bench.judging.sheet_totals import hide_reviews, rank, to_csv, to_json, to_markdown
-from skycity_bench.store.validate import InvalidReview
-from skycity_bench.store.review_store import ReviewStore
-from skycity_bench.store import accounts
-from skycity_bench.store.anchors import Calibration, still_open
-from skycity_bench.store import timings
-from skycity_bench.review import guard
-from skycity_bench.review import routes_admin
-from skycity_bench.review import routes_runs
-from skycity_bench.review import timing
-from skycity_bench.review import routes_timings
+from skycity_bench.review import guard, routes_admin, routes_runs, routes_timings, timing
 from skycity_bench.review.auth import API_TOKEN_TTL_S, INVITE_TTL_S, Auth, Forbidden, NoRule, NotSignedIn, Principal
 from skycity_bench.review.views import candidate_view, video_time
+from skycity_bench.store import accounts, timings
+from skycity_bench.store.anchors import Calibration, still_open
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.validate import InvalidReview
 
 HERE = Path(__file__).resolve().parent
 
 
 class Grade(BaseModel):
     item: str = Field(description="a manual or assisted item id, e.g. camera.motion")
-    level: Optional[str | int] = Field(None, description="level key (excellent|good|fair|poor|missing), 优秀…缺失, or percent 100|75|50|25|0")
+    level: Optional[str | int] = Field(
+        None, description="level key (excellent|good|fair|poor|missing), 优秀…缺失, or percent 100|75|50|25|0"
+    )
     points: Optional[float] = Field(None, description="alternatively the points: one level's share × the item's value")
     comment: str = ""
 
@@ -83,8 +81,9 @@ class Invitation(BaseModel):
     role: Literal["reviewer", "admin"] = "reviewer"
 
 
-def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
-               max_body: int = guard.MAX_BODY_BYTES) -> FastAPI:
+def create_app(
+    store: ReviewStore, *, hosts: Optional[Iterable[str]] = None, max_body: int = guard.MAX_BODY_BYTES
+) -> FastAPI:
     """`hosts`: the Host names answered (default: loopback only, see guard.allowed_hosts);
     `max_body`: the request body cap in bytes. Every route declares its role rule through
     the auth dependency it uses (review/auth.py); `app.state.auth` is the app's Auth."""
@@ -93,17 +92,23 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     # rendered here from the same OpenAPI document (served raw at /openapi.json, to
     # signed-in accounts like every other route but the sign-in pages). The app-wide gate
     # refuses any route that declares no role rule (fail closed).
-    app = FastAPI(title="skycity-bench review", version=__version__, docs_url=None, redoc_url=None,
-                  openapi_url=None, dependencies=[Depends(auth.gate)],
-                  description="Blind review of Sky City candidates: queue, scores, overrides, the sheet. "
-                              "Candidates appear only under anonymous ids. Authenticate with "
-                              "`Authorization: Bearer <token>` (a personal API token, made on /me).")
+    app = FastAPI(
+        title="skycity-bench review",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(auth.gate)],
+        description="Blind review of Sky City candidates: queue, scores, overrides, the sheet. "
+        "Candidates appear only under anonymous ids. Authenticate with "
+        "`Authorization: Bearer <token>` (a personal API token, made on /me).",
+    )
     app.state.auth = auth
     app.state.store = store
-    stamp = timing.OpenedStamp(accounts.secret_key(store))    # a page's opening time, signed (time per candidate)
+    stamp = timing.OpenedStamp(accounts.secret_key(store))  # a page's opening time, signed (time per candidate)
     templates = Jinja2Templates(directory=str(HERE / "templates"), context_processors=[auth.template_context])
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
-    auth.declare("/static", "public")         # the style sheet and scripts of the sign-in page too
+    auth.declare("/static", "public")  # the style sheet and scripts of the sign-in page too
     guard.install(app, hosts if hosts is not None else guard.allowed_hosts(), max_body)
     rubric = store.rubric
 
@@ -114,8 +119,9 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     async def _invalid(request: Request, exc: InvalidReview):
         if _is_api(request):
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
-        return templates.TemplateResponse(request, "error.html", {"message": str(exc), "rubric": rubric},
-                                          status_code=exc.status)
+        return templates.TemplateResponse(
+            request, "error.html", {"message": str(exc), "rubric": rubric}, status_code=exc.status
+        )
 
     @app.exception_handler(NotSignedIn)
     async def _not_signed_in(request: Request, exc: NotSignedIn):
@@ -126,8 +132,9 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     async def _forbidden(request: Request, exc: Forbidden):
         if _is_api(request):
             return JSONResponse({"error": exc.detail}, status_code=403)
-        return templates.TemplateResponse(request, "error.html", {"message": exc.detail, "rubric": rubric},
-                                          status_code=403)
+        return templates.TemplateResponse(
+            request, "error.html", {"message": exc.detail, "rubric": rubric}, status_code=403
+        )
 
     app.add_exception_handler(Forbidden, _forbidden)
     app.add_exception_handler(NoRule, _forbidden)
@@ -148,13 +155,19 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         other reviewer's values only once the candidate's sheet is finalised (before that a
         reviewer who read the others' scores could revise their own)."""
         sheets = store.sheets(unblind=unblind and me.is_admin)
-        if me.is_admin:           # a calibration-flagged reviewer's scores marked (they still count)
+        if me.is_admin:  # a calibration-flagged reviewer's scores marked (they still count)
             return Calibration(store).mark(sheets)
         # a finalised anchor this reviewer still has to score looks like any open candidate
         still = still_open(store, me.id)
-        return [s if s.finalized and s.candidate_id not in still else
-                hide_reviews(replace(s, finalized=False), "hidden until the sheet is finalised (your own scores are "
-                                                          "on the candidate page)") for s in sheets]
+        return [
+            s
+            if s.finalized and s.candidate_id not in still
+            else hide_reviews(
+                replace(s, finalized=False),
+                "hidden until the sheet is finalised (your own scores are on the candidate page)",
+            )
+            for s in sheets
+        ]
 
     # --- sign in / out (the only pages anonymous visitors see) ---------------------------------
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -166,16 +179,27 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     def _link_page(request: Request, token: str, status: int = 200):
         acc = accounts.peek(store, token)
         if acc is None:
-            return templates.TemplateResponse(request, "signin.html", {
-                "rubric": rubric, "reviewer": None,
-                "error": "This link is not valid: unknown, expired, already used or revoked. Ask your admin for "
-                         "a new one."}, status_code=410)
-        return templates.TemplateResponse(request, "signin.html", {"rubric": rubric, "reviewer": None,
-                                                                  "link_for": acc["name"], "token": token},
-                                          status_code=status)
+            return templates.TemplateResponse(
+                request,
+                "signin.html",
+                {
+                    "rubric": rubric,
+                    "reviewer": None,
+                    "error": "This link is not valid: unknown, expired, already used or revoked. Ask your admin for "
+                    "a new one.",
+                },
+                status_code=410,
+            )
+        return templates.TemplateResponse(
+            request,
+            "signin.html",
+            {"rubric": rubric, "reviewer": None, "link_for": acc["name"], "token": token},
+            status_code=status,
+        )
 
-    @app.get("/signin/{token}", response_class=HTMLResponse, include_in_schema=False,
-             dependencies=[Depends(auth.public)])
+    @app.get(
+        "/signin/{token}", response_class=HTMLResponse, include_in_schema=False, dependencies=[Depends(auth.public)]
+    )
     def signin_link(request: Request, token: str):
         """The link's page: a button signs in. A GET never uses the one-time link up (mail
         scanners and link previews fetch links)."""
@@ -205,11 +229,20 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     # --- pages ----------------------------------------------------------------------
     @app.get("/queue", response_class=HTMLResponse, include_in_schema=False)
     def queue(request: Request, me: Principal = Depends(auth.reviewer)):
-        return templates.TemplateResponse(request, "queue.html", {"rubric": rubric, "reviewer": me.name,
-                                                                 "queue": store.queue(me.name)})
+        return templates.TemplateResponse(
+            request, "queue.html", {"rubric": rubric, "reviewer": me.name, "queue": store.queue(me.name)}
+        )
 
-    def _page(request: Request, cid: str, name: str, error: str = "", saved: str = "", status: int = 200,
-              start: Optional[float] = None, opened: Optional[str] = None):
+    def _page(
+        request: Request,
+        cid: str,
+        name: str,
+        error: str = "",
+        saved: str = "",
+        status: int = 200,
+        start: Optional[float] = None,
+        opened: Optional[str] = None,
+    ):
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
         sheet = store.sheet(cid)
@@ -217,10 +250,21 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         scored = {r.item_id for r in mine}
         wanted = [i.item_id for i in sheet.items if "needs third reviewer" in i.flags and i.item_id not in scored]
         view = candidate_view(rubric, cid, store.latest_run(cid), mine, wanted)
-        return templates.TemplateResponse(request, "candidate.html", {
-            "rubric": rubric, "reviewer": name, "v": view, "error": error, "saved": saved,
-            "finalized": sheet.finalized and cid not in still_open(store, store.reviewer(name)["id"]),
-            "start": start, "opened": opened or stamp.issue(name, cid)}, status_code=status)
+        return templates.TemplateResponse(
+            request,
+            "candidate.html",
+            {
+                "rubric": rubric,
+                "reviewer": name,
+                "v": view,
+                "error": error,
+                "saved": saved,
+                "finalized": sheet.finalized and cid not in still_open(store, store.reviewer(name)["id"]),
+                "start": start,
+                "opened": opened or stamp.issue(name, cid),
+            },
+            status_code=status,
+        )
 
     def _next_candidate(name: str, cid: str) -> Optional[str]:
         """The candidate after `cid` in this reviewer's queue order (None after the last)."""
@@ -231,9 +275,15 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     @app.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
         from skycity_bench.store.validate import check_candidate_id
+
         check_candidate_id(cid)
-        return _page(request, cid, me.name, saved=request.query_params.get("saved", ""),
-                     start=video_time(request.query_params.get("t")))
+        return _page(
+            request,
+            cid,
+            me.name,
+            saved=request.query_params.get("saved", ""),
+            start=video_time(request.query_params.get("t")),
+        )
 
     @app.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
@@ -244,14 +294,14 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
         grades, overrides = [], []
         for key, value in form.multi_items():
             if key.startswith("grade:") and value != "":
-                iid = key[len("grade:"):]
+                iid = key[len("grade:") :]
                 grades.append({"item": iid, "level": value, "comment": form.get(f"comment:{iid}", "")})
             elif key.startswith("override:") and str(value).strip() != "":
-                iid = key[len("override:"):]
+                iid = key[len("override:") :]
                 overrides.append({"item": iid, "points": str(value).strip(), "reason": form.get(f"reason:{iid}", "")})
         then_next = form.get("then") == "next"
         try:
-            if then_next and not grades and not overrides:     # "next" with nothing chosen: move on
+            if then_next and not grades and not overrides:  # "next" with nothing chosen: move on
                 res = {"stored": 0}
             else:
                 res = store.submit(cid, name, str(form.get("rubric_id", "")), grades, overrides, source="web")
@@ -260,25 +310,34 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
                 raise
             kept = form.get(timing.FIELD) if stamp.opened_at(form.get(timing.FIELD), name, cid) else None
             return _page(request, cid, name, error=f"{e} — nothing was stored", status=e.status, opened=kept)
-        if "review_ids" in res:     # saved from the page: time since the server opened it (store/timings.py)
+        if "review_ids" in res:  # saved from the page: time since the server opened it (store/timings.py)
             opened_at = stamp.opened_at(form.get(timing.FIELD), name, cid)
             if opened_at:
                 timings.record(store, name, cid, opened_at, timing.now())
-        if then_next:       # "save & next": the next in this reviewer's queue, same video time
+        if then_next:  # "save & next": the next in this reviewer's queue, same video time
             nxt = _next_candidate(name, cid)
             if nxt is None:
                 return RedirectResponse("/queue", status_code=303)
             t = video_time(form.get("video_t"))
-            return RedirectResponse(f"/c/{nxt}?saved={res['stored']}" + (f"&t={t:g}" if t is not None else ""),
-                                    status_code=303)
+            return RedirectResponse(
+                f"/c/{nxt}?saved={res['stored']}" + (f"&t={t:g}" if t is not None else ""), status_code=303
+            )
         return RedirectResponse(f"/c/{cid}?saved={res['stored']}", status_code=303)
 
     @app.get("/sheet", response_class=HTMLResponse, include_in_schema=False)
     def sheet_page(request: Request, me: Principal = Depends(auth.reviewer)):
         sheets = visible_sheets(me)
-        return templates.TemplateResponse(request, "sheet.html", {"rubric": rubric, "reviewer": me.name,
-                                                                 "sheets": sheets, "ranking": rank(sheets),
-                                                                 "agreement": agreement(sheets)})
+        return templates.TemplateResponse(
+            request,
+            "sheet.html",
+            {
+                "rubric": rubric,
+                "reviewer": me.name,
+                "sheets": sheets,
+                "ranking": rank(sheets),
+                "agreement": agreement(sheets),
+            },
+        )
 
     @app.get("/sheet.{fmt}", include_in_schema=False)
     def sheet_export(fmt: Literal["md", "csv", "json"], me: Principal = Depends(auth.reviewer)):
@@ -288,21 +347,32 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     def run_file(file_id: str):
         f = store.file(guard.file_number(file_id))
         if f.is_text:
-            return PlainTextResponse(store.mask_for_serving(f.read_bytes().decode("utf-8", errors="replace"), f.candidate_id),
-                                     media_type=f.mime)
+            return PlainTextResponse(
+                store.mask_for_serving(f.read_bytes().decode("utf-8", errors="replace"), f.candidate_id),
+                media_type=f.mime,
+            )
         # no filename in the headers: a file's name on disk is not the reviewers' business
-        if f.path is None:            # kept in the database (a queue worker's run)
+        if f.path is None:  # kept in the database (a queue worker's run)
             return Response(f.data, media_type=f.mime, headers={"content-disposition": "inline"})
         return FileResponse(f.path, media_type=f.mime, content_disposition_type="inline", filename=None)
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     def api_docs(request: Request, me: Principal = Depends(auth.reviewer)):
         spec = app.openapi()
-        ops = [{"method": m.upper(), "path": path, **op} for path, item in spec["paths"].items()
-               for m, op in item.items()]
-        return templates.TemplateResponse(request, "api_docs.html", {
-            "rubric": rubric, "reviewer": me.name, "ops": ops, "schemas": spec.get("components", {}).get("schemas", {}),
-            "json": __import__("json")})
+        ops = [
+            {"method": m.upper(), "path": path, **op} for path, item in spec["paths"].items() for m, op in item.items()
+        ]
+        return templates.TemplateResponse(
+            request,
+            "api_docs.html",
+            {
+                "rubric": rubric,
+                "reviewer": me.name,
+                "ops": ops,
+                "schemas": spec.get("components", {}).get("schemas", {}),
+                "json": __import__("json"),
+            },
+        )
 
     @app.get("/openapi.json", include_in_schema=False, dependencies=[Depends(auth.reviewer)])
     def openapi_json():
@@ -311,14 +381,20 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     # --- the account's own page: API tokens ------------------------------------------------
     @app.get("/me", response_class=HTMLResponse, include_in_schema=False)
     def me_page(request: Request, me: Principal = Depends(auth.reviewer)):
-        return templates.TemplateResponse(request, "me.html", {"rubric": rubric, "reviewer": me.name,
-                                                              "tokens": accounts.tokens(store, me.id), "new": None})
+        return templates.TemplateResponse(
+            request,
+            "me.html",
+            {"rubric": rubric, "reviewer": me.name, "tokens": accounts.tokens(store, me.id), "new": None},
+        )
 
     @app.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False)
     def me_new_token(request: Request, me: Principal = Depends(auth.reviewer)):
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
-        return templates.TemplateResponse(request, "me.html", {"rubric": rubric, "reviewer": me.name,
-                                                              "tokens": accounts.tokens(store, me.id), "new": token})
+        return templates.TemplateResponse(
+            request,
+            "me.html",
+            {"rubric": rubric, "reviewer": me.name, "tokens": accounts.tokens(store, me.id), "new": token},
+        )
 
     @app.post("/me/tokens/{tid}/revoke", include_in_schema=False)
     def me_revoke_token(tid: int, me: Principal = Depends(auth.reviewer)):
@@ -327,19 +403,32 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
 
     # --- the admin's team page: accounts, invitations, finalising, the audit trail ----------------
     def _team(request: Request, me: Principal, new_link: Optional[dict] = None, error: str = "", status: int = 200):
-        return templates.TemplateResponse(request, "team.html", {
-            "rubric": rubric, "reviewer": me.name, "accounts": accounts.accounts(store),
-            "links": accounts.invitations(store)[:50], "audit": accounts.audit_rows(store, 100),
-            "sheets": [(c, c in fin) for fin in [store.finalized_ids()] for c in store.candidates()],
-            "new_link": new_link,
-            "error": error}, status_code=status)
+        return templates.TemplateResponse(
+            request,
+            "team.html",
+            {
+                "rubric": rubric,
+                "reviewer": me.name,
+                "accounts": accounts.accounts(store),
+                "links": accounts.invitations(store)[:50],
+                "audit": accounts.audit_rows(store, 100),
+                "sheets": [(c, c in fin) for fin in [store.finalized_ids()] for c in store.candidates()],
+                "new_link": new_link,
+                "error": error,
+            },
+            status_code=status,
+        )
 
     def _invite(request: Request, me: Principal, name: str, role: str) -> dict:
         acc = accounts.create_account(store, name, role, by=me.name)
         token = accounts.issue(store, acc["id"], "invite", by=me.name, ttl_s=INVITE_TTL_S)
         accounts.audit(store, me.name, "invite", None, {"name": acc["name"], "role": acc["role"]})
-        return {"name": acc["name"], "role": acc["role"], "link": str(request.base_url).rstrip("/") + f"/signin/{token}",
-                "expires_in_s": INVITE_TTL_S}
+        return {
+            "name": acc["name"],
+            "role": acc["role"],
+            "link": str(request.base_url).rstrip("/") + f"/signin/{token}",
+            "expires_in_s": INVITE_TTL_S,
+        }
 
     @app.get("/team", response_class=HTMLResponse, include_in_schema=False)
     def team_page(request: Request, me: Principal = Depends(auth.admin)):
@@ -349,14 +438,16 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     async def team_invite(request: Request, me: Principal = Depends(auth.admin)):
         form = await request.form()
         try:
-            link = _invite(request, me, str(form.get("name", "")), "admin" if form.get("role") == "admin" else "reviewer")
+            link = _invite(
+                request, me, str(form.get("name", "")), "admin" if form.get("role") == "admin" else "reviewer"
+            )
         except InvalidReview as e:
             return _team(request, me, error=str(e), status=e.status)
         return _team(request, me, new_link=link)
 
     @app.post("/team/disable", include_in_schema=False)
     async def team_disable(request: Request, me: Principal = Depends(auth.admin)):
-        name = str((await request.form()).get("name", ""))     # a form field: a name may hold "/"
+        name = str((await request.form()).get("name", ""))  # a form field: a name may hold "/"
         if name == me.name:
             raise InvalidReview("you cannot disable your own account", 409)
         accounts.disable(store, name, by=me.name)
@@ -376,13 +467,15 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
 
     def _finalize(cid: str, me: Principal, body: Finalize) -> bool:
         from skycity_bench.store.validate import check_candidate_id
+
         check_candidate_id(cid)
         if not store.has_candidate(cid):
             raise InvalidReview(f"no such candidate: {cid}", 404)
         sheet = store.sheet(cid)
         if sheet.total is None and not body.force:
-            raise InvalidReview(f"{cid}: {len(sheet.missing)} item(s) still missing; finalise anyway with force "
-                                "and a reason", 409)
+            raise InvalidReview(
+                f"{cid}: {len(sheet.missing)} item(s) still missing; finalise anyway with force and a reason", 409
+            )
         if body.force and not body.reason.strip():
             raise InvalidReview("finalising with items missing needs a reason", 422)
         return accounts.finalize(store, cid, by=me.name, reason=body.reason.strip())
@@ -395,8 +488,12 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             return PlainTextResponse(to_csv(sheets), media_type="text/csv; charset=utf-8")
         return Response(to_json(sheets, rank(sheets)), media_type="application/json")
 
-    @app.get("/api/rubric", tags=["rubric"], summary="The rubric in force: items, values, levels, wording",
-             dependencies=[Depends(auth.reviewer)])
+    @app.get(
+        "/api/rubric",
+        tags=["rubric"],
+        summary="The rubric in force: items, values, levels, wording",
+        dependencies=[Depends(auth.reviewer)],
+    )
     def api_rubric():
         return {**rubric.model_dump(mode="json"), "sha256": rubric.sha256}
 
@@ -404,8 +501,12 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     def api_me(me: Principal = Depends(auth.reviewer)):
         return {"name": me.name, "role": me.role}
 
-    @app.post("/api/me/tokens", tags=["reviewers"], status_code=201,
-              summary="A new personal API token (shown once; stored only hashed)")
+    @app.post(
+        "/api/me/tokens",
+        tags=["reviewers"],
+        status_code=201,
+        summary="A new personal API token (shown once; stored only hashed)",
+    )
     def api_new_token(me: Principal = Depends(auth.reviewer)):
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
         return {"token": token, "expires_in_s": API_TOKEN_TTL_S}
@@ -414,22 +515,31 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
     def api_my_queue(me: Principal = Depends(auth.reviewer)):
         return store.queue(me.name)
 
-    @app.get("/api/reviewers/{name}/queue", tags=["reviewers"],
-             summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)")
+    @app.get(
+        "/api/reviewers/{name}/queue",
+        tags=["reviewers"],
+        summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)",
+    )
     def api_queue(name: str, me: Principal = Depends(auth.reviewer)):
         if name != me.name and not me.is_admin:
             raise Forbidden("a reviewer sees their own queue only")
         return store.queue(name)
 
-    @app.get("/api/candidates", tags=["candidates"], summary="Anonymous candidate ids",
-             dependencies=[Depends(auth.reviewer)])
+    @app.get(
+        "/api/candidates", tags=["candidates"], summary="Anonymous candidate ids", dependencies=[Depends(auth.reviewer)]
+    )
     def api_candidates():
         return store.candidates()
 
-    @app.get("/api/candidates/{cid}", tags=["candidates"], dependencies=[Depends(auth.reviewer)],
-             summary="A candidate's shown run (the admin's pick, else the most complete), blind: items, evidence, files by id")
+    @app.get(
+        "/api/candidates/{cid}",
+        tags=["candidates"],
+        dependencies=[Depends(auth.reviewer)],
+        summary="A candidate's shown run (the admin's pick, else the most complete), blind: items, evidence, files by id",
+    )
     def api_candidate(cid: str):
         from skycity_bench.store.validate import check_candidate_id
+
         check_candidate_id(cid)
         # the report as masked at import (its candidate block is the anonymous id only: no full
         # file hash), sent as stored around the file list: a report is megabytes, never parsed here
@@ -438,54 +548,83 @@ def create_app(store: ReviewStore, *, hosts: Optional[Iterable[str]] = None,
             raise InvalidReview(f"no such candidate: {cid}", 404)
         return Response(text, media_type="application/json")
 
-    @app.get("/api/candidates/{cid}/reviews", tags=["reviews"],
-             summary="Your own standing scores of a candidate (an admin may name another reviewer)")
+    @app.get(
+        "/api/candidates/{cid}/reviews",
+        tags=["reviews"],
+        summary="Your own standing scores of a candidate (an admin may name another reviewer)",
+    )
     def api_my_reviews(cid: str, reviewer: Optional[str] = None, me: Principal = Depends(auth.reviewer)):
         if reviewer is not None and reviewer != me.name and not me.is_admin:
             raise Forbidden("a reviewer sees their own scores only")
         return [r.__dict__ for r in store.reviews(cid, reviewer if me.is_admin and reviewer else me.name)]
 
-    @app.post("/api/candidates/{cid}/reviews", tags=["reviews"], status_code=201,
-              summary="Submit your scores: levels for manual/assisted items, overrides (with reason) for automated ones")
+    @app.post(
+        "/api/candidates/{cid}/reviews",
+        tags=["reviews"],
+        status_code=201,
+        summary="Submit your scores: levels for manual/assisted items, overrides (with reason) for automated ones",
+    )
     def api_submit(cid: str, body: Submission = Body(...), me: Principal = Depends(auth.reviewer)):
-        return store.submit(cid, me.name, body.rubric_id, [g.model_dump() for g in body.grades],
-                            [o.model_dump() for o in body.overrides], source="api")
+        return store.submit(
+            cid,
+            me.name,
+            body.rubric_id,
+            [g.model_dump() for g in body.grades],
+            [o.model_dump() for o in body.overrides],
+            source="api",
+        )
 
-    @app.post("/api/candidates/{cid}/finalize", tags=["admin"],
-              summary="Finalise a candidate's sheet (admin; refused while items are missing unless forced)")
+    @app.post(
+        "/api/candidates/{cid}/finalize",
+        tags=["admin"],
+        summary="Finalise a candidate's sheet (admin; refused while items are missing unless forced)",
+    )
     def api_finalize(cid: str, body: Optional[Finalize] = None, me: Principal = Depends(auth.admin)):
         return {"finalized": cid, "changed": _finalize(cid, me, body or Finalize())}
 
-    @app.post("/api/candidates/{cid}/unfinalize", tags=["admin"],
-              summary="Open a finalised sheet again (admin; reason required, audited)")
+    @app.post(
+        "/api/candidates/{cid}/unfinalize",
+        tags=["admin"],
+        summary="Open a finalised sheet again (admin; reason required, audited)",
+    )
     def api_unfinalize(cid: str, body: Unfinalize, me: Principal = Depends(auth.admin)):
         return {"unfinalized": cid, "changed": accounts.unfinalize(store, cid, by=me.name, reason=body.reason)}
 
-    @app.get("/api/sheet", tags=["sheet"],
-             summary="The 100-point sheet of every candidate (blind; a reviewer sees others' values once final)")
+    @app.get(
+        "/api/sheet",
+        tags=["sheet"],
+        summary="The 100-point sheet of every candidate (blind; a reviewer sees others' values once final)",
+    )
     def api_sheet(format: Literal["json", "md", "csv"] = "json", me: Principal = Depends(auth.reviewer)):  # noqa: A002
         return _sheet_response(format, visible_sheets(me))
 
-    @app.get("/api/admin/unblinded-sheet", tags=["admin"],
-             summary="The sheet with the candidates' labels (admin; audited)")
+    @app.get(
+        "/api/admin/unblinded-sheet", tags=["admin"], summary="The sheet with the candidates' labels (admin; audited)"
+    )
     def api_unblind(format: Literal["json", "md", "csv"] = "json", me: Principal = Depends(auth.admin)):  # noqa: A002
         accounts.audit(store, me.name, "unblind", None, {"format": format})
         return _sheet_response(format, visible_sheets(me, unblind=True))
 
-    @app.post("/api/admin/invitations", tags=["admin"], status_code=201,
-              summary="Invite a reviewer: a personal one-time sign-in link (shown once; stored only hashed)")
+    @app.post(
+        "/api/admin/invitations",
+        tags=["admin"],
+        status_code=201,
+        summary="Invite a reviewer: a personal one-time sign-in link (shown once; stored only hashed)",
+    )
     def api_invite(request: Request, body: Invitation, me: Principal = Depends(auth.admin)):
         return _invite(request, me, body.name, body.role)
 
     @app.get("/api/admin/accounts", tags=["admin"], summary="Every account and its role (admin)")
     def api_accounts(me: Principal = Depends(auth.admin)):
-        return [{k: a[k] for k in ("name", "role", "seat", "created_at", "disabled_at")} for a in accounts.accounts(store)]
+        return [
+            {k: a[k] for k in ("name", "role", "seat", "created_at", "disabled_at")} for a in accounts.accounts(store)
+        ]
 
     @app.get("/api/admin/audit", tags=["admin"], summary="The audit trail of admin actions, newest first (admin)")
     def api_audit(me: Principal = Depends(auth.admin)):
         return accounts.audit_rows(store)
 
-    app.include_router(routes_admin.build(store, auth, templates))     # /admin/calibration, /admin/agreement
-    app.include_router(routes_runs.build(store, auth, templates))      # /thumbs/{id}, /admin/runs: run choice
-    app.include_router(routes_timings.build(store, auth, templates))   # /admin/timings: time per candidate
+    app.include_router(routes_admin.build(store, auth, templates))  # /admin/calibration, /admin/agreement
+    app.include_router(routes_runs.build(store, auth, templates))  # /thumbs/{id}, /admin/runs: run choice
+    app.include_router(routes_timings.build(store, auth, templates))  # /admin/timings: time per candidate
     return app

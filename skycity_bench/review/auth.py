@@ -42,8 +42,9 @@ cookie is anonymous: it creates nothing.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -51,14 +52,14 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Mount
 
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store import accounts
+from skycity_bench.store.review_store import ReviewStore
 
 SESSION_COOKIE = "skycity_session"
-SESSION_MAX_AGE_S = 7 * 24 * 3600      # a week of reviewing without a new link
-INVITE_TTL_S = 7 * 24 * 3600           # an invitation waits a week for its reviewer
-SIGNIN_TTL_S = 24 * 3600               # an admin's sign-in link (CLI), a day
-API_TOKEN_TTL_S = 90 * 24 * 3600       # a personal API token, 90 days
+SESSION_MAX_AGE_S = 7 * 24 * 3600  # a week of reviewing without a new link
+INVITE_TTL_S = 7 * 24 * 3600  # an invitation waits a week for its reviewer
+SIGNIN_TTL_S = 24 * 3600  # an admin's sign-in link (CLI), a day
+API_TOKEN_TTL_S = 90 * 24 * 3600  # a personal API token, 90 days
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 RULES = ("public", "reviewer", "admin")
 CSRF_FIELD = "csrf"
@@ -70,10 +71,10 @@ class Principal:
     """A signed-in account. `via`: 'session' (cookie) or 'token' (bearer)."""
 
     name: str
-    role: str                       # 'reviewer' | 'admin'
+    role: str  # 'reviewer' | 'admin'
     id: int = 0
     via: str = "session"
-    csrf: str = ""                  # the session's CSRF token (empty for a bearer token)
+    csrf: str = ""  # the session's CSRF token (empty for a bearer token)
 
     @property
     def is_admin(self) -> bool:
@@ -105,9 +106,13 @@ class Auth:
         self.store = store
         self.max_age = session_max_age_s
         self.sessions = URLSafeTimedSerializer(accounts.secret_key(store), salt="skycity-review-session")
-        self.declared: dict[str, str] = {}     # path prefix → rule, for routes outside FastAPI's routing
-        self._rule_calls: dict[Callable, str] = {self.public: "public", self.principal_or_none: "public",
-                                                 self.reviewer: "reviewer", self.admin: "admin"}
+        self.declared: dict[str, str] = {}  # path prefix → rule, for routes outside FastAPI's routing
+        self._rule_calls: dict[Callable, str] = {
+            self.public: "public",
+            self.principal_or_none: "public",
+            self.reviewer: "reviewer",
+            self.admin: "admin",
+        }
 
     # --- sessions ----------------------------------------------------------------------------
     def new_session(self, account_id: int) -> tuple[str, str]:
@@ -124,8 +129,15 @@ class Auth:
             accounts.close_session(self.store, data[0])
 
     def set_session(self, response, request: Request, account_id: int) -> None:
-        response.set_cookie(SESSION_COOKIE, self.new_session(account_id)[0], max_age=self.max_age, httponly=True,
-                            samesite="lax", secure=request.url.scheme == "https", path="/")
+        response.set_cookie(
+            SESSION_COOKIE,
+            self.new_session(account_id)[0],
+            max_age=self.max_age,
+            httponly=True,
+            samesite="lax",
+            secure=request.url.scheme == "https",
+            path="/",
+        )
 
     @staticmethod
     def clear_session(response) -> None:
@@ -154,8 +166,9 @@ class Auth:
         return Principal(acc["name"], acc["role"], acc["id"], "token", "")
 
     # --- the dependencies (each one is also a rule: see rule_of) ----------------------------------
-    async def principal_or_none(self, request: Request,
-                                creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Optional[Principal]:
+    async def principal_or_none(
+        self, request: Request, creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
+    ) -> Optional[Principal]:
         """The caller, or None (anonymous). A bearer token that is not valid is a 401 (a
         client that sends one expects it to count); a bad cookie is just anonymous. (The
         bearer scheme as a sub-dependency: the OpenAPI document declares it on every route.)"""
@@ -176,8 +189,9 @@ class Auth:
         """Anonymous allowed (the sign-in pages)."""
         await self.principal_or_none(request, creds)
 
-    async def reviewer(self, request: Request,
-                       creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Principal:
+    async def reviewer(
+        self, request: Request, creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
+    ) -> Principal:
         """Any signed-in account (reviewer or admin); CSRF checked on unsafe methods."""
         me = await self.principal_or_none(request, creds)
         if me is None:
@@ -186,8 +200,9 @@ class Auth:
             await self._check_csrf(request, me)
         return me
 
-    async def admin(self, request: Request,
-                    creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)) -> Principal:
+    async def admin(
+        self, request: Request, creds: Optional[HTTPAuthorizationCredentials] = Depends(_bearer)
+    ) -> Principal:
         me = await self.reviewer(request, creds)
         if not me.is_admin:
             raise Forbidden("admins only")
@@ -199,8 +214,10 @@ class Auth:
     async def _check_csrf(self, request: Request, me: Principal) -> None:
         sent = request.headers.get(CSRF_HEADER)
         if sent is None and request.headers.get("content-type", "").split(";")[0].strip() in (
-                "application/x-www-form-urlencoded", "multipart/form-data"):
-            sent = (await request.form()).get(CSRF_FIELD)      # starlette keeps the parsed form for the route
+            "application/x-www-form-urlencoded",
+            "multipart/form-data",
+        ):
+            sent = (await request.form()).get(CSRF_FIELD)  # starlette keeps the parsed form for the route
         if not sent or not secrets.compare_digest(str(sent), me.csrf):
             raise Forbidden("the form's CSRF token is missing or not this session's: reload the page and try again")
 
@@ -265,5 +282,16 @@ class Auth:
         return {"me": me, "csrf": me.csrf if me else ""}
 
 
-__all__ = ["Auth", "Principal", "NotSignedIn", "Forbidden", "SESSION_COOKIE", "SESSION_MAX_AGE_S", "INVITE_TTL_S",
-           "SIGNIN_TTL_S", "API_TOKEN_TTL_S", "CSRF_FIELD", "CSRF_HEADER"]
+__all__ = [
+    "Auth",
+    "Principal",
+    "NotSignedIn",
+    "Forbidden",
+    "SESSION_COOKIE",
+    "SESSION_MAX_AGE_S",
+    "INVITE_TTL_S",
+    "SIGNIN_TTL_S",
+    "API_TOKEN_TTL_S",
+    "CSRF_FIELD",
+    "CSRF_HEADER",
+]

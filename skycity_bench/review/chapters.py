@@ -31,7 +31,7 @@ MOTION_ITEM = "camera.motion"
 ENDING_ITEM = "camera.ending"
 AUTO_ITEM = "shops.auto_display"
 MANUAL_ITEM = "shops.manual_priority"
-MAX_NAME = 40            # a demo's phase or shop name as shown on a mark (the demo wrote it: kept short)
+MAX_NAME = 40  # a demo's phase or shop name as shown on a mark (the demo wrote it: kept short)
 
 
 def _num(v: Any) -> Optional[float]:
@@ -39,7 +39,7 @@ def _num(v: Any) -> Optional[float]:
         f = float(v)
     except (TypeError, ValueError):
         return None
-    return f if f == f and f >= 0 else None          # NaN and negative times are no moment
+    return f if f == f and f >= 0 else None  # NaN and negative times are no moment
 
 
 def _item(report: dict, iid: str) -> dict:
@@ -66,10 +66,25 @@ def _why(report: dict, iid: str, probe: str) -> str:
     return f"{iid} {status}" + (f": {reason}" if reason else "")
 
 
-def _mark(t: float, kind: str, label: str, label_en: str, *, end: Optional[float] = None,
-          items: tuple[str, ...] = (), key: str = "") -> dict:
-    return {"t_s": round(t, 3), "end_s": round(end, 3) if end is not None else None, "kind": kind,
-            "label": label, "label_en": label_en, "items": list(items), "key": key or f"{kind}-{t:g}"}
+def _mark(
+    t: float,
+    kind: str,
+    label: str,
+    label_en: str,
+    *,
+    end: Optional[float] = None,
+    items: tuple[str, ...] = (),
+    key: str = "",
+) -> dict:
+    return {
+        "t_s": round(t, 3),
+        "end_s": round(end, 3) if end is not None else None,
+        "kind": kind,
+        "label": label,
+        "label_en": label_en,
+        "items": list(items),
+        "key": key or f"{kind}-{t:g}",
+    }
 
 
 def _phases(report: dict) -> tuple[Optional[list[dict]], Optional[float]]:
@@ -84,8 +99,16 @@ def _phases(report: dict) -> tuple[Optional[list[dict]], Optional[float]]:
         t = _num((p or {}).get("start_s")) if isinstance(p, dict) else None
         if t is not None:
             name = str(p.get("phase"))[:MAX_NAME]
-            out.append(_mark(t, "phase", f"阶段 {name}", f"phase {name} begins (the demo's claim)",
-                             items=(PHASES_ITEM,), key=f"phase-{i}"))
+            out.append(
+                _mark(
+                    t,
+                    "phase",
+                    f"阶段 {name}",
+                    f"phase {name} begins (the demo's claim)",
+                    items=(PHASES_ITEM,),
+                    key=f"phase-{i}",
+                )
+            )
     return out or None, reached
 
 
@@ -96,8 +119,15 @@ def _dense_window(report: dict) -> Optional[dict]:
     a, b = _num(w[0]), _num(w[1])
     if a is None or b is None or b < a:
         return None
-    return _mark(a, "density", f"密度窗口 {a:g}–{b:g} 秒", f"the density window, {a:g}–{b:g} s", end=b,
-                 items=("density.count", "density.categories", "density.behavior"), key="density")
+    return _mark(
+        a,
+        "density",
+        f"密度窗口 {a:g}–{b:g} 秒",
+        f"the density window, {a:g}–{b:g} s",
+        end=b,
+        items=("density.count", "density.categories", "density.behavior"),
+        key="density",
+    )
 
 
 def _shop_cards(report: dict) -> Optional[list[dict]]:
@@ -114,9 +144,19 @@ def _shop_cards(report: dict) -> Optional[list[dict]]:
             continue
         shop = str(iv.get("shop_id") or "?")[:MAX_NAME]
         end = _num(iv.get("end_s"))
-        out.append(_mark(t, "shop", f"自动卡片 {shop}",
-                         f"automatic card: {shop}" + (f", until {end:g} s" if end is not None else "")
-                         + " (the shops probe's pass)", end=end, items=(AUTO_ITEM,), key=f"shop-{i}"))
+        out.append(
+            _mark(
+                t,
+                "shop",
+                f"自动卡片 {shop}",
+                f"automatic card: {shop}"
+                + (f", until {end:g} s" if end is not None else "")
+                + " (the shops probe's pass)",
+                end=end,
+                items=(AUTO_ITEM,),
+                key=f"shop-{i}",
+            )
+        )
     return out
 
 
@@ -125,8 +165,9 @@ def _city_name(report: dict) -> tuple[Optional[dict], Optional[str]]:
     ev = _ev(report, ENDING_ITEM)
     check = ev.get("city_name_check") or {}
     checks = ev.get("name_checks") or _probe_data(report, "timeline").get("name_checks") or []
-    first_check = min((t for t in (_num(c.get("t_s")) for c in checks if isinstance(c, dict)) if t is not None),
-                      default=None)
+    first_check = min(
+        (t for t in (_num(c.get("t_s")) for c in checks if isinstance(c, dict)) if t is not None), default=None
+    )
     from_s = f"; the bench looks for it from {first_check:g} s" if first_check is not None else ""
     if not check:
         return None, _why(report, ENDING_ITEM, "timeline")
@@ -135,8 +176,9 @@ def _city_name(report: dict) -> tuple[Optional[dict], Optional[str]]:
     if not ts:
         return None, f"{ENDING_ITEM}: {check.get('reason') or check.get('code') or 'the city name was not seen'}"
     how = "page text" if check.get("seen_at_s") else "drawn on a canvas"
-    return _mark(ts[0], "city", "城市名首次出现", f"the city name first seen ({how}{from_s})",
-                 items=(ENDING_ITEM,), key="city"), None
+    return _mark(
+        ts[0], "city", "城市名首次出现", f"the city name first seen ({how}{from_s})", items=(ENDING_ITEM,), key="city"
+    ), None
 
 
 def recording_duration(report: dict) -> Optional[float]:
@@ -156,22 +198,39 @@ def chapters(report: dict) -> dict:
     if ph:
         marks += ph
     if not ph or reached is not None:
-        unknown.append({"what": "阶段" if not ph else f"{reached:g} 秒后的阶段",
-                        "what_en": "the tour's phases" if not ph else f"phase changes after {reached:g} s",
-                        "why": _why(report, PHASES_ITEM, "timeline")})
+        unknown.append(
+            {
+                "what": "阶段" if not ph else f"{reached:g} 秒后的阶段",
+                "what_en": "the tour's phases" if not ph else f"phase changes after {reached:g} s",
+                "why": _why(report, PHASES_ITEM, "timeline"),
+            }
+        )
     dw = _dense_window(report)
     if dw:
         marks.append(dw)
     else:
-        unknown.append({"what": "密度窗口", "what_en": "the density window", "why": "the report's scenario names no "
-                                                                                  "dense_window_s"})
+        unknown.append(
+            {
+                "what": "密度窗口",
+                "what_en": "the density window",
+                "why": "the report's scenario names no dense_window_s",
+            }
+        )
     cards = _shop_cards(report)
     if cards:
         marks += cards
     else:
-        unknown.append({"what": "自动卡片", "what_en": "the automatic shop cards",
-                        "why": (f"{AUTO_ITEM}: no card was seen in the window without input" if cards == []
-                                else _why(report, AUTO_ITEM, "shops"))})
+        unknown.append(
+            {
+                "what": "自动卡片",
+                "what_en": "the automatic shop cards",
+                "why": (
+                    f"{AUTO_ITEM}: no card was seen in the window without input"
+                    if cards == []
+                    else _why(report, AUTO_ITEM, "shops")
+                ),
+            }
+        )
     city, why = _city_name(report)
     if city:
         marks.append(city)
@@ -181,8 +240,12 @@ def chapters(report: dict) -> dict:
     for m in marks:
         m["beyond"] = dur is not None and m["t_s"] > dur
     marks.sort(key=lambda m: (m["t_s"], m["key"]))
-    return {"marks": marks, "unknown": unknown, "duration_s": dur,
-            "recording": _probe_data(report, "recording").get("file")}
+    return {
+        "marks": marks,
+        "unknown": unknown,
+        "duration_s": dur,
+        "recording": _probe_data(report, "recording").get("file"),
+    }
 
 
 def item_moments(report: dict, marks: list[dict]) -> dict[str, list[dict]]:
@@ -199,21 +262,28 @@ def item_moments(report: dict, marks: list[dict]) -> dict[str, list[dict]]:
             lst.append({"t_s": round(t, 3), "label": label, "beyond": beyond})
 
     dur = recording_duration(report)
-    past = (lambda t: dur is not None and t > dur)
+    past = lambda t: dur is not None and t > dur
     for m in marks:
         for iid in m["items"]:
             add(iid, m["t_s"], m["label_en"], m["beyond"])
     for c in _ev(report, MOTION_ITEM).get("cuts") or []:
         t = _num((c or {}).get("t_s"))
         add(MOTION_ITEM, t, f"cut ({c.get('kind') or 'cut'})", t is not None and past(t))
-    for iid, key, label in (("density.count", "N_at_s", "the sample N was read at"),
-                            ("density.categories", "C_at_s", "the sample C was read at")):
+    for iid, key, label in (
+        ("density.count", "N_at_s", "the sample N was read at"),
+        ("density.categories", "C_at_s", "the sample C was read at"),
+    ):
         t = _num(_ev(report, iid).get(key))
         add(iid, t, label, t is not None and past(t))
     ai = _ev(report, MANUAL_ITEM).get("auto_interval") or {}
     t = _num(ai.get("start_s"))
-    add(MANUAL_ITEM, t, f"the automatic card ({ai.get('shop_id')}) the hover was tried during; the hover itself "
-                        "is not in the recording", t is not None and past(t))
+    add(
+        MANUAL_ITEM,
+        t,
+        f"the automatic card ({ai.get('shop_id')}) the hover was tried during; the hover itself "
+        "is not in the recording",
+        t is not None and past(t),
+    )
     for lst in out.values():
         lst.sort(key=lambda m: m["t_s"])
     return out

@@ -16,7 +16,8 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Iterable, Optional
+from collections.abc import Iterable
+from typing import Optional
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
@@ -26,10 +27,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skycity_bench.store.validate import InvalidReview
 
-MAX_BODY_BYTES = 1 << 20          # 1 MiB for any request body (JSON API and forms alike)
+MAX_BODY_BYTES = 1 << 20  # 1 MiB for any request body (JSON API and forms alike)
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 ANY_ADDRESS = ("0.0.0.0", "::", "")
-MAX_FILE_ID = 2**63 - 1           # the largest integer SQLite and Postgres (bigint) hold
+MAX_FILE_ID = 2**63 - 1  # the largest integer SQLite and Postgres (bigint) hold
 
 
 def allowed_hosts(bind_host: Optional[str] = None, extra: Iterable[str] = ()) -> list[str]:
@@ -42,7 +43,7 @@ def allowed_hosts(bind_host: Optional[str] = None, extra: Iterable[str] = ()) ->
         h = h.lower()
         try:
             if isinstance(ipaddress.ip_address(h.strip("[]")), ipaddress.IPv6Address):
-                h = f"[{h.strip('[]')}]"       # a Host header writes an IPv6 address in brackets
+                h = f"[{h.strip('[]')}]"  # a Host header writes an IPv6 address in brackets
         except ValueError:
             pass
         if h not in out:
@@ -84,7 +85,7 @@ class BodyLimit:
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.limit:
-                    raise BodyTooLarge(self.limit)   # handled by the app (see install)
+                    raise BodyTooLarge(self.limit)  # handled by the app (see install)
             return msg
 
         await self.app(scope, counted, send)

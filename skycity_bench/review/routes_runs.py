@@ -21,11 +21,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.store.validate import InvalidReview
-
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.review import guard
 from skycity_bench.review.auth import Auth, Principal
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.validate import InvalidReview
 
 # a thumbnail of a file id never changes (runs are immutable): the browser keeps it (privately)
 THUMB_CACHE = "private, max-age=86400"
@@ -33,8 +32,9 @@ THUMB_CACHE = "private, max-age=86400"
 
 class RunChoice(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    run_id: Optional[int] = Field(description="the run to show; null: back to the automatic rule "
-                                              "(most items collected, ties to the latest)")
+    run_id: Optional[int] = Field(
+        description="the run to show; null: back to the automatic rule (most items collected, ties to the latest)"
+    )
     reason: str = Field(description="why (required; kept with the choice and in the audit trail)")
 
 
@@ -45,18 +45,28 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
     def thumb(file_id: str):
         fid = guard.file_number(file_id)
         f = store.thumbnail(fid)
-        if f.is_text:                                # never an image: its masked text is at /files
+        if f.is_text:  # never an image: its masked text is at /files
             return RedirectResponse(f"/files/{fid}", status_code=307)
         headers = {"cache-control": THUMB_CACHE, "content-disposition": "inline"}
         if f.path is None:
             return Response(f.read_bytes(), media_type=f.mime, headers=headers)
-        return FileResponse(f.path, media_type=f.mime, headers=headers, content_disposition_type="inline",
-                            filename=None)
+        return FileResponse(
+            f.path, media_type=f.mime, headers=headers, content_disposition_type="inline", filename=None
+        )
 
     def _page(request: Request, me: Principal, error: str = "", done: str = "", status: int = 200):
-        return templates.TemplateResponse(request, "runs.html", {
-            "rubric": store.rubric, "reviewer": me.name, "candidates": store.runs_overview(),
-            "error": error, "done": done}, status_code=status)
+        return templates.TemplateResponse(
+            request,
+            "runs.html",
+            {
+                "rubric": store.rubric,
+                "reviewer": me.name,
+                "candidates": store.runs_overview(),
+                "error": error,
+                "done": done,
+            },
+            status_code=status,
+        )
 
     @router.get("/admin/runs", response_class=HTMLResponse, include_in_schema=False)
     def runs_page(request: Request, me: Principal = Depends(auth.admin)):
@@ -75,18 +85,27 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
             return _page(request, me, error=f"{cid}: {e}", status=e.status)
         return RedirectResponse(f"/admin/runs?done={cid}#runs-{cid}", status_code=303)
 
-    @router.get("/api/admin/runs", tags=["admin"],
-                summary="Every candidate's runs: items collected, reviews on each, the one shown and why (admin)")
+    @router.get(
+        "/api/admin/runs",
+        tags=["admin"],
+        summary="Every candidate's runs: items collected, reviews on each, the one shown and why (admin)",
+    )
     def api_runs(me: Principal = Depends(auth.admin)):
         return store.runs_overview()
 
-    @router.get("/api/admin/candidates/{cid}/runs", tags=["admin"],
-                summary="One candidate's runs, the one shown and why, the standing choice (admin)")
+    @router.get(
+        "/api/admin/candidates/{cid}/runs",
+        tags=["admin"],
+        summary="One candidate's runs, the one shown and why, the standing choice (admin)",
+    )
     def api_runs_of(cid: str, me: Principal = Depends(auth.admin)):
         return store.runs_of(cid)
 
-    @router.put("/api/admin/candidates/{cid}/run", tags=["admin"],
-                summary="Pick the run a candidate shows, with a reason (admin; audited); run_id null: automatic")
+    @router.put(
+        "/api/admin/candidates/{cid}/run",
+        tags=["admin"],
+        summary="Pick the run a candidate shows, with a reason (admin; audited); run_id null: automatic",
+    )
     def api_choose(cid: str, body: RunChoice, me: Principal = Depends(auth.admin)):
         return store.choose_run(cid, body.run_id, me.name, body.reason)
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from skycity_bench.store.review_store import ReviewStore
-
-from skycity_bench.store import timings
 from skycity_bench.review.auth import Auth, Principal
+from skycity_bench.store import timings
+from skycity_bench.store.review_store import ReviewStore
 
 
 def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
@@ -19,11 +18,15 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
 
     @router.get("/admin/timings", response_class=HTMLResponse, include_in_schema=False)
     def timings_page(request: Request, me: Principal = Depends(auth.admin)):
-        return templates.TemplateResponse(request, "timings.html", {
-            "rubric": store.rubric, "reviewer": me.name, "summary": timings.summary(store)})
+        return templates.TemplateResponse(
+            request, "timings.html", {"rubric": store.rubric, "reviewer": me.name, "summary": timings.summary(store)}
+        )
 
-    @router.get("/api/admin/timings", tags=["admin"],
-                summary="Time per candidate per reviewer: the median, the total, each candidate's seconds")
+    @router.get(
+        "/api/admin/timings",
+        tags=["admin"],
+        summary="Time per candidate per reviewer: the median, the total, each candidate's seconds",
+    )
     def api_timings(me: Principal = Depends(auth.admin)):
         return {"reviewers": timings.summary(store)}
 

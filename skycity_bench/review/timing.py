@@ -16,12 +16,12 @@ from typing import Optional
 
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
-MAX_OPEN_S = 24 * 3600        # a page open longer than a day is not timing anything
-FIELD = "opened"              # the form field that carries the token
+MAX_OPEN_S = 24 * 3600  # a page open longer than a day is not timing anything
+FIELD = "opened"  # the form field that carries the token
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 class OpenedStamp:
@@ -36,7 +36,7 @@ class OpenedStamp:
             return None
         try:
             d = self.signer.loads(token, max_age=MAX_OPEN_S)
-        except BadSignature:           # forged, altered or expired (SignatureExpired is one)
+        except BadSignature:  # forged, altered or expired (SignatureExpired is one)
             return None
         if not isinstance(d, dict) or d.get("r") != reviewer or d.get("c") != cid:
             return None

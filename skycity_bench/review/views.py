@@ -7,19 +7,24 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from skycity_bench.reporting.html_report import is_keyframe
 from skycity_bench.inputs.rubric import Rubric
 from skycity_bench.judging.sheet_totals import Review
-from skycity_bench.store.artefacts import THUMB_WIDTH
-from skycity_bench.review.chapters import chapters as chapter_marks
-from skycity_bench.review.chapters import item_moments
+from skycity_bench.reporting.html_report import is_keyframe
 from skycity_bench.reporting.realtime_view import ITEM as REALTIME_ITEM
 from skycity_bench.reporting.realtime_view import realtime_view
+from skycity_bench.review.chapters import chapters as chapter_marks
+from skycity_bench.review.chapters import item_moments
+from skycity_bench.store.artefacts import THUMB_WIDTH
 
 # Which report measurement section sits beside which item family (report.md): timeline
 # findings beside camera.*, behaviour figures beside density.*, and so on.
-MEASUREMENTS_FOR = {"camera": "timeline", "density": "density", "shops": "shops", "smoothness": "smoothness",
-                    "packaging": "playback"}
+MEASUREMENTS_FOR = {
+    "camera": "timeline",
+    "density": "density",
+    "shops": "shops",
+    "smoothness": "smoothness",
+    "packaging": "playback",
+}
 MAX_EVIDENCE_CHARS = 2500
 IMAGE = ("image/",)
 # the original is wider than a full-width thumbnail (its exact width is not kept): any figure
@@ -83,8 +88,10 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     own = {(r.item_id, r.kind): r for r in mine}
     rt = realtime_view(report, lambda n: f"/files/{by_name[n]['id']}" if n in by_name else None)
     used: set[str] = set()
-    keyframes = sorted((f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
-                       key=lambda f: ("contact_sheet" not in f["name"], f["name"]))
+    keyframes = sorted(
+        (f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
+        key=lambda f: ("contact_sheet" not in f["name"], f["name"]),
+    )
     # each image is shown once (issue 20 part 4: keyframes and plots were repeated up to 4
     # times, ~25 MB a page): keyframes in their strip, a plot beside the first item that cites
     # it; a later item citing it links back to that place instead of loading it again
@@ -114,23 +121,38 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
             section = MEASUREMENTS_FOR.get(iid.split(".")[0])
             g = own.get((iid, "grade"))
             o = own.get((iid, "override"))
-            lines.append({
-                "item": it, "bench": bench, "summary": _summary(ev), "evidence_json": _short_json(ev) if ev else "",
-                # the scorer's hint on what to look at (was only inside the collapsed JSON)
-                "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
-                "images": fresh, "images_seen": seen,
-                "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
-                "measurement_name": section if section in measurements else None,
-                "measurement_json": _short_json(measurements[section]) if section in measurements else "",
-                "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
-                "mine": g, "my_level": rubric.level_for_points(it, g.points).key if g else None,
-                "override": o, "third_wanted": iid in wanted,
-                "realtime": rt if iid == REALTIME_ITEM else None,   # the real-time video beside its item
-                "moments": moments.get(iid, []),
-            })
+            lines.append(
+                {
+                    "item": it,
+                    "bench": bench,
+                    "summary": _summary(ev),
+                    "evidence_json": _short_json(ev) if ev else "",
+                    # the scorer's hint on what to look at (was only inside the collapsed JSON)
+                    "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
+                    "images": fresh,
+                    "images_seen": seen,
+                    "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
+                    "measurement_name": section if section in measurements else None,
+                    "measurement_json": _short_json(measurements[section]) if section in measurements else "",
+                    "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
+                    "mine": g,
+                    "my_level": rubric.level_for_points(it, g.points).key if g else None,
+                    "override": o,
+                    "third_wanted": iid in wanted,
+                    "realtime": rt if iid == REALTIME_ITEM else None,  # the real-time video beside its item
+                    "moments": moments.get(iid, []),
+                }
+            )
         rows.append({"row": row, "lines": lines})
     others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
-    return {"cid": cid, "rows": rows, "videos": videos, "keyframes": keyframes, "other_files": others,
-            "chapters": chap if recording else {**chap, "marks": []},
-            "run_id": (run or {}).get("run_id"), "environment": report.get("environment") or {},
-            "warnings": report.get("warnings") or []}
+    return {
+        "cid": cid,
+        "rows": rows,
+        "videos": videos,
+        "keyframes": keyframes,
+        "other_files": others,
+        "chapters": chap if recording else {**chap, "marks": []},
+        "run_id": (run or {}).get("run_id"),
+        "environment": report.get("environment") or {},
+        "warnings": report.get("warnings") or [],
+    }

@@ -10,10 +10,10 @@ import time
 from typing import TYPE_CHECKING
 
 from skycity_bench.browser.rate_calibration import calibrate
-from skycity_bench.probes import ProbeSpec
 from skycity_bench.common.run_progress import Progress
-from skycity_bench.reporting.run_report import Report
 from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.probes import ProbeSpec
+from skycity_bench.reporting.run_report import Report
 from skycity_bench.running.side_by_side import run_side_by_side
 
 if TYPE_CHECKING:
@@ -24,8 +24,18 @@ class NoOverlap(Exception):
     """`run --overlap` cannot be done in this run (before anything ran): why."""
 
 
-async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, realtime: list, rest: list, handle,
-                          side: list, one, progress: Progress, weight) -> None:
+async def run_overlapped(
+    report: Report,
+    scenario: Scenario,
+    profile: Profile,
+    realtime: list,
+    rest: list,
+    handle,
+    side: list,
+    one,
+    progress: Progress,
+    weight,
+) -> None:
     """`run --overlap pinned` (issue 18 part 3; pinning.py): the fake-clock probes on the
     `side` browsers DURING the real-time probes on `handle`, pinned apart. Around it a blank
     page's rAF on the pinned pacing browser alone (before the probes start) and beside them;
@@ -40,9 +50,10 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
     try:
         split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
         pacing_pid = await pinning.browser_pid(handle)
-    except Exception as e:   # `run` refuses the first before a browser starts; a Chromium that names no pid
-        raise NoOverlap(str(e).removeprefix(f"--overlap {profile.overlap}: ").removeprefix("--overlap pinned: ")
-                         ) from None
+    except Exception as e:  # `run` refuses the first before a browser starts; a Chromium that names no pid
+        raise NoOverlap(
+            str(e).removeprefix(f"--overlap {profile.overlap}: ").removeprefix("--overlap pinned: ")
+        ) from None
     long_ms, res = long_frame_ms(profile, scenario)
     rec: dict = {"mode": profile.overlap, "used": True, **split.to_json(), "side_browsers": len(side)}
     report.environment["overlap"] = rec
@@ -52,9 +63,11 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
     later = [s for s in rest if s not in now]
     pinner = pinning.Pinner(split, pacing_pid)
     rec["pacing_browser_pid"] = pinner.pacing_pid
-    progress.log(f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
-                 f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
-                 + (" (forced: too few cores for a fair split)" if split.forced else ""))
+    progress.log(
+        f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
+        f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
+        + (" (forced: too few cores for a fair split)" if split.forced else "")
+    )
     t0 = time.monotonic()
     timeline: dict[str, list] = {}
 
@@ -70,7 +83,7 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
         row = progress.task(f"overlap: a blank page on the pacing cores, {what}", o.calibration_s)
         try:
             return await calibrate(handle, scenario, o.calibration_s, long_frame_ms=long_ms + res if long_ms else None)
-        except Exception as e:   # a wedged browser: unmeasured, which the judgement counts
+        except Exception as e:  # a wedged browser: unmeasured, which the judgement counts
             return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
         finally:
             row.close()
@@ -97,7 +110,7 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
     finally:
         keeper.cancel()
         await asyncio.gather(keeper, return_exceptions=True)
-        pinner.restore()                  # the probes still running get every core back
+        pinner.restore()  # the probes still running get every core back
         rec["pinning"] = pinner.counts()
     rec["real_time_ended_s"] = round(time.monotonic() - t0, 2)
     await side_task
@@ -106,11 +119,14 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
     rec["perturbation"] = p
     rec["overlapped_pass"] = pacing_figures(report, realtime, long_ms, res)
     if p["too_perturbed"]:
-        why = f"overlap: the probes beside the real-time run disturbed the pacing cores ({'; '.join(p['too_perturbed'])})"
-        report.warnings.append(f"{why}: the real-time probes ran again alone (environment.overlap keeps both "
-                               "passes' figures)")
+        why = (
+            f"overlap: the probes beside the real-time run disturbed the pacing cores ({'; '.join(p['too_perturbed'])})"
+        )
+        report.warnings.append(
+            f"{why}: the real-time probes ran again alone (environment.overlap keeps both passes' figures)"
+        )
         progress.log(f"[yellow]{why}: running the real-time probes again alone[/]")
-        for h in side:                    # alone: no browser beside it, not even an idle one
+        for h in side:  # alone: no browser beside it, not even an idle one
             await h.kill()
         for spec in realtime:
             start = round(time.monotonic() - t0, 2)
@@ -118,9 +134,11 @@ async def run_overlapped(report: Report, scenario: Scenario, profile: Profile, r
             timeline[f"{spec.name} (alone)"] = [start, round(time.monotonic() - t0, 2)]
         rec["solo_pass"] = pacing_figures(report, realtime, long_ms, res)
     else:
-        progress.log(f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
-                     f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
-                     f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)")
+        progress.log(
+            f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
+            f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
+            f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)"
+        )
     rec["rerun_alone"] = bool(p["too_perturbed"])
     if later:
         await run_side_by_side(later, [handle], one, weight=weight)
@@ -160,7 +178,12 @@ def pacing_figures(report: Report, realtime: list, long_ms: float | None, res: f
     if fp is not None and fp.status == "ok" and long_ms is not None:
         d = fp.data if isinstance(fp.data, dict) else fp.data.model_dump()
         st = window_stats(np.asarray(d.get("raf_ms") or [], float), 0.0, float(d.get("duration_s") or 0), long_ms, res)
-        out["frame_pacing"].update({"clock": "rAF timestamp, 0 s to the end", "frames": d.get("frames"),
-                                    "p95_ms": None if st is None else round(st["p95_ms"], 3),
-                                    "long_frame_share": None if st is None else round(st["long_frame_ratio"], 5)})
+        out["frame_pacing"].update(
+            {
+                "clock": "rAF timestamp, 0 s to the end",
+                "frames": d.get("frames"),
+                "p95_ms": None if st is None else round(st["p95_ms"], 3),
+                "long_frame_share": None if st is None else round(st["long_frame_ratio"], 5),
+            }
+        )
     return out

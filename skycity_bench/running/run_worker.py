@@ -31,17 +31,21 @@ def profile_of(spec: dict):
     from skycity_bench.running.runner import DEFAULT_MAX_MEMORY_MB, Profile
 
     probes = spec.get("probes") or None
-    return Profile(probes=tuple(probes) if probes else None, network=spec.get("network", "offline"),
-                   max_memory_mb=float(spec.get("max_memory_mb") or DEFAULT_MAX_MEMORY_MB))
+    return Profile(
+        probes=tuple(probes) if probes else None,
+        network=spec.get("network", "offline"),
+        max_memory_mb=float(spec.get("max_memory_mb") or DEFAULT_MAX_MEMORY_MB),
+    )
 
 
 async def _run(spec: dict) -> int:
-    from skycity_bench.running.runner import execute, exit_code
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import execute, exit_code
 
     sc = load_scenario(spec.get("scenario"), spec.get("overrides") or {})
-    report = await execute(spec["demo"], sc, profile_of(spec), Path(spec["out_dir"]), progress=JsonLinesProgress(),
-                           label=spec.get("label"))
+    report = await execute(
+        spec["demo"], sc, profile_of(spec), Path(spec["out_dir"]), progress=JsonLinesProgress(), label=spec.get("label")
+    )
     return exit_code(report)
 
 
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return asyncio.run(_run(spec))
-    except UserError as e:              # a spec the batch should not have written: one line
+    except UserError as e:  # a spec the batch should not have written: one line
         print(f"error: {e}", file=sys.stderr)
         return 2
 

@@ -20,28 +20,29 @@ import datetime as dt
 import logging
 import time
 import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional
 
 from skycity_bench import __version__
-from skycity_bench.common import environment
-from skycity_bench.browser.rate_calibration import calibrate
-from skycity_bench.browser.launch import find_chromium
-from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.clock_budget import RunBudget
+from skycity_bench.browser.launch import find_chromium
+from skycity_bench.browser.rate_calibration import calibrate
+from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
-from skycity_bench.inputs.demo_file import candidate_id, load_demo
+from skycity_bench.common import environment
 from skycity_bench.common.errors import BenchError, DemoCrash, DemoHang, ProbeError
-from skycity_bench.evidence.page_events import PageEventsEvidence
-from skycity_bench.probes import ProbeContext, ProbeSpec, registry
-from skycity_bench.probes.probe_api import Wanted
 from skycity_bench.common.run_progress import Progress, RunProgress
-from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
+from skycity_bench.evidence.page_events import PageEventsEvidence
+from skycity_bench.inputs.demo_file import candidate_id, load_demo
 from skycity_bench.inputs.rubric import Rubric, load_rubric
-from skycity_bench.running.overlap_pass import NoOverlap, run_overlapped
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.judging.score_items import run_problems, score_report
+from skycity_bench.probes import ProbeContext, ProbeSpec, registry
+from skycity_bench.probes.probe_api import Wanted
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
+from skycity_bench.running.overlap_pass import NoOverlap, run_overlapped
 from skycity_bench.running.side_by_side import more_browsers, run_side_by_side
 from skycity_bench.running.watchdog import MemoryWatchdog, kill_reason
 
@@ -57,12 +58,12 @@ class Profile:
     refresh calibration (it measures no timing)."""
 
     name: str = "run"
-    probes: Optional[tuple[str, ...]] = None       # registry probes; None: all of them
-    steps: tuple[ProbeSpec, ...] = ()              # the profile's own collection steps
+    probes: Optional[tuple[str, ...]] = None  # registry probes; None: all of them
+    steps: tuple[ProbeSpec, ...] = ()  # the profile's own collection steps
     calibrate: bool = True
-    network: str = "offline"                       # offline | allow
+    network: str = "offline"  # offline | allow
     rubric_path: Optional[Path] = None
-    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB   # per browser process (watchdog.py)
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB  # per browser process (watchdog.py)
     # The rubric items this profile's evidence decides; None: every item. A profile that
     # collects less (check: the hover phase only, one density pair) scores only these, so
     # its report never judges an item from evidence that was not collected for it.
@@ -127,7 +128,7 @@ def exit_code(report: Report) -> int:
 
 
 def _now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def extra_resolvers(network: str, ondemand=None) -> list:
@@ -151,6 +152,7 @@ def _fetch_named(demo, progress: Progress):
     def say(rec: dict) -> None:
         if rec["outcome"] == "fetched":
             progress.log(f"offline library cache: {rec['detail']}")
+
     try:
         ondemand = OnDemand(log=say)
         ondemand.prefetch_html(demo.text)
@@ -175,20 +177,33 @@ def _note_fetches(report: Report, handle, ondemand) -> None:
     report.warnings.extend(f"offline library cache: {w}" for w in ondemand.warnings() + after)
 
 
-def new_report(demo, scenario: Scenario, rubric: Rubric, label: Optional[str] = None,
-               started_at: Optional[str] = None) -> Report:
+def new_report(
+    demo, scenario: Scenario, rubric: Rubric, label: Optional[str] = None, started_at: Optional[str] = None
+) -> Report:
     """The report of one run before anything is collected (also the batch's report for a
     run whose worker died without writing one)."""
-    return Report(bench_version=__version__, rubric_id=rubric.id,
-                  candidate=Candidate(id=candidate_id(demo.sha256), sha256=demo.sha256, size_bytes=len(demo.html),
-                                      label=label if label is not None else demo.path.name),
-                  scenario={"name": scenario.name, "sha256": scenario.sha256(),
-                            "effective": scenario.model_dump(mode="json")},
-                  started_at=started_at or _now())
+    return Report(
+        bench_version=__version__,
+        rubric_id=rubric.id,
+        candidate=Candidate(
+            id=candidate_id(demo.sha256),
+            sha256=demo.sha256,
+            size_bytes=len(demo.html),
+            label=label if label is not None else demo.path.name,
+        ),
+        scenario={"name": scenario.name, "sha256": scenario.sha256(), "effective": scenario.model_dump(mode="json")},
+        started_at=started_at or _now(),
+    )
 
 
-def finish_report(report: Report, specs: Sequence[ProbeSpec], scenario: Scenario, rubric: Rubric,
-                  out_dir: Path, reason: Optional[str] = None) -> Report:
+def finish_report(
+    report: Report,
+    specs: Sequence[ProbeSpec],
+    scenario: Scenario,
+    rubric: Rubric,
+    out_dir: Path,
+    reason: Optional[str] = None,
+) -> Report:
     """Every step that did not run gets its error (`reason`), then the items are scored
     from the evidence as it stands and report.json is written (atomically)."""
     if reason and not report.exit_reason:
@@ -196,16 +211,30 @@ def finish_report(report: Report, specs: Sequence[ProbeSpec], scenario: Scenario
         report.warnings.append(reason)
     for spec in specs:
         for name, version in [(spec.name, spec.version), *((p, registry.get(p).version) for p in spec.produces)]:
-            report.probes.setdefault(name, ProbeRecord(name=name, version=version, status="error",
-                                                       error=report.exit_reason or "the run ended before this probe ran"))
+            report.probes.setdefault(
+                name,
+                ProbeRecord(
+                    name=name,
+                    version=version,
+                    status="error",
+                    error=report.exit_reason or "the run ended before this probe ran",
+                ),
+            )
     report.finished_at = report.finished_at or _now()
     score_report(report, scenario, rubric, out_dir)
     save(report, out_dir)
     return report
 
 
-async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, out_dir: Path, *,
-                  progress: Progress | None = None, label: Optional[str] = None) -> Report:
+async def execute(
+    candidate: Path | str,
+    scenario: Scenario,
+    profile: Profile,
+    out_dir: Path,
+    *,
+    progress: Progress | None = None,
+    label: Optional[str] = None,
+) -> Report:
     """Run `profile` on one candidate into out_dir; returns the scored, written report."""
     progress = progress or Progress()
     demo = load_demo(candidate)
@@ -228,10 +257,10 @@ async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, o
                 report.exit_reason = f"internal error: {type(e).__name__}: {e}"
                 report.warnings.append(report.exit_reason)
                 (out_dir / "bench-error.txt").write_text(traceback.format_exc())
-    finally:                               # also when interrupted: a report is always written
-        if dog.kills:                      # before scoring: the items read the evidence as recorded
+    finally:  # also when interrupted: a report is always written
+        if dog.kills:  # before scoring: the items read the evidence as recorded
             report.warnings.append(kill_reason(dog.kills))
-            setattr(report, "memory_watchdog", {"kills": dog.kills, "peak_mb": round(dog.peak_mb)})
+            report.memory_watchdog = {"kills": dog.kills, "peak_mb": round(dog.peak_mb)}
         report.environment["profile"] = profile.name
         if profile.items is not None:
             report.environment["profile_items"] = list(profile.items)
@@ -240,18 +269,35 @@ async def execute(candidate: Path | str, scenario: Scenario, profile: Profile, o
     return report
 
 
-async def run_candidate(demo_path: Path | str, scenario: Scenario, out_dir: Path, *,
-                        probes: Optional[list[str]] = None, progress: Progress | None = None,
-                        network: str = "offline", rubric_path: Path | None = None,
-                        label: Optional[str] = None, max_memory_mb: float = DEFAULT_MAX_MEMORY_MB) -> Report:
+async def run_candidate(
+    demo_path: Path | str,
+    scenario: Scenario,
+    out_dir: Path,
+    *,
+    probes: Optional[list[str]] = None,
+    progress: Progress | None = None,
+    network: str = "offline",
+    rubric_path: Path | None = None,
+    label: Optional[str] = None,
+    max_memory_mb: float = DEFAULT_MAX_MEMORY_MB,
+) -> Report:
     """`execute` with the run profile (every probe, or those named)."""
-    profile = Profile(probes=tuple(probes) if probes else None, network=network, rubric_path=rubric_path,
-                      max_memory_mb=max_memory_mb)
+    profile = Profile(
+        probes=tuple(probes) if probes else None, network=network, rubric_path=rubric_path, max_memory_mb=max_memory_mb
+    )
     return await execute(demo_path, scenario, profile, out_dir, progress=progress, label=label)
 
 
-async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs, out_dir: Path, progress: Progress,
-               dog: MemoryWatchdog) -> None:
+async def _run(
+    report: Report,
+    demo,
+    scenario: Scenario,
+    profile: Profile,
+    specs,
+    out_dir: Path,
+    progress: Progress,
+    dog: MemoryWatchdog,
+) -> None:
     from playwright.async_api import async_playwright
 
     network = profile.network
@@ -275,16 +321,26 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 if profile.calibrate and not cal["within_tolerance"]:
                     report.warnings.append(
                         f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
-                        f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable")
+                        f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable"
+                    )
                 # one display for the whole run where a person watches (progress.RunProgress)
                 view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
 
                 async def one(spec: ProbeSpec, h) -> None:
                     p = view.probe(spec.name) if view is not None else progress
                     try:
-                        rec = await _run_probe(spec, demo, scenario, out_dir, h, report, p, dog,
-                                               wanted=review_material_wanted(spec, scenario, report, profile),
-                                               readers=readers_of(spec, specs))
+                        rec = await _run_probe(
+                            spec,
+                            demo,
+                            scenario,
+                            out_dir,
+                            h,
+                            report,
+                            p,
+                            dog,
+                            wanted=review_material_wanted(spec, scenario, report, profile),
+                            readers=readers_of(spec, specs),
+                        )
                     finally:
                         if view is not None:
                             p.finish()
@@ -298,7 +354,7 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                 # cores of their own (overlap_pass.py).
                 realtime = [s for s in specs if s.realtime]
                 rest = [s for s in specs if not s.realtime]
-                weight = lambda s: float(s.budget(scenario))   # noqa: E731
+                weight = lambda s: float(s.budget(scenario))  # noqa: E731
                 extra: list = []
                 try:
                     if profile.overlap != "off" and realtime and rest:
@@ -306,16 +362,24 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
                     why = None
                     if extra:
                         try:
-                            await run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one,
-                                                  progress, weight)
-                        except NoOverlap as e:       # nothing ran yet: the default order instead
+                            await run_overlapped(
+                                report, scenario, profile, realtime, rest, handle, extra, one, progress, weight
+                            )
+                        except NoOverlap as e:  # nothing ran yet: the default order instead
                             why = str(e)
-                            report.warnings.append(f"--overlap {profile.overlap}: {why}; the real-time probes ran "
-                                                   "alone first, as without it")
+                            report.warnings.append(
+                                f"--overlap {profile.overlap}: {why}; the real-time probes ran "
+                                "alone first, as without it"
+                            )
                             progress.log(f"[yellow]{report.warnings[-1]}[/]")
                     elif profile.overlap != "off":
-                        why = ("no real-time probe in this run" if not realtime else
-                               "no fake-clock probe in this run" if not rest else "no second browser could be started")
+                        why = (
+                            "no real-time probe in this run"
+                            if not realtime
+                            else "no fake-clock probe in this run"
+                            if not rest
+                            else "no second browser could be started"
+                        )
                     if not extra or why:
                         if profile.overlap != "off":
                             report.environment["overlap"] = {"mode": profile.overlap, "used": False, "why": why}
@@ -337,9 +401,15 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
             finally:
                 # The network log is evidence like any probe's: scorers (packaging.single_file)
                 # read it as the pseudo-probe "network", and rescore finds it in the report.
-                report.probes["network"] = ProbeRecord(name="network", data={
-                    "requests": [r.to_json() for r in handle.requests], "misses": list(handle.misses),
-                    "mode": network, "served_from_cache": _served_from_cache(handle)})
+                report.probes["network"] = ProbeRecord(
+                    name="network",
+                    data={
+                        "requests": [r.to_json() for r in handle.requests],
+                        "misses": list(handle.misses),
+                        "mode": network,
+                        "served_from_cache": _served_from_cache(handle),
+                    },
+                )
                 # issue 5: say in the report (and the terminal) which library is missing and how to add it
                 for miss in dict.fromkeys(handle.misses):
                     report.warnings.append(f"offline library cache: {miss}")
@@ -352,9 +422,13 @@ async def _run(report: Report, demo, scenario: Scenario, profile: Profile, specs
 def _not_calibrated(scenario: Scenario) -> dict:
     """A profile that measures no timing (check) skips the refresh calibration; the
     environment says so instead of a refresh interval."""
-    return {"refresh_interval_ms": None, "within_tolerance": None, "skipped": "this profile measures no timing",
-            "expected_interval_ms": scenario.calibration.expected_interval_ms,
-            "tolerance_ms": scenario.calibration.tolerance_ms}
+    return {
+        "refresh_interval_ms": None,
+        "within_tolerance": None,
+        "skipped": "this profile measures no timing",
+        "expected_interval_ms": scenario.calibration.expected_interval_ms,
+        "tolerance_ms": scenario.calibration.tolerance_ms,
+    }
 
 
 def _served_from_cache(handle) -> list[dict]:
@@ -377,19 +451,30 @@ def _page_events(report: Report, handle) -> None:
     popups = [u for e in evs for u in e.popups]
     left = [e.navigations[-1] if e.navigations else "?" for e in evs if e.documents > 1]
     crashed = sum(1 for e in evs if e.crashed)
-    report.probes["page_events"] = ProbeRecord(name="page_events", data=PageEventsEvidence(
-        pages=len(evs), dialogs=dialogs[:50], dialog_count=n_dialogs, popups=popups[:50],
-        popup_count=len(popups), left_document=left[:20], renderer_crashes=crashed,
-        page_errors=[m for e in evs for m in e.page_errors][:20]))
+    report.probes["page_events"] = ProbeRecord(
+        name="page_events",
+        data=PageEventsEvidence(
+            pages=len(evs),
+            dialogs=dialogs[:50],
+            dialog_count=n_dialogs,
+            popups=popups[:50],
+            popup_count=len(popups),
+            left_document=left[:20],
+            renderer_crashes=crashed,
+            page_errors=[m for e in evs for m in e.page_errors][:20],
+        ),
+    )
     if n_dialogs:
         kinds = sorted({d["type"] for d in dialogs})
         report.warnings.append(f"the demo opened {n_dialogs} dialog(s) ({', '.join(kinds)}); the bench dismissed them")
     if popups:
-        report.warnings.append(f"the demo opened {len(popups)} popup window(s) (first: {popups[0][:120]}); "
-                               "the bench closed them")
+        report.warnings.append(
+            f"the demo opened {len(popups)} popup window(s) (first: {popups[0][:120]}); the bench closed them"
+        )
     if left:
-        report.warnings.append(f"the demo navigated away from its own document on {len(left)} page(s) "
-                               f"(to {left[0][:120]})")
+        report.warnings.append(
+            f"the demo navigated away from its own document on {len(left)} page(s) (to {left[0][:120]})"
+        )
     if crashed:
         report.warnings.append(f"the demo's renderer crashed on {crashed} page(s)")
 
@@ -401,8 +486,11 @@ def _render_cost(report: Report, handle, progress: Progress) -> None:
     b = getattr(handle, "budget", None)
     if b is None:
         return
-    report.environment["render_cost"] = {"viewports": b.summary(), "run_budget_s": b.t.run_s,
-                                         "beyond_real_time_s": round(b.beyond_real_time_s, 1)}
+    report.environment["render_cost"] = {
+        "viewports": b.summary(),
+        "run_budget_s": b.t.run_s,
+        "beyond_real_time_s": round(b.beyond_real_time_s, 1),
+    }
     line = b.slow_line()
     if line:
         report.warnings.append(line)
@@ -426,7 +514,7 @@ async def _within_budget(coro, budget: float, handle):
             extra = (b.beyond_real_time_s - base) if b else 0.0
             new = min(start + budget + extra, max(start + budget, b.deadline if b else 0.0))
             if new <= time.monotonic() + 0.05:
-                raise asyncio.TimeoutError(f" + {extra:.0f} s of slow rendering" if extra >= 1 else "")
+                raise TimeoutError(f" + {extra:.0f} s of slow rendering" if extra >= 1 else "")
             deadline = new
     finally:
         if not task.done():
@@ -456,10 +544,15 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
     out = []
     for name in (spec.name, *spec.produces):
         own = name == spec.name
-        r = ProbeRecord(name=name, version=spec.version if own else registry.get(name).version, status=rec.status,
-                        error=rec.error if own or rec.error is None else f"{spec.name}'s pass, which collects it, "
-                                                                            f"stopped: {rec.error}",
-                        duration_s=rec.duration_s)
+        r = ProbeRecord(
+            name=name,
+            version=spec.version if own else registry.get(name).version,
+            status=rec.status,
+            error=rec.error
+            if own or rec.error is None
+            else f"{spec.name}'s pass, which collects it, stopped: {rec.error}",
+            duration_s=rec.duration_s,
+        )
         part = parts.get(name)
         if isinstance(part, ProbeError) and rec.status == "ok":
             # the pass went on but this part could not be finished (issue 18: a tour its
@@ -496,8 +589,9 @@ def review_material_wanted(spec: ProbeSpec, scenario: Scenario, report: Report, 
     status = score_report(so_far, scenario, scoped_rubric(rubric, [item]), None).items[item].status
     if status == "review":
         return Wanted(True, f"{item} ended in review")
-    return Wanted(False, f"not needed: {item} ended in {status} (made for review; {where}: always makes it "
-                         "in every run)")
+    return Wanted(
+        False, f"not needed: {item} ended in {status} (made for review; {where}: always makes it in every run)"
+    )
 
 
 def readers_of(spec: ProbeSpec, specs: Sequence[ProbeSpec]) -> tuple[str, ...]:
@@ -507,18 +601,41 @@ def readers_of(spec: ProbeSpec, specs: Sequence[ProbeSpec]) -> tuple[str, ...]:
     return tuple(s.name for s in specs if s is not spec and set(s.after) & mine)
 
 
-async def _run_probe(spec, demo, scenario, out_dir, handle, report, progress, dog: MemoryWatchdog, *,
-                     wanted: Optional[Wanted] = None, readers: tuple[str, ...] = ()) -> ProbeRecord:
+async def _run_probe(
+    spec,
+    demo,
+    scenario,
+    out_dir,
+    handle,
+    report,
+    progress,
+    dog: MemoryWatchdog,
+    *,
+    wanted: Optional[Wanted] = None,
+    readers: tuple[str, ...] = (),
+) -> ProbeRecord:
     budget = float(spec.budget(scenario))
-    ctx = ProbeContext(demo=demo, scenario=scenario, out_dir=out_dir, browser=handle,
-                       settings=_settings(spec, scenario), artifacts=dict(report.probes), progress=progress,
-                       produces=spec.produces, wanted=wanted, readers=readers)
+    ctx = ProbeContext(
+        demo=demo,
+        scenario=scenario,
+        out_dir=out_dir,
+        browser=handle,
+        settings=_settings(spec, scenario),
+        artifacts=dict(report.probes),
+        progress=progress,
+        produces=spec.produces,
+        wanted=wanted,
+        readers=readers,
+    )
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:
         rec.data = await _within_budget(spec.collect(ctx), budget, handle)
-    except asyncio.TimeoutError as e:
-        rec.status, rec.error = "error", f"probe ran past its budget of {budget:.0f} s{e.args[0] if e.args else ''} (demo hangs or is too slow)"
+    except TimeoutError as e:
+        rec.status, rec.error = (
+            "error",
+            f"probe ran past its budget of {budget:.0f} s{e.args[0] if e.args else ''} (demo hangs or is too slow)",
+        )
         await handle.restart()
     except (DemoHang, DemoCrash) as e:
         rec.status, rec.error, rec.data = "error", str(e), e.data

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 from skycity_bench.browser.session import BrowserHandle
 from skycity_bench.probes import ProbeSpec
@@ -69,7 +70,7 @@ async def more_browsers(pw, handle, n: int) -> list:
         out.append(h)
     got = await asyncio.gather(*(h.start() for h in out), return_exceptions=True)
     failed = [e for e in got if isinstance(e, BaseException)]
-    if failed:                         # fewer browsers side by side, never a failed run
+    if failed:  # fewer browsers side by side, never a failed run
         log.warning("could not start %d more browser(s) for --jobs: %s", len(failed), failed[0])
         for h, r in zip(out, got):
             if isinstance(r, BaseException):
@@ -114,7 +115,7 @@ async def run_side_by_side(specs: Sequence[ProbeSpec], handles: list, one, weigh
     tasks = [asyncio.ensure_future(worker(h)) for h in handles]
     try:
         await asyncio.gather(*tasks)
-    except BaseException:              # one browser's failure ends the others' work too
+    except BaseException:  # one browser's failure ends the others' work too
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

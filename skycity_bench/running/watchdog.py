@@ -43,8 +43,16 @@ class MemoryWatchdog(threading.Thread):
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
                         continue
-                    self.kills.append({"pid": pid, "process": kind, "rss_mb": round(rss / 2**20),
-                                       "limit_mb": self.limit_mb, "t": time.time(), "t_mono": time.monotonic()})
+                    self.kills.append(
+                        {
+                            "pid": pid,
+                            "process": kind,
+                            "rss_mb": round(rss / 2**20),
+                            "limit_mb": self.limit_mb,
+                            "t": time.time(),
+                            "t_mono": time.monotonic(),
+                        }
+                    )
 
     def stop(self) -> None:
         self._stop.set()
@@ -52,7 +60,7 @@ class MemoryWatchdog(threading.Thread):
     def kills_since(self, t_mono: float) -> list[dict]:
         return [k for k in self.kills if k["t_mono"] >= t_mono]
 
-    def __enter__(self) -> "MemoryWatchdog":
+    def __enter__(self) -> MemoryWatchdog:
         self.start()
         return self
 
@@ -63,6 +71,8 @@ class MemoryWatchdog(threading.Thread):
 def kill_reason(kills: list[dict]) -> str:
     """One line saying why a browser process died when the watchdog killed it."""
     first = kills[0]
-    why = (f"the bench's memory watchdog killed the {first['process']} process at {first['rss_mb']} MB "
-           f"(limit {first['limit_mb']:g} MB per browser process): the demo's memory blew up")
+    why = (
+        f"the bench's memory watchdog killed the {first['process']} process at {first['rss_mb']} MB "
+        f"(limit {first['limit_mb']:g} MB per browser process): the demo's memory blew up"
+    )
     return why + (f" ({len(kills)} kills)" if len(kills) > 1 else "")

@@ -26,8 +26,8 @@ import json
 import secrets
 from typing import Any, Optional
 
-from skycity_bench.store.sql import _q, now
 from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_reviewer_name
 
 ROLES = ("reviewer", "admin")
@@ -41,7 +41,7 @@ def token_hash(token: str) -> str:
 
 
 def _later(seconds: float) -> str:
-    return (dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds)).isoformat(timespec="microseconds")
+    return (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=seconds)).isoformat(timespec="microseconds")
 
 
 def secret_key(store: ReviewStore) -> str:
@@ -50,7 +50,7 @@ def secret_key(store: ReviewStore) -> str:
         row = _q(con, "SELECT value FROM meta WHERE key = :k", k=SECRET_KEY).first()
     if row is not None:
         return row["value"]
-    with store.db.write() as con:        # writers queue: two first starts agree on one secret
+    with store.db.write() as con:  # writers queue: two first starts agree on one secret
         row = _q(con, "SELECT value FROM meta WHERE key = :k", k=SECRET_KEY).first()
         if row is not None:
             return row["value"]
@@ -105,8 +105,14 @@ def create_account(store: ReviewStore, name: str, role: str = "reviewer", *, by:
                 raise InvalidReview(f"{name!r} is a disabled account", 409)
             return dict(row)
         seat = _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
-        rid = _q(con, "INSERT INTO reviewers (name, seat, created_at, role) VALUES (:n, :s, :t, :r) RETURNING id",
-                 n=name, s=seat, t=now(), r=role).scalar_one()
+        rid = _q(
+            con,
+            "INSERT INTO reviewers (name, seat, created_at, role) VALUES (:n, :s, :t, :r) RETURNING id",
+            n=name,
+            s=seat,
+            t=now(),
+            r=role,
+        ).scalar_one()
         _audit(con, by, "account", None, {"name": name, "role": role})
     return account_by_id(store, rid)
 
@@ -119,8 +125,12 @@ def disable(store: ReviewStore, name: str, *, by: str) -> None:
         if row is None:
             raise InvalidReview(f"no such account: {name!r}", 404)
         _q(con, "UPDATE reviewers SET disabled_at = :t WHERE id = :i AND disabled_at IS NULL", t=now(), i=row["id"])
-        _q(con, "UPDATE credentials SET revoked_at = :t WHERE reviewer_id = :i AND revoked_at IS NULL",
-           t=now(), i=row["id"])
+        _q(
+            con,
+            "UPDATE credentials SET revoked_at = :t WHERE reviewer_id = :i AND revoked_at IS NULL",
+            t=now(),
+            i=row["id"],
+        )
         _audit(con, by, "disable", None, {"name": name})
 
 
@@ -133,20 +143,36 @@ def issue(store: ReviewStore, reviewer_id: int, kind: str, *, by: str, ttl_s: fl
     token = secrets.token_urlsafe(32)
     with store.db.write() as con:
         if kind in ONE_TIME:
-            _q(con, "UPDATE credentials SET revoked_at = :t WHERE reviewer_id = :r AND kind IN ('invite', 'signin') "
-                    "AND used_at IS NULL AND revoked_at IS NULL", t=now(), r=reviewer_id)
-        _q(con, "INSERT INTO credentials (reviewer_id, kind, token_hash, created_at, created_by, expires_at) "
-                "VALUES (:r, :k, :h, :t, :b, :e)", r=reviewer_id, k=kind, h=token_hash(token), t=now(), b=by,
-           e=_later(ttl_s))
+            _q(
+                con,
+                "UPDATE credentials SET revoked_at = :t WHERE reviewer_id = :r AND kind IN ('invite', 'signin') "
+                "AND used_at IS NULL AND revoked_at IS NULL",
+                t=now(),
+                r=reviewer_id,
+            )
+        _q(
+            con,
+            "INSERT INTO credentials (reviewer_id, kind, token_hash, created_at, created_by, expires_at) "
+            "VALUES (:r, :k, :h, :t, :b, :e)",
+            r=reviewer_id,
+            k=kind,
+            h=token_hash(token),
+            t=now(),
+            b=by,
+            e=_later(ttl_s),
+        )
     return token
 
 
 def _valid(con, token: str, kinds: tuple[str, ...]):
     if not token or len(token) > 200:
         return None
-    row = _q(con, "SELECT c.id, c.kind, c.reviewer_id, c.expires_at, c.used_at, c.revoked_at, w.disabled_at "
-                  "FROM credentials c JOIN reviewers w ON w.id = c.reviewer_id WHERE c.token_hash = :h",
-             h=token_hash(token)).first()
+    row = _q(
+        con,
+        "SELECT c.id, c.kind, c.reviewer_id, c.expires_at, c.used_at, c.revoked_at, w.disabled_at "
+        "FROM credentials c JOIN reviewers w ON w.id = c.reviewer_id WHERE c.token_hash = :h",
+        h=token_hash(token),
+    ).first()
     if row is None or row["kind"] not in kinds or row["revoked_at"] or row["disabled_at"]:
         return None
     if row["expires_at"] and row["expires_at"] <= now():
@@ -205,37 +231,67 @@ def session_account(store: ReviewStore, session_id: str) -> Optional[dict]:
 
 def close_session(store: ReviewStore, session_id: str) -> None:
     with store.db.write() as con:
-        _q(con, "UPDATE credentials SET revoked_at = :t WHERE token_hash = :h AND kind = 'session' "
-                "AND revoked_at IS NULL", t=now(), h=token_hash(session_id))
+        _q(
+            con,
+            "UPDATE credentials SET revoked_at = :t WHERE token_hash = :h AND kind = 'session' AND revoked_at IS NULL",
+            t=now(),
+            h=token_hash(session_id),
+        )
 
 
 def tokens(store: ReviewStore, reviewer_id: int) -> list[dict]:
     """The account's API tokens (never their secrets)."""
     with store.db.read() as con:
-        return [dict(r) for r in _q(con, "SELECT id, created_at, expires_at, revoked_at FROM credentials "
-                                         "WHERE reviewer_id = :r AND kind = 'api' ORDER BY id", r=reviewer_id)]
+        return [
+            dict(r)
+            for r in _q(
+                con,
+                "SELECT id, created_at, expires_at, revoked_at FROM credentials "
+                "WHERE reviewer_id = :r AND kind = 'api' ORDER BY id",
+                r=reviewer_id,
+            )
+        ]
 
 
 def revoke(store: ReviewStore, credential_id: int, reviewer_id: int) -> bool:
     with store.db.write() as con:
-        n = _q(con, "UPDATE credentials SET revoked_at = :t WHERE id = :i AND reviewer_id = :r AND kind = 'api' "
-                    "AND revoked_at IS NULL", t=now(), i=credential_id, r=reviewer_id).result.rowcount
+        n = _q(
+            con,
+            "UPDATE credentials SET revoked_at = :t WHERE id = :i AND reviewer_id = :r AND kind = 'api' "
+            "AND revoked_at IS NULL",
+            t=now(),
+            i=credential_id,
+            r=reviewer_id,
+        ).result.rowcount
     return bool(n)
 
 
 def invitations(store: ReviewStore) -> list[dict]:
     """Every invite / sign-in link ever made (state only), newest first."""
     with store.db.read() as con:
-        return [dict(r) for r in _q(con, "SELECT c.id, w.name, c.kind, c.created_at, c.created_by, c.expires_at, "
-                                         "c.used_at, c.revoked_at FROM credentials c JOIN reviewers w "
-                                         "ON w.id = c.reviewer_id WHERE c.kind IN ('invite', 'signin') "
-                                         "ORDER BY c.id DESC")]
+        return [
+            dict(r)
+            for r in _q(
+                con,
+                "SELECT c.id, w.name, c.kind, c.created_at, c.created_by, c.expires_at, "
+                "c.used_at, c.revoked_at FROM credentials c JOIN reviewers w "
+                "ON w.id = c.reviewer_id WHERE c.kind IN ('invite', 'signin') "
+                "ORDER BY c.id DESC",
+            )
+        ]
 
 
 # --- admin actions, with their audit rows ------------------------------------------------------
 def _audit(con, actor: str, action: str, cid: Optional[str], detail: Any = "") -> None:
-    _q(con, "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
-       t=now(), a=actor, x=action, c=cid, d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False))
+    _q(
+        con,
+        "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
+        t=now(),
+        a=actor,
+        x=action,
+        c=cid,
+        d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False),
+    )
 
 
 def audit(store: ReviewStore, actor: str, action: str, cid: Optional[str] = None, detail: Any = "") -> None:
@@ -245,12 +301,17 @@ def audit(store: ReviewStore, actor: str, action: str, cid: Optional[str] = None
 
 def audit_rows(store: ReviewStore, limit: int = 500) -> list[dict]:
     with store.db.read() as con:
-        return [dict(r) for r in _q(con, "SELECT id, at, actor, action, candidate_id, detail FROM audit "
-                                         "ORDER BY id DESC LIMIT :n", n=limit)]
+        return [
+            dict(r)
+            for r in _q(
+                con, "SELECT id, at, actor, action, candidate_id, detail FROM audit ORDER BY id DESC LIMIT :n", n=limit
+            )
+        ]
 
 
 def _known(store: ReviewStore, cid: str) -> None:
     from skycity_bench.store.validate import check_candidate_id
+
     check_candidate_id(cid)
     if not store.has_candidate(cid):
         raise InvalidReview(f"no such candidate: {cid}", 404)
@@ -279,12 +340,40 @@ def unfinalize(store: ReviewStore, cid: str, *, by: str, reason: str) -> bool:
         if row is None:
             return False
         _q(con, "DELETE FROM finalized WHERE candidate_id = :c", c=cid)
-        _audit(con, by, "unfinalize", cid, {"reason": reason.strip(), "was_finalized_at": row["at"],
-                                            "was_finalized_by": row["by"]})
+        _audit(
+            con,
+            by,
+            "unfinalize",
+            cid,
+            {"reason": reason.strip(), "was_finalized_at": row["at"], "was_finalized_by": row["by"]},
+        )
     return True
 
 
-__all__ = ["ROLES", "KINDS", "token_hash", "secret_key", "rotate_secret", "account", "account_by_id", "accounts",
-           "has_admin", "create_account", "disable", "issue", "peek", "redeem", "api_account", "open_session",
-           "session_account", "close_session", "tokens", "revoke",
-           "invitations", "audit", "audit_rows", "finalize", "unfinalize"]
+__all__ = [
+    "ROLES",
+    "KINDS",
+    "token_hash",
+    "secret_key",
+    "rotate_secret",
+    "account",
+    "account_by_id",
+    "accounts",
+    "has_admin",
+    "create_account",
+    "disable",
+    "issue",
+    "peek",
+    "redeem",
+    "api_account",
+    "open_session",
+    "session_account",
+    "close_session",
+    "tokens",
+    "revoke",
+    "invitations",
+    "audit",
+    "audit_rows",
+    "finalize",
+    "unfinalize",
+]

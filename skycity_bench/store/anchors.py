@@ -18,7 +18,16 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Optional
 
-from skycity_bench.analysis.reviewer_calibration import DRIFT_LAST_DEFAULT, DRIFT_LAST_MAX, Anchor, CalibrationReport, Score, calibrate, levels_from_sheet, mark_sheet
+from skycity_bench.analysis.reviewer_calibration import (
+    DRIFT_LAST_DEFAULT,
+    DRIFT_LAST_MAX,
+    Anchor,
+    CalibrationReport,
+    Score,
+    calibrate,
+    levels_from_sheet,
+    mark_sheet,
+)
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
@@ -36,13 +45,21 @@ def anchor_candidates(con) -> list[str]:
 def open_for(con, reviewer_id: int, graded: list[str]) -> set[str]:
     """Finalised anchor candidates this reviewer may still score as if open: they had no
     review of it when it was finalised and have not yet scored all its graded items."""
-    fin = {r["candidate_id"]: r["at"] for r in _q(
-        con, "SELECT f.candidate_id, f.at FROM finalized f WHERE f.candidate_id IN "
-             "(SELECT DISTINCT candidate_id FROM anchors)")}
+    fin = {
+        r["candidate_id"]: r["at"]
+        for r in _q(
+            con,
+            "SELECT f.candidate_id, f.at FROM finalized f WHERE f.candidate_id IN "
+            "(SELECT DISTINCT candidate_id FROM anchors)",
+        )
+    }
     if not fin:
         return set()
-    rows = _q(con, "SELECT candidate_id, item_id, kind, created_at, superseded_by FROM reviews "
-                   "WHERE reviewer_id = :w", w=reviewer_id).all()
+    rows = _q(
+        con,
+        "SELECT candidate_id, item_id, kind, created_at, superseded_by FROM reviews WHERE reviewer_id = :w",
+        w=reviewer_id,
+    ).all()
     out = set()
     for cid, at in fin.items():
         mine = [r for r in rows if r["candidate_id"] == cid]
@@ -54,7 +71,7 @@ def open_for(con, reviewer_id: int, graded: list[str]) -> set[str]:
     return out
 
 
-def still_open(store: "ReviewStore", reviewer_id: int) -> set[str]:
+def still_open(store: ReviewStore, reviewer_id: int) -> set[str]:
     """`open_for` in its own read (for the app: a finalised anchor this reviewer still scores
     blind shows as open, and its sheet stays hidden from them)."""
     with store.db.read() as con:
@@ -64,18 +81,26 @@ def still_open(store: "ReviewStore", reviewer_id: int) -> set[str]:
 class Calibration:
     """The admin's side: anchors, the report, the setting."""
 
-    def __init__(self, store: "ReviewStore"):
+    def __init__(self, store: ReviewStore):
         self.store = store
         self.rubric = store.rubric
 
     # --- anchors --------------------------------------------------------------------------
     def anchors(self) -> list[Anchor]:
         with self.store.db.read() as con:
-            rows = _q(con, 'SELECT candidate_id, item_id, level, source, reason, "by", at FROM anchors '
-                           "ORDER BY candidate_id, item_id").all()
+            rows = _q(
+                con,
+                'SELECT candidate_id, item_id, level, source, reason, "by", at FROM anchors '
+                "ORDER BY candidate_id, item_id",
+            ).all()
         order = {i.id: k for k, i in enumerate(self.rubric.items)}
-        return sorted((Anchor(r["candidate_id"], r["item_id"], r["level"], r["source"], r["reason"], r["by"], r["at"])
-                       for r in rows), key=lambda a: (a.candidate_id, order.get(a.item_id, len(order))))
+        return sorted(
+            (
+                Anchor(r["candidate_id"], r["item_id"], r["level"], r["source"], r["reason"], r["by"], r["at"])
+                for r in rows
+            ),
+            key=lambda a: (a.candidate_id, order.get(a.item_id, len(order))),
+        )
 
     def _check(self, cid: str) -> str:
         check_candidate_id(cid)
@@ -101,8 +126,9 @@ class Calibration:
         try:
             key = self.rubric.level(level).key
         except KeyError:
-            raise InvalidReview(f"level {str(level)[:40]!r}: expected one of "
-                                f"{', '.join(lv.key for lv in self.rubric.sorted_levels())}") from None
+            raise InvalidReview(
+                f"level {str(level)[:40]!r}: expected one of {', '.join(lv.key for lv in self.rubric.sorted_levels())}"
+            ) from None
         reason = " ".join(str(reason or "").split())
         need = self.rubric.review.override_reason_min_chars
         if len(reason) < need:
@@ -123,8 +149,11 @@ class Calibration:
             raise InvalidReview(f"the sheet of {cid} is not finalised: finalise it first, or set anchors by hand", 409)
         levels, skipped = levels_from_sheet(self.rubric, sheet)
         if not levels:
-            raise InvalidReview(f"the finalised sheet of {cid} has no agreed level on any graded item "
-                                f"({'; '.join(f'{k}: {v}' for k, v in skipped.items())})", 409)
+            raise InvalidReview(
+                f"the finalised sheet of {cid} has no agreed level on any graded item "
+                f"({'; '.join(f'{k}: {v}' for k, v in skipped.items())})",
+                409,
+            )
         at = now()
         with self.store.db.write() as con:
             for iid, key in levels.items():
@@ -140,8 +169,9 @@ class Calibration:
                 rows = _q(con, "SELECT item_id FROM anchors WHERE candidate_id = :c", c=cid).all()
                 _q(con, "DELETE FROM anchors WHERE candidate_id = :c", c=cid)
             else:
-                rows = _q(con, "SELECT item_id FROM anchors WHERE candidate_id = :c AND item_id = :i",
-                          c=cid, i=item_id).all()
+                rows = _q(
+                    con, "SELECT item_id FROM anchors WHERE candidate_id = :c AND item_id = :i", c=cid, i=item_id
+                ).all()
                 _q(con, "DELETE FROM anchors WHERE candidate_id = :c AND item_id = :i", c=cid, i=item_id)
             if rows:
                 self._audit(con, by, "anchor.remove", cid, {"items": [r["item_id"] for r in rows]}, now())
@@ -150,19 +180,40 @@ class Calibration:
     @staticmethod
     def _upsert(con, cid, item_id, level, source, reason, by, at) -> None:
         _q(con, "DELETE FROM anchors WHERE candidate_id = :c AND item_id = :i", c=cid, i=item_id)
-        _q(con, 'INSERT INTO anchors (candidate_id, item_id, level, source, reason, "by", at) '
-                "VALUES (:c, :i, :l, :s, :r, :b, :t)", c=cid, i=item_id, l=level, s=source, r=reason, b=by, t=at)
+        _q(
+            con,
+            'INSERT INTO anchors (candidate_id, item_id, level, source, reason, "by", at) '
+            "VALUES (:c, :i, :l, :s, :r, :b, :t)",
+            c=cid,
+            i=item_id,
+            l=level,
+            s=source,
+            r=reason,
+            b=by,
+            t=at,
+        )
 
     @staticmethod
     def _audit(con, actor: str, action: str, cid: Optional[str], detail: dict, at: str) -> None:
-        _q(con, "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
-           t=at, a=actor, x=action, c=cid, d=json.dumps(detail, ensure_ascii=False, sort_keys=True))
+        _q(
+            con,
+            "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
+            t=at,
+            a=actor,
+            x=action,
+            c=cid,
+            d=json.dumps(detail, ensure_ascii=False, sort_keys=True),
+        )
 
     def audit(self, limit: int = 50) -> list[dict]:
         """The latest calibration actions, newest first."""
         with self.store.db.read() as con:
-            rows = _q(con, "SELECT at, actor, action, candidate_id, detail FROM audit WHERE action LIKE 'anchor.%' "
-                           "OR action = 'calibration.setting' ORDER BY id DESC LIMIT :n", n=limit).all()
+            rows = _q(
+                con,
+                "SELECT at, actor, action, candidate_id, detail FROM audit WHERE action LIKE 'anchor.%' "
+                "OR action = 'calibration.setting' ORDER BY id DESC LIMIT :n",
+                n=limit,
+            ).all()
         return [dict(r) for r in rows]
 
     def finalised(self) -> list[str]:
@@ -181,8 +232,9 @@ class Calibration:
         try:
             n = int(str(n).strip())
         except ValueError:
-            raise InvalidReview(f"drift over the last N scores: N must be a whole number, "
-                                f"not {str(n)[:20]!r}") from None
+            raise InvalidReview(
+                f"drift over the last N scores: N must be a whole number, not {str(n)[:20]!r}"
+            ) from None
         if not 1 <= n <= DRIFT_LAST_MAX:
             raise InvalidReview(f"drift over the last N scores: N must be 1 to {DRIFT_LAST_MAX}, not {n}")
         with self.store.db.write() as con:
@@ -195,15 +247,23 @@ class Calibration:
     def scores(self) -> list[Score]:
         """Every standing grade (one per reviewer, candidate and item), with its level's share."""
         with self.store.db.read() as con:
-            rows = _q(con, "SELECT v.id, v.candidate_id, v.item_id, v.share, v.created_at, w.name FROM reviews v "
-                           "JOIN reviewers w ON w.id = v.reviewer_id WHERE v.kind = 'grade' "
-                           "AND v.superseded_by IS NULL AND v.share IS NOT NULL ORDER BY v.id").all()
-        return [Score(r["name"], r["candidate_id"], r["item_id"], float(r["share"]), r["created_at"], r["id"])
-                for r in rows]
+            rows = _q(
+                con,
+                "SELECT v.id, v.candidate_id, v.item_id, v.share, v.created_at, w.name FROM reviews v "
+                "JOIN reviewers w ON w.id = v.reviewer_id WHERE v.kind = 'grade' "
+                "AND v.superseded_by IS NULL AND v.share IS NOT NULL ORDER BY v.id",
+            ).all()
+        return [
+            Score(r["name"], r["candidate_id"], r["item_id"], float(r["share"]), r["created_at"], r["id"]) for r in rows
+        ]
 
     def report(self, drift_last: Optional[int] = None) -> CalibrationReport:
-        return calibrate(self.rubric, self.anchors(), self.scores(),
-                         drift_last=drift_last if drift_last is not None else self.drift_last())
+        return calibrate(
+            self.rubric,
+            self.anchors(),
+            self.scores(),
+            drift_last=drift_last if drift_last is not None else self.drift_last(),
+        )
 
     def mark(self, sheets: list) -> list:
         """The sheets as the admin sees them: a flagged reviewer's scores on the flagged item

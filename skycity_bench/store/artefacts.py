@@ -27,11 +27,11 @@ from skycity_bench.common import blinding as masking
 # 480 px: the candidate page shows keyframes and plots at most ~480 CSS px wide (beside an
 # item); a 1920x1080 PNG keyframe (~1-2 MB) becomes a ~15-40 kB WebP.
 THUMB_WIDTH = 480
-THUMB_QUALITY = 80               # WebP quality: plots' lines and text stay legible at 480 px
+THUMB_QUALITY = 80  # WebP quality: plots' lines and text stay legible at 480 px
 THUMB_MIME = "image/webp"
-THUMB_MAX_SOURCE_BYTES = 64 << 20   # a larger "image" is not decoded (a hostile run folder)
-THUMB_SOURCES = ("image/png", "image/jpeg", "image/webp", "image/bmp")   # what OpenCV decodes
-THUMB_MAX_PIXELS = 50_000_000       # a PNG claiming more (a few kB can) is not decoded: memory
+THUMB_MAX_SOURCE_BYTES = 64 << 20  # a larger "image" is not decoded (a hostile run folder)
+THUMB_SOURCES = ("image/png", "image/jpeg", "image/webp", "image/bmp")  # what OpenCV decodes
+THUMB_MAX_PIXELS = 50_000_000  # a PNG claiming more (a few kB can) is not decoded: memory
 
 
 def _compact(value) -> str:
@@ -40,9 +40,9 @@ def _compact(value) -> str:
 
 @dataclass(frozen=True)
 class BlindRun:
-    masked_json: str        # the report as reviewers see it
-    items_collected: int    # items whose status is not untested
-    sheet_json: str         # {"items": ..., "environment": ...} of the masked report
+    masked_json: str  # the report as reviewers see it
+    items_collected: int  # items whose status is not untested
+    sheet_json: str  # {"items": ..., "environment": ...} of the masked report
 
 
 def items_collected(report: dict) -> int:
@@ -84,7 +84,7 @@ def thumbnail(data: bytes, width: int = THUMB_WIDTH) -> Optional[Thumb]:
         return None
     if img is None or img.ndim not in (2, 3) or img.shape[0] == 0 or img.shape[1] == 0:
         return None
-    if img.dtype != np.uint8:                       # 16-bit PNG: to 8 bits
+    if img.dtype != np.uint8:  # 16-bit PNG: to 8 bits
         img = cv2.convertScaleAbs(img, alpha=255.0 / max(1, int(img.max())))
     if img.ndim == 3 and img.shape[2] not in (3, 4):
         img = img[:, :, :3]

@@ -9,11 +9,12 @@ wrote the file name into its evidence must not unblind the review by accident.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import PurePath
-from typing import Any, Iterable
+from typing import Any
 
 MASK = "‹hidden›"
-MIN_SECRET = 3   # shorter stems ("a.html") would mask ordinary words; the full label still is
+MIN_SECRET = 3  # shorter stems ("a.html") would mask ordinary words; the full label still is
 
 
 def secrets_of(label: str | None) -> list[str]:

@@ -16,10 +16,10 @@ read-then-write steps (supersede a review, give the next seat) see one writer at
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -30,9 +30,9 @@ from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION
 
 BUSY_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10
-STORE_LOCK = 0x5C1C17       # pg_advisory_xact_lock key of the store's writers
-MIGRATE_LOCK = 0x5C1C18     # ... and of a schema upgrade
-KNOWN = ("0001", "0002", "0003", "0004")    # every released revision, oldest first (a test holds it to the migrations)
+STORE_LOCK = 0x5C1C17  # pg_advisory_xact_lock key of the store's writers
+MIGRATE_LOCK = 0x5C1C18  # ... and of a schema upgrade
+KNOWN = ("0001", "0002", "0003", "0004")  # every released revision, oldest first (a test holds it to the migrations)
 PG_PREFIXES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -43,8 +43,8 @@ def is_postgres(target: str | Path) -> bool:
 @dataclass
 class Database:
     engine: Engine
-    display: str            # for messages: the path, or the URL without its password
-    path: Path | None       # the SQLite file
+    display: str  # for messages: the path, or the URL without its password
+    path: Path | None  # the SQLite file
 
     @property
     def postgres(self) -> bool:
@@ -75,23 +75,27 @@ def open_database(target: str | Path) -> Database:
     raw = str(target)
     if is_postgres(raw):
         url = sa.engine.make_url("postgresql+psycopg://" + raw.split("://", 1)[1])
-        eng = sa.create_engine(url, pool_pre_ping=True, pool_size=4, max_overflow=8,
-                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+        eng = sa.create_engine(
+            url, pool_pre_ping=True, pool_size=4, max_overflow=8, connect_args={"connect_timeout": CONNECT_TIMEOUT_S}
+        )
         return Database(eng, url.render_as_string(hide_password=True), None)
     if raw.startswith("sqlite:///"):
-        raw = raw[len("sqlite:///"):]
+        raw = raw[len("sqlite:///") :]
     elif "://" in raw:
         raise UserError(f"--db {raw.split('://', 1)[0]}://…: expected a file path (SQLite) or a postgresql:// URL")
     path = Path(raw)
     if path.is_dir():
         raise UserError(f"{path}: is a directory; --db takes a store file or a postgresql:// URL")
     path.parent.mkdir(parents=True, exist_ok=True)
-    eng = sa.create_engine(f"sqlite:///{path}", poolclass=NullPool,
-                           connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+    eng = sa.create_engine(
+        f"sqlite:///{path}",
+        poolclass=NullPool,
+        connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+    )
 
     @sa.event.listens_for(eng, "connect")
     def _on_connect(dbapi_con, _rec):
-        dbapi_con.isolation_level = None          # transactions are begun below, not by pysqlite
+        dbapi_con.isolation_level = None  # transactions are begun below, not by pysqlite
         cur = dbapi_con.cursor()
         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         cur.execute("PRAGMA foreign_keys = ON")
@@ -137,12 +141,14 @@ def migrate(db: Database, *, create: bool = True) -> str | None:
     except sa.exc.OperationalError as e:
         raise _connect_error(db, e) from None
     except sa.exc.DatabaseError as e:
-        raise UserError(f"{db.display}: not a review store ({' '.join(str(getattr(e, 'orig', e)).split())[:200]})") from None
+        raise UserError(
+            f"{db.display}: not a review store ({' '.join(str(getattr(e, 'orig', e)).split())[:200]})"
+        ) from None
     _check_known(db, found)
     if found is None and not create:
         raise UserError(f"{db.display}: no review store here (run `skycity-bench import RUN_DIR` first)")
     if db.path is not None:
-        raw = db.engine.raw_connection()                # not inside a transaction: SQLite refuses it there
+        raw = db.engine.raw_connection()  # not inside a transaction: SQLite refuses it there
         try:
             raw.driver_connection.execute("PRAGMA journal_mode = WAL")
         finally:
@@ -157,7 +163,7 @@ def migrate(db: Database, *, create: bool = True) -> str | None:
         with con.begin():
             if db.postgres:
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": MIGRATE_LOCK})
-            found = _found(con, db)                  # again, under the lock: another process may have done it
+            found = _found(con, db)  # again, under the lock: another process may have done it
             _check_known(db, found)
             if found != HEAD:
                 cfg.attributes["connection"] = con
@@ -176,5 +182,6 @@ def _check_known(db: Database, found: str | None) -> None:
         if int(found.split("-", 1)[1]) <= 1:
             return
         found = f"user_version {found.split('-', 1)[1]}"
-    raise UserError(f"{db.display}: the store's schema ({found}) is newer than this bench knows ({HEAD}); "
-                    f"upgrade skycity-bench")
+    raise UserError(
+        f"{db.display}: the store's schema ({found}) is newer than this bench knows ({HEAD}); upgrade skycity-bench"
+    )

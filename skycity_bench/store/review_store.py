@@ -26,11 +26,10 @@ from skycity_bench.store.reviews import ReviewsMixin
 from skycity_bench.store.runs import ImportResult, PreparedRun, RunsMixin, StoredFile
 from skycity_bench.store.sql import _LRU, _q
 
-
 DEFAULT_DB = Path("recordings") / "reviews.sqlite"
-PARSED_REPORTS = 8        # masked reports kept parsed per store (~5 MB of Python objects each)
-PARSED_SHEETS = 4096      # runs' sheet_json kept parsed (tens of kB each)
-THUMBS_BY_HASH = 512      # thumbnails kept by file hash: the same bytes imported again are not resized again
+PARSED_REPORTS = 8  # masked reports kept parsed per store (~5 MB of Python objects each)
+PARSED_SHEETS = 4096  # runs' sheet_json kept parsed (tens of kB each)
+THUMBS_BY_HASH = 512  # thumbnails kept by file hash: the same bytes imported again are not resized again
 
 
 class ReviewStore(RunsMixin, ReviewsMixin):
@@ -38,8 +37,14 @@ class ReviewStore(RunsMixin, ReviewsMixin):
     runs and their files (runs.py) and reviewers, reviews and sheets (reviews.py), whose
     mixins share these through self."""
 
-    def __init__(self, target: Path | str = DEFAULT_DB, *, rubric: Optional[Rubric] = None,
-                 seed: Optional[int] = None, create: bool = True):
+    def __init__(
+        self,
+        target: Path | str = DEFAULT_DB,
+        *,
+        rubric: Optional[Rubric] = None,
+        seed: Optional[int] = None,
+        create: bool = True,
+    ):
         """`target`: a store file (SQLite) or a postgresql:// URL. create=False refuses a
         place that holds no store yet (sheet), instead of making an empty one."""
         self.db: Database = open_database(target)
@@ -47,9 +52,11 @@ class ReviewStore(RunsMixin, ReviewsMixin):
         migrate(self.db, create=create)
         with self.db.write() as con:
             meta = {r["key"]: r["value"] for r in _q(con, "SELECT key, value FROM meta")}
-            if "rubric_id" not in meta:    # a new store: its rubric and queue seed are fixed now
-                meta = {"rubric_id": (rubric or load_rubric()).id,
-                        "seed": str(seed if seed is not None else _secrets.randbelow(2**31))}
+            if "rubric_id" not in meta:  # a new store: its rubric and queue seed are fixed now
+                meta = {
+                    "rubric_id": (rubric or load_rubric()).id,
+                    "seed": str(seed if seed is not None else _secrets.randbelow(2**31)),
+                }
                 for k, v in meta.items():
                     _q(con, "INSERT INTO meta (key, value) VALUES (:k, :v)", k=k, v=v)
         if rubric is not None and rubric.id != meta["rubric_id"]:

@@ -9,9 +9,9 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 
+from skycity_bench.analysis import reviewer_calibration as calibration
 from skycity_bench.common.errors import UserError
 from skycity_bench.judging.sheet_totals import CandidateSheet, Review, build_sheet
-from skycity_bench.analysis import reviewer_calibration as calibration
 from skycity_bench.store import anchors as store_calibration
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
@@ -27,8 +27,13 @@ class ReviewsMixin:
             row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
             if row is None:
                 seat = _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
-                rid = _q(con, "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
-                         n=name, s=seat, t=now()).scalar_one()
+                rid = _q(
+                    con,
+                    "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
+                    n=name,
+                    s=seat,
+                    t=now(),
+                ).scalar_one()
                 return {"id": rid, "name": name, "seat": seat}
             return dict(row)
 
@@ -45,28 +50,43 @@ class ReviewsMixin:
         ids = self.candidates()
         random.Random(f"{self.seed}:{seat // 2}").shuffle(ids)
         ids = ids[::-1] if seat % 2 else ids
-        with self._read() as con:      # calibration: anchors early, interleaved, unmarked
+        with self._read() as con:  # calibration: anchors early, interleaved, unmarked
             return calibration.interleave(ids, store_calibration.anchor_candidates(con), f"{self.seed}:{seat}")
 
     def queue(self, name: str) -> list[dict]:
         me = self.reviewer(name)
         graded = [i.id for i in self.rubric.items if i.graded]
-        sheets = {s.candidate_id: s for s in self.sheets()}     # every candidate's at once
+        sheets = {s.candidate_id: s for s in self.sheets()}  # every candidate's at once
         mine_by = self.graded_items(name)
-        with self._read() as con:      # finalised anchors this reviewer still scores blind look open
+        with self._read() as con:  # finalised anchors this reviewer still scores blind look open
             still_open = store_calibration.open_for(con, me["id"], graded)
         out = []
         for cid in self.order_for(me["seat"]):
             sheet = sheets[cid]
             mine = mine_by.get(cid, set())
             wants = [i.item_id for i in sheet.items if "needs third reviewer" in i.flags and i.item_id not in mine]
-            out.append({"candidate_id": cid, "scored": len(mine & set(graded)), "to_score": len(graded),
-                        "third_reviewer_wanted": wants, "finalized": sheet.finalized and cid not in still_open})
+            out.append(
+                {
+                    "candidate_id": cid,
+                    "scored": len(mine & set(graded)),
+                    "to_score": len(graded),
+                    "third_reviewer_wanted": wants,
+                    "finalized": sheet.finalized and cid not in still_open,
+                }
+            )
         return out
 
     # --- reviews --------------------------------------------------------------------
-    def submit(self, cid: str, reviewer: str, rubric_id: str, grades: list[dict] | None = None,
-               overrides: list[dict] | None = None, *, source: str = "api") -> dict:
+    def submit(
+        self,
+        cid: str,
+        reviewer: str,
+        rubric_id: str,
+        grades: list[dict] | None = None,
+        overrides: list[dict] | None = None,
+        *,
+        source: str = "api",
+    ) -> dict:
         """Validate the whole submission first, then store it in one transaction: a bad
         entry stores nothing. Unchanged scores are not stored again."""
         check_candidate_id(cid)
@@ -76,10 +96,13 @@ class ReviewsMixin:
         rows = validate_submission(self.rubric, rubric_id, grades or [], overrides or [])
         stored, unchanged = [], 0
         with self._tx() as con:
-            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() and cid not in \
-                    store_calibration.open_for(con, me["id"], [i.id for i in self.rubric.items if i.graded]):
+            if _q(
+                con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid
+            ).first() and cid not in store_calibration.open_for(
+                con, me["id"], [i.id for i in self.rubric.items if i.graded]
+            ):
                 raise InvalidReview(f"the sheet of {cid} is finalised: scores can no longer change", 409)
-            run = self._shown(con, cid)          # the run the reviewer was shown
+            run = self._shown(con, cid)  # the run the reviewer was shown
             for r in rows:
                 new_id = self._append(con, cid, run["run_id"] if run else None, me["id"], r, source, now())
                 if new_id is None:
@@ -89,26 +112,52 @@ class ReviewsMixin:
         return {"stored": len(stored), "unchanged": unchanged, "review_ids": stored}
 
     def _append(self, con, cid, run_id, reviewer_id, r: dict, source: str, at: str) -> Optional[int]:
-        old = _q(con, "SELECT id, points, comment, reason FROM reviews WHERE candidate_id = :c AND item_id = :i "
-                      "AND reviewer_id = :w AND kind = :k AND superseded_by IS NULL",
-                 c=cid, i=r["item"], w=reviewer_id, k=r["kind"]).first()
-        if old and abs(old["points"] - r["points"]) < 1e-9 and old["comment"] == r["comment"] \
-                and old["reason"] == r["reason"]:
+        old = _q(
+            con,
+            "SELECT id, points, comment, reason FROM reviews WHERE candidate_id = :c AND item_id = :i "
+            "AND reviewer_id = :w AND kind = :k AND superseded_by IS NULL",
+            c=cid,
+            i=r["item"],
+            w=reviewer_id,
+            k=r["kind"],
+        ).first()
+        if (
+            old
+            and abs(old["points"] - r["points"]) < 1e-9
+            and old["comment"] == r["comment"]
+            and old["reason"] == r["reason"]
+        ):
             return None
-        new_id = _q(con, "INSERT INTO reviews (candidate_id, run_id, reviewer_id, item_id, kind, level, share, points, "
-                         "comment, reason, rubric_id, rubric_sha256, source, created_at) VALUES (:c, :run, :w, :i, :k, "
-                         ":level, :share, :points, :comment, :reason, :rid, :rsha, :source, :at) RETURNING id",
-                    c=cid, run=run_id, w=reviewer_id, i=r["item"], k=r["kind"], level=r.get("level"),
-                    share=r.get("share"), points=r["points"], comment=r["comment"], reason=r["reason"],
-                    rid=self.rubric.id, rsha=self.rubric.sha256, source=source, at=at).scalar_one()
+        new_id = _q(
+            con,
+            "INSERT INTO reviews (candidate_id, run_id, reviewer_id, item_id, kind, level, share, points, "
+            "comment, reason, rubric_id, rubric_sha256, source, created_at) VALUES (:c, :run, :w, :i, :k, "
+            ":level, :share, :points, :comment, :reason, :rid, :rsha, :source, :at) RETURNING id",
+            c=cid,
+            run=run_id,
+            w=reviewer_id,
+            i=r["item"],
+            k=r["kind"],
+            level=r.get("level"),
+            share=r.get("share"),
+            points=r["points"],
+            comment=r["comment"],
+            reason=r["reason"],
+            rid=self.rubric.id,
+            rsha=self.rubric.sha256,
+            source=source,
+            at=at,
+        ).scalar_one()
         if old:
             _q(con, "UPDATE reviews SET superseded_by = :n WHERE id = :o", n=new_id, o=old["id"])
         return new_id
 
     def reviews(self, cid: str, reviewer: Optional[str] = None) -> list[Review]:
         """Standing (not superseded) reviews of a candidate; one reviewer's only if named."""
-        q = ("SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-             "WHERE v.candidate_id = :c AND v.superseded_by IS NULL")
+        q = (
+            "SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+            "WHERE v.candidate_id = :c AND v.superseded_by IS NULL"
+        )
         args: dict[str, Any] = {"c": cid}
         if reviewer is not None:
             q += " AND w.name = :n"
@@ -148,21 +197,34 @@ class ReviewsMixin:
         out = {rid: doc for rid in run_ids for doc in [self._sheet_cache.get(rid)] if doc is not None}
         need = [rid for rid in run_ids if rid not in out]
         if need:
-            for r in con.execute(self._expanding("SELECT run_id, sheet_json FROM run_summaries WHERE run_id IN :ids",
-                                                 "ids"), {"ids": need}).mappings():
+            for r in con.execute(
+                self._expanding("SELECT run_id, sheet_json FROM run_summaries WHERE run_id IN :ids", "ids"),
+                {"ids": need},
+            ).mappings():
                 out[r["run_id"]] = self._sheet_cache.put(r["run_id"], json.loads(r["sheet_json"]))
         return out
 
     @staticmethod
     def _review(r) -> Review:
-        return Review(r["name"], r["item_id"], r["kind"], r["points"], r["share"], r["comment"], r["reason"],
-                      r["created_at"], r["id"])
+        return Review(
+            r["name"],
+            r["item_id"],
+            r["kind"],
+            r["points"],
+            r["share"],
+            r["comment"],
+            r["reason"],
+            r["created_at"],
+            r["id"],
+        )
 
     def _standing_reviews(self, con, cids: Optional[list[str]]) -> dict[str, list[Review]]:
-        q = ("SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-             "WHERE v.superseded_by IS NULL")
-        rows = (con.execute(self._expanding(q + " AND v.candidate_id IN :cids ORDER BY v.id", "cids"), {"cids": cids})
-                if cids is not None else con.execute(sa.text(q + " ORDER BY v.id"))).mappings()
+        q = "SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id WHERE v.superseded_by IS NULL"
+        rows = (
+            con.execute(self._expanding(q + " AND v.candidate_id IN :cids ORDER BY v.id", "cids"), {"cids": cids})
+            if cids is not None
+            else con.execute(sa.text(q + " ORDER BY v.id"))
+        ).mappings()
         out: dict[str, list[Review]] = {}
         for r in rows:
             out.setdefault(r["candidate_id"], []).append(self._review(r))
@@ -176,16 +238,28 @@ class ReviewsMixin:
             docs = self._sheet_docs(con, [r["run_id"] for r in shown.values()])
             reviews = self._standing_reviews(con, cids)
             fin = {r["candidate_id"]: r["at"] for r in _q(con, "SELECT candidate_id, at FROM finalized")}
-            labels = ({r["candidate_id"]: r["label"] for r in _q(con, "SELECT candidate_id, label FROM candidate_labels")}
-                      if unblind else {})
+            labels = (
+                {r["candidate_id"]: r["label"] for r in _q(con, "SELECT candidate_id, label FROM candidate_labels")}
+                if unblind
+                else {}
+            )
         out = []
         for c in ids:
             run = shown.get(c)
             # a finalised sheet is the reviews standing when it was finalised (a finalised anchor's
             # later calibration scores are compared with the anchor, store/calibration.py, not counted)
             revs = [r for r in reviews.get(c, []) if c not in fin or r.created_at <= fin[c]]
-            out.append(build_sheet(self.rubric, c, docs.get(run["run_id"]) if run else None, revs,
-                                   label=labels.get(c), finalized=c in fin, run_id=run["run_id"] if run else None))
+            out.append(
+                build_sheet(
+                    self.rubric,
+                    c,
+                    docs.get(run["run_id"]) if run else None,
+                    revs,
+                    label=labels.get(c),
+                    finalized=c in fin,
+                    run_id=run["run_id"] if run else None,
+                )
+            )
         return out
 
     def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
@@ -199,8 +273,12 @@ class ReviewsMixin:
         the blind sheet hides others' scores until a reviewer has graded every item)."""
         out: dict[str, set[str]] = {}
         with self._read() as con:
-            for r in _q(con, "SELECT v.candidate_id, v.item_id FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-                             "WHERE w.name = :n AND v.kind = 'grade' AND v.superseded_by IS NULL", n=name):
+            for r in _q(
+                con,
+                "SELECT v.candidate_id, v.item_id FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+                "WHERE w.name = :n AND v.kind = 'grade' AND v.superseded_by IS NULL",
+                n=name,
+            ):
                 out.setdefault(r["candidate_id"], set()).add(r["item_id"])
         return out
 
@@ -208,12 +286,32 @@ class ReviewsMixin:
     def export_reviews(self) -> list[dict]:
         """Every review ever stored (history included), in order, with provenance."""
         with self._read() as con:
-            rows = _q(con, "SELECT v.*, w.name, w.seat FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
-                           "ORDER BY v.id").all()
-        keys = ("candidate_id", "item_id", "kind", "level", "share", "points", "comment", "reason", "rubric_id",
-                "rubric_sha256", "source", "created_at")
-        return [{**{k: r[k] for k in keys}, "reviewer": r["name"], "seat": r["seat"],
-                 "superseded": r["superseded_by"] is not None} for r in rows]
+            rows = _q(
+                con, "SELECT v.*, w.name, w.seat FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id ORDER BY v.id"
+            ).all()
+        keys = (
+            "candidate_id",
+            "item_id",
+            "kind",
+            "level",
+            "share",
+            "points",
+            "comment",
+            "reason",
+            "rubric_id",
+            "rubric_sha256",
+            "source",
+            "created_at",
+        )
+        return [
+            {
+                **{k: r[k] for k in keys},
+                "reviewer": r["name"],
+                "seat": r["seat"],
+                "superseded": r["superseded_by"] is not None,
+            }
+            for r in rows
+        ]
 
     def import_reviews(self, reviews: list[dict]) -> int:
         """Replay exported reviews (oldest first); already present ones are skipped."""
@@ -221,27 +319,53 @@ class ReviewsMixin:
         with self._tx() as con:
             for r in sorted(reviews, key=lambda r: r["created_at"]):
                 if r.get("rubric_id") != self.rubric.id:
-                    raise UserError(f"review of {r.get('candidate_id')} names rubric {r.get('rubric_id')}, "
-                                    f"this store holds {self.rubric.id}")
+                    raise UserError(
+                        f"review of {r.get('candidate_id')} names rubric {r.get('rubric_id')}, "
+                        f"this store holds {self.rubric.id}"
+                    )
                 if _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=r["candidate_id"]).first() is None:
                     raise UserError(f"review of unknown candidate {r['candidate_id']}: import its run first")
                 w = _q(con, "SELECT id FROM reviewers WHERE name = :n", n=r["reviewer"]).first()
                 if w is None:
-                    taken = r.get("seat") is not None and \
-                        _q(con, "SELECT 1 FROM reviewers WHERE seat = :s", s=r["seat"]).first() is not None
-                    seat = r.get("seat") if r.get("seat") is not None and not taken else \
-                        _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
-                    wid = _q(con, "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
-                             n=r["reviewer"], s=seat, t=r["created_at"]).scalar_one()
+                    taken = (
+                        r.get("seat") is not None
+                        and _q(con, "SELECT 1 FROM reviewers WHERE seat = :s", s=r["seat"]).first() is not None
+                    )
+                    seat = (
+                        r.get("seat")
+                        if r.get("seat") is not None and not taken
+                        else _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
+                    )
+                    wid = _q(
+                        con,
+                        "INSERT INTO reviewers (name, seat, created_at) VALUES (:n, :s, :t) RETURNING id",
+                        n=r["reviewer"],
+                        s=seat,
+                        t=r["created_at"],
+                    ).scalar_one()
                 else:
                     wid = w["id"]
-                dup = _q(con, "SELECT 1 FROM reviews WHERE candidate_id = :c AND item_id = :i AND reviewer_id = :w "
-                              "AND kind = :k AND created_at = :t", c=r["candidate_id"], i=r["item_id"], w=wid,
-                         k=r["kind"], t=r["created_at"]).first()
+                dup = _q(
+                    con,
+                    "SELECT 1 FROM reviews WHERE candidate_id = :c AND item_id = :i AND reviewer_id = :w "
+                    "AND kind = :k AND created_at = :t",
+                    c=r["candidate_id"],
+                    i=r["item_id"],
+                    w=wid,
+                    k=r["kind"],
+                    t=r["created_at"],
+                ).first()
                 if dup:
                     continue
-                row = {"item": r["item_id"], "kind": r["kind"], "level": r.get("level"), "share": r.get("share"),
-                       "points": r["points"], "comment": r.get("comment") or "", "reason": r.get("reason") or ""}
+                row = {
+                    "item": r["item_id"],
+                    "kind": r["kind"],
+                    "level": r.get("level"),
+                    "share": r.get("share"),
+                    "points": r["points"],
+                    "comment": r.get("comment") or "",
+                    "reason": r.get("reason") or "",
+                }
                 src = str(r.get("source") or "")
                 src = src if src.startswith("import") else f"import:{src}" if src else "import"
                 if self._append(con, r["candidate_id"], None, wid, row, src, r["created_at"]) is not None:

@@ -17,18 +17,18 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
+from skycity_bench.common import blinding as masking
 from skycity_bench.common.errors import UserError
 from skycity_bench.reporting.run_report import Report
-from skycity_bench.common import blinding as masking
 from skycity_bench.store import blind
 from skycity_bench.store.artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
 SKIP_FILES = {"report.json"}
-CHUNK_BYTES = 1 << 20     # a run file kept in the database is split into rows of this size
-THUMB_THREADS = 4         # threads making a run's thumbnails at import (at most the machine's cores)
-MAX_REASON = 2000         # an admin's reason (run choice), in characters
+CHUNK_BYTES = 1 << 20  # a run file kept in the database is split into rows of this size
+THUMB_THREADS = 4  # threads making a run's thumbnails at import (at most the machine's cores)
+MAX_REASON = 2000  # an admin's reason (run choice), in characters
 
 
 @dataclass
@@ -47,7 +47,7 @@ class StoredFile:
     is_text: bool
     path: Optional[Path] = None
     data: Optional[bytes] = None
-    candidate_id: Optional[str] = None     # whose label to mask in a served text file
+    candidate_id: Optional[str] = None  # whose label to mask in a served text file
 
     def read_bytes(self) -> bytes:
         return self.data if self.data is not None else self.path.read_bytes()
@@ -61,12 +61,12 @@ class PreparedRun:
     raw: bytes
     sha256: str
     run_dir: Path
-    files: list[tuple[str, str, int, str]]      # relpath, sha256, size, mime
+    files: list[tuple[str, str, int, str]]  # relpath, sha256, size, mime
     # made here, outside the write transaction (artefacts.py): the masked report and the
     # run's small facts, and the thumbnails of its images by relpath
     blind: Optional[BlindRun] = None
     thumbs: dict[str, Thumb] = field(default_factory=dict)
-    doc: Optional[dict] = field(default=None, repr=False)   # the report as parsed (to mask again)
+    doc: Optional[dict] = field(default=None, repr=False)  # the report as parsed (to mask again)
 
 
 class RunsMixin:
@@ -85,17 +85,28 @@ class RunsMixin:
         except (ValueError, ValidationError) as e:
             raise UserError(f"{report_path}: not a skycity-bench report ({str(e).splitlines()[0]})") from None
         if report.rubric_id != self.rubric.id:
-            raise UserError(f"{report_path}: scored under rubric {report.rubric_id}; this store holds "
-                            f"{self.rubric.id} (use another --db)")
+            raise UserError(
+                f"{report_path}: scored under rubric {report.rubric_id}; this store holds "
+                f"{self.rubric.id} (use another --db)"
+            )
         try:
             check_candidate_id(report.candidate.id)
         except InvalidReview:
-            raise UserError(f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id") from None
+            raise UserError(
+                f"{report_path}: candidate.id {report.candidate.id!r} is not an anonymous bench id"
+            ) from None
         run_dir = report_path.parent.resolve()
         files = list(self._scan_files(run_dir))
-        return PreparedRun(report, raw, hashlib.sha256(raw).hexdigest(), run_dir, files,
-                           blind_run(doc, report.candidate.label, report.candidate.sha256),
-                           self._thumbnails(run_dir, files), doc)
+        return PreparedRun(
+            report,
+            raw,
+            hashlib.sha256(raw).hexdigest(),
+            run_dir,
+            files,
+            blind_run(doc, report.candidate.label, report.candidate.sha256),
+            self._thumbnails(run_dir, files),
+            doc,
+        )
 
     def _thumbnails(self, run_dir: Path, files) -> dict[str, Thumb]:
         """The run's images' thumbnails by relpath, made on a few threads (OpenCV decodes,
@@ -116,21 +127,33 @@ class RunsMixin:
         with self._tx() as con:
             return self.insert_run(con, prep)
 
-    def insert_run(self, con: Connection, prep: PreparedRun, *, storage: str = "disk",
-                   run_dir: Optional[str] = None) -> ImportResult:
+    def insert_run(
+        self, con: Connection, prep: PreparedRun, *, storage: str = "disk", run_dir: Optional[str] = None
+    ) -> ImportResult:
         """Store a prepared run inside the caller's write transaction. storage 'db' also
         copies every file into file_chunks (the queue's workers), 'disk' indexes them."""
         report, cid = prep.report, prep.report.candidate.id
         row = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
         if row is None:
-            _q(con, "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
-               c=cid, s=report.candidate.sha256, t=now())
+            _q(
+                con,
+                "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
+                c=cid,
+                s=report.candidate.sha256,
+                t=now(),
+            )
         elif row["sha256"] != report.candidate.sha256:
             raise UserError(f"{prep.run_dir}: candidate {cid} is already stored with another file hash")
-        if report.candidate.label and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c",
-                                         c=cid).first() is None:
-            _q(con, "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)", c=cid,
-               l=report.candidate.label)
+        if (
+            report.candidate.label
+            and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c", c=cid).first() is None
+        ):
+            _q(
+                con,
+                "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)",
+                c=cid,
+                l=report.candidate.label,
+            )
         old = _q(con, "SELECT id FROM runs WHERE report_sha256 = :s", s=prep.sha256).first()
         if old is not None:
             return ImportResult(cid, old["id"], False, len(prep.files))
@@ -139,26 +162,49 @@ class RunsMixin:
         known = self._labels(con, cid)
         blind_doc = prep.blind
         if blind_doc is None or set(known) - {report.candidate.label}:
-            blind_doc = blind_run(prep.doc if prep.doc is not None else json.loads(prep.raw), known,
-                                  report.candidate.sha256)
+            blind_doc = blind_run(
+                prep.doc if prep.doc is not None else json.loads(prep.raw), known, report.candidate.sha256
+            )
         started = report.started_at or ""
-        run_id = _q(con, "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
-                         " report_json, storage, masked_json, items_collected) VALUES (:c, :s, :r, :d, :st, :t, :j,"
-                         " :storage, :m, :n) RETURNING id",
-                    c=cid, s=prep.sha256, r=report.rubric_id, d=run_dir or str(prep.run_dir),
-                    st=started, t=now(), j=prep.raw.decode("utf-8"), storage=storage,
-                    m=blind_doc.masked_json, n=blind_doc.items_collected).scalar_one()
+        run_id = _q(
+            con,
+            "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
+            " report_json, storage, masked_json, items_collected) VALUES (:c, :s, :r, :d, :st, :t, :j,"
+            " :storage, :m, :n) RETURNING id",
+            c=cid,
+            s=prep.sha256,
+            r=report.rubric_id,
+            d=run_dir or str(prep.run_dir),
+            st=started,
+            t=now(),
+            j=prep.raw.decode("utf-8"),
+            storage=storage,
+            m=blind_doc.masked_json,
+            n=blind_doc.items_collected,
+        ).scalar_one()
         self._write_summary(con, run_id, cid, started, blind_doc)
         for rel, sha, size, mime in prep.files:
-            fid = _q(con, "INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (:r, :p, :s, :n, :m)"
-                          " RETURNING id", r=run_id, p=rel, s=sha, n=size, m=mime).scalar_one()
+            fid = _q(
+                con,
+                "INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (:r, :p, :s, :n, :m) RETURNING id",
+                r=run_id,
+                p=rel,
+                s=sha,
+                n=size,
+                m=mime,
+            ).scalar_one()
             if rel in prep.thumbs:
                 self._write_thumb(con, fid, prep.thumbs[rel])
             if storage == "db":
                 with (prep.run_dir / rel).open("rb") as f:
                     for seq, chunk in enumerate(iter(lambda: f.read(CHUNK_BYTES), b"")):
-                        _q(con, "INSERT INTO file_chunks (file_id, seq, data) VALUES (:f, :q, :d)",
-                           f=fid, q=seq, d=chunk)
+                        _q(
+                            con,
+                            "INSERT INTO file_chunks (file_id, seq, data) VALUES (:f, :q, :d)",
+                            f=fid,
+                            q=seq,
+                            d=chunk,
+                        )
         return ImportResult(cid, run_id, True, len(prep.files))
 
     @staticmethod
@@ -206,23 +252,48 @@ class RunsMixin:
     # --- import-time artefacts: written once, filled in for older runs ---------------------
     @staticmethod
     def _write_summary(con, run_id: int, cid: str, started_at: str, b: BlindRun) -> None:
-        _q(con, "INSERT INTO run_summaries (run_id, candidate_id, started_at, items_collected, sheet_json) "
-                "VALUES (:r, :c, :st, :n, :j)", r=run_id, c=cid, st=started_at, n=b.items_collected, j=b.sheet_json)
+        _q(
+            con,
+            "INSERT INTO run_summaries (run_id, candidate_id, started_at, items_collected, sheet_json) "
+            "VALUES (:r, :c, :st, :n, :j)",
+            r=run_id,
+            c=cid,
+            st=started_at,
+            n=b.items_collected,
+            j=b.sheet_json,
+        )
 
     def _write_thumb(self, con, file_id: int, t: Thumb) -> None:
         if self.postgres:
             blob = sa.bindparam("d", type_=sa.LargeBinary)
-            con.execute(sa.text("INSERT INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)"
-                                " ON CONFLICT (file_id) DO NOTHING").bindparams(blob),
-                        {"f": file_id, "w": t.width, "h": t.height, "m": t.mime, "d": t.data})
+            con.execute(
+                sa.text(
+                    "INSERT INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)"
+                    " ON CONFLICT (file_id) DO NOTHING"
+                ).bindparams(blob),
+                {"f": file_id, "w": t.width, "h": t.height, "m": t.mime, "d": t.data},
+            )
         else:
-            _q(con, "INSERT OR IGNORE INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)",
-               f=file_id, w=t.width, h=t.height, m=t.mime, d=t.data)
+            _q(
+                con,
+                "INSERT OR IGNORE INTO thumbnails (file_id, width, height, mime, data) VALUES (:f, :w, :h, :m, :d)",
+                f=file_id,
+                w=t.width,
+                h=t.height,
+                m=t.mime,
+                d=t.data,
+            )
 
     def _missing_summaries(self, con) -> list[int]:
         # reads runs.id only (before report_json in the row: no walk through its pages)
-        return [r["id"] for r in _q(con, "SELECT r.id FROM runs r LEFT JOIN run_summaries s ON s.run_id = r.id "
-                                         "WHERE s.run_id IS NULL ORDER BY r.id")]
+        return [
+            r["id"]
+            for r in _q(
+                con,
+                "SELECT r.id FROM runs r LEFT JOIN run_summaries s ON s.run_id = r.id "
+                "WHERE s.run_id IS NULL ORDER BY r.id",
+            )
+        ]
 
     def _backfill(self, run_ids: Optional[list[int]] = None) -> int:
         """Runs stored before the import-time artefacts existed (migration 0003/0004) get them
@@ -236,16 +307,25 @@ class RunsMixin:
         done = 0
         for rid in run_ids:
             with self._read() as con:
-                r = _q(con, "SELECT r.candidate_id, r.started_at, r.report_json, c.sha256 FROM runs r "
-                            "JOIN candidates c ON c.id = r.candidate_id WHERE r.id = :r", r=rid).first()
+                r = _q(
+                    con,
+                    "SELECT r.candidate_id, r.started_at, r.report_json, c.sha256 FROM runs r "
+                    "JOIN candidates c ON c.id = r.candidate_id WHERE r.id = :r",
+                    r=rid,
+                ).first()
                 if r is None:
                     continue
                 b = blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"])
             with self._tx() as con:
                 if _q(con, "SELECT 1 FROM run_summaries WHERE run_id = :r", r=rid).first() is not None:
                     continue
-                _q(con, "UPDATE runs SET masked_json = :m, items_collected = :n WHERE id = :r",
-                   m=b.masked_json, n=b.items_collected, r=rid)
+                _q(
+                    con,
+                    "UPDATE runs SET masked_json = :m, items_collected = :n WHERE id = :r",
+                    m=b.masked_json,
+                    n=b.items_collected,
+                    r=rid,
+                )
                 self._write_summary(con, rid, r["candidate_id"], r["started_at"] or "", b)
                 done += 1
         return done
@@ -258,13 +338,25 @@ class RunsMixin:
         never silently replaces a full run. Every candidate's in two narrow queries (runs
         without a summary are not seen: _catch_up fills them in first)."""
         where, args = ("", {}) if cids is None else (" WHERE candidate_id IN :cids", {"cids": list(cids)})
-        rows = con.execute(sa.text("SELECT run_id, candidate_id, started_at, items_collected FROM run_summaries" + where)
-                           .bindparams(*([sa.bindparam("cids", expanding=True)] if cids is not None else [])),
-                           args).mappings().all()
-        picks = {r["candidate_id"]: r["run_id"] for r in
-                 con.execute(sa.text('SELECT candidate_id, run_id FROM run_choice' + where)
-                             .bindparams(*([sa.bindparam("cids", expanding=True)] if cids is not None else [])),
-                             args).mappings()}
+        rows = (
+            con.execute(
+                sa.text(
+                    "SELECT run_id, candidate_id, started_at, items_collected FROM run_summaries" + where
+                ).bindparams(*([sa.bindparam("cids", expanding=True)] if cids is not None else [])),
+                args,
+            )
+            .mappings()
+            .all()
+        )
+        picks = {
+            r["candidate_id"]: r["run_id"]
+            for r in con.execute(
+                sa.text("SELECT candidate_id, run_id FROM run_choice" + where).bindparams(
+                    *([sa.bindparam("cids", expanding=True)] if cids is not None else [])
+                ),
+                args,
+            ).mappings()
+        }
         best: dict[str, tuple] = {}
         for r in rows:
             c = r["candidate_id"]
@@ -299,19 +391,36 @@ class RunsMixin:
 
     def _masked_json(self, con, run_id: int) -> str:
         text = _q(con, "SELECT masked_json FROM runs WHERE id = :r", r=run_id).scalar_one()
-        if text is None:           # not filled in yet (_catch_up does): masked here, not stored
-            r = _q(con, "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
-                        "ON c.id = r.candidate_id WHERE r.id = :r", r=run_id).first()
-            text = blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]).masked_json
+        if text is None:  # not filled in yet (_catch_up does): masked here, not stored
+            r = _q(
+                con,
+                "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
+                "ON c.id = r.candidate_id WHERE r.id = :r",
+                r=run_id,
+            ).first()
+            text = blind_run(
+                json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]
+            ).masked_json
         return text
 
     def _run_files(self, con, cid: str, run_id: int) -> list[dict]:
         m = self._masker(con, cid)
-        return [{"id": f["id"], "name": m.text(f["relpath"]), "mime": f["mime"], "size": f["size"],
-                 "thumb": f["thumb_width"] is not None, "thumb_width": f["thumb_width"]}
-                for f in _q(con, "SELECT f.id, f.relpath, f.mime, f.size, t.width AS thumb_width FROM run_files f "
-                                 "LEFT JOIN thumbnails t ON t.file_id = f.id WHERE f.run_id = :r ORDER BY f.relpath",
-                            r=run_id)]
+        return [
+            {
+                "id": f["id"],
+                "name": m.text(f["relpath"]),
+                "mime": f["mime"],
+                "size": f["size"],
+                "thumb": f["thumb_width"] is not None,
+                "thumb_width": f["thumb_width"],
+            }
+            for f in _q(
+                con,
+                "SELECT f.id, f.relpath, f.mime, f.size, t.width AS thumb_width FROM run_files f "
+                "LEFT JOIN thumbnails t ON t.file_id = f.id WHERE f.run_id = :r ORDER BY f.relpath",
+                r=run_id,
+            )
+        ]
 
     def shown_run(self, cid: str) -> Optional[dict]:
         """The candidate's shown run (see _shown_runs), blind: its report masked at import,
@@ -321,10 +430,13 @@ class RunsMixin:
             r = self._shown(con, cid)
             if r is None:
                 return None
-            return {"run_id": r["run_id"], "report": self._masked_report(con, r["run_id"]),
-                    "files": self._run_files(con, cid, r["run_id"])}
+            return {
+                "run_id": r["run_id"],
+                "report": self._masked_report(con, r["run_id"]),
+                "files": self._run_files(con, cid, r["run_id"]),
+            }
 
-    latest_run = shown_run      # the old name (the shown run used to be the latest one)
+    latest_run = shown_run  # the old name (the shown run used to be the latest one)
 
     def shown_run_json(self, cid: str, file_url: str = "/files/{id}") -> Optional[str]:
         """The same as shown_run, as JSON text built around the stored masked report without
@@ -337,8 +449,11 @@ class RunsMixin:
             files = self._run_files(con, cid, r["run_id"])
             for f in files:
                 f["url"] = file_url.format(id=f["id"])
-            return ('{"run_id": %d, "report": %s, "files": %s}'
-                    % (r["run_id"], self._masked_json(con, r["run_id"]), json.dumps(files, ensure_ascii=False)))
+            return '{"run_id": %d, "report": %s, "files": %s}' % (
+                r["run_id"],
+                self._masked_json(con, r["run_id"]),
+                json.dumps(files, ensure_ascii=False),
+            )
 
     def runs_of(self, cid: str) -> dict:
         """For the admin: every run of a candidate (id, when, items collected, reviews given
@@ -356,18 +471,33 @@ class RunsMixin:
 
         def sql(text):
             return self._expanding(text, "cids") if cids is not None else sa.text(text)
+
         with self._read() as con:
-            ids = list(cids) if cids is not None else [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
+            ids = (
+                list(cids) if cids is not None else [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
+            )
             shown = self._shown_runs(con, cids)
             runs: dict[str, list[dict]] = {}
-            for r in con.execute(sql("SELECT s.run_id, s.candidate_id, s.started_at, r.imported_at, s.items_collected "
-                                     "FROM run_summaries s JOIN runs r ON r.id = s.run_id" + where +
-                                     " ORDER BY s.started_at, s.run_id"), args).mappings():
+            for r in con.execute(
+                sql(
+                    "SELECT s.run_id, s.candidate_id, s.started_at, r.imported_at, s.items_collected "
+                    "FROM run_summaries s JOIN runs r ON r.id = s.run_id" + where + " ORDER BY s.started_at, s.run_id"
+                ),
+                args,
+            ).mappings():
                 runs.setdefault(r["candidate_id"], []).append({k: r[k] for k in r.keys() if k != "candidate_id"})
-            reviews = {r["run_id"]: r["n"] for r in con.execute(sa.text(
-                "SELECT run_id, COUNT(*) AS n FROM reviews WHERE run_id IS NOT NULL GROUP BY run_id")).mappings()}
-            choices = {r["candidate_id"]: dict(r) for r in con.execute(sql(
-                'SELECT s.candidate_id, s.run_id, s."by", s.at, s.reason FROM run_choice s' + where), args).mappings()}
+            reviews = {
+                r["run_id"]: r["n"]
+                for r in con.execute(
+                    sa.text("SELECT run_id, COUNT(*) AS n FROM reviews WHERE run_id IS NOT NULL GROUP BY run_id")
+                ).mappings()
+            }
+            choices = {
+                r["candidate_id"]: dict(r)
+                for r in con.execute(
+                    sql('SELECT s.candidate_id, s.run_id, s."by", s.at, s.reason FROM run_choice s' + where), args
+                ).mappings()
+            }
         out = []
         for c in ids:
             sh = shown.get(c)
@@ -376,10 +506,21 @@ class RunsMixin:
                 r["reviews"] = reviews.get(r["run_id"], 0)
                 r["shown"] = sh is not None and r["run_id"] == sh["run_id"]
             choice = choices.get(c)
-            out.append({"candidate_id": c, "runs": rs, "shown_run_id": sh["run_id"] if sh else None,
-                        "shown_because": ("picked by an admin" if sh and sh["chosen"] else
-                                          "most items collected (ties: the latest)" if sh else "no run"),
-                        "choice": {k: v for k, v in choice.items() if k != "candidate_id"} if choice else None})
+            out.append(
+                {
+                    "candidate_id": c,
+                    "runs": rs,
+                    "shown_run_id": sh["run_id"] if sh else None,
+                    "shown_because": (
+                        "picked by an admin"
+                        if sh and sh["chosen"]
+                        else "most items collected (ties: the latest)"
+                        if sh
+                        else "no run"
+                    ),
+                    "choice": {k: v for k, v in choice.items() if k != "candidate_id"} if choice else None,
+                }
+            )
         return out
 
     def choose_run(self, cid: str, run_id: Optional[int], by: str, reason: str) -> dict:
@@ -397,31 +538,57 @@ class RunsMixin:
                 raise InvalidReview(f"no such candidate: {cid}", 404)
             if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None:
                 raise InvalidReview(f"the sheet of {cid} is finalised: its run can no longer change", 409)
-            if run_id is not None and _q(con, "SELECT 1 FROM runs WHERE id = :r AND candidate_id = :c",
-                                         r=run_id, c=cid).first() is None:
+            if (
+                run_id is not None
+                and _q(con, "SELECT 1 FROM runs WHERE id = :r AND candidate_id = :c", r=run_id, c=cid).first() is None
+            ):
                 raise InvalidReview(f"run {run_id} is not a run of {cid}", 422)
             before = self._shown(con, cid)
             _q(con, "DELETE FROM run_choice WHERE candidate_id = :c", c=cid)
             if run_id is not None:
-                _q(con, 'INSERT INTO run_choice (candidate_id, run_id, "by", at, reason) VALUES (:c, :r, :b, :t, :why)',
-                   c=cid, r=run_id, b=by, t=now(), why=reason)
+                _q(
+                    con,
+                    'INSERT INTO run_choice (candidate_id, run_id, "by", at, reason) VALUES (:c, :r, :b, :t, :why)',
+                    c=cid,
+                    r=run_id,
+                    b=by,
+                    t=now(),
+                    why=reason,
+                )
             after = self._shown(con, cid)
-            self.audit(con, by, "run.choose" if run_id is not None else "run.choice_cleared", cid,
-                       {"run_id": run_id, "reason": reason, "shown_before": before["run_id"] if before else None,
-                        "shown_now": after["run_id"] if after else None})
+            self.audit(
+                con,
+                by,
+                "run.choose" if run_id is not None else "run.choice_cleared",
+                cid,
+                {
+                    "run_id": run_id,
+                    "reason": reason,
+                    "shown_before": before["run_id"] if before else None,
+                    "shown_now": after["run_id"] if after else None,
+                },
+            )
         return {"candidate_id": cid, "shown_run_id": after["run_id"] if after else None, "chosen": run_id is not None}
 
     @staticmethod
     def audit(con, actor: str, action: str, cid: Optional[str], detail: dict | str = "") -> None:
         """One row of the admin audit trail, inside the caller's write transaction."""
-        _q(con, "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
-           t=now(), a=actor, x=action, c=cid,
-           d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, sort_keys=True))
+        _q(
+            con,
+            "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
+            t=now(),
+            a=actor,
+            x=action,
+            c=cid,
+            d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, sort_keys=True),
+        )
 
     def audit_trail(self, cid: Optional[str] = None) -> list[dict]:
         q = "SELECT id, at, actor, action, candidate_id, detail FROM audit"
         with self._read() as con:
-            rows = (_q(con, q + " WHERE candidate_id = :c ORDER BY id", c=cid) if cid else _q(con, q + " ORDER BY id")).all()
+            rows = (
+                _q(con, q + " WHERE candidate_id = :c ORDER BY id", c=cid) if cid else _q(con, q + " ORDER BY id")
+            ).all()
         return [dict(r) for r in rows]
 
     # --- files ------------------------------------------------------------------------------
@@ -429,14 +596,20 @@ class RunsMixin:
         """A run file to serve (from its run folder, or from the database); InvalidReview
         404 when unknown or gone."""
         with self._read() as con:
-            f = _q(con, "SELECT f.id, f.relpath, f.mime, f.size, r.run_dir, r.storage, r.candidate_id FROM run_files f"
-                        " JOIN runs r ON r.id = f.run_id WHERE f.id = :f", f=file_id).first()
+            f = _q(
+                con,
+                "SELECT f.id, f.relpath, f.mime, f.size, r.run_dir, r.storage, r.candidate_id FROM run_files f"
+                " JOIN runs r ON r.id = f.run_id WHERE f.id = :f",
+                f=file_id,
+            ).first()
             if f is None:
                 raise InvalidReview("no such file", 404)
             is_text = f["mime"].startswith("text/") or f["mime"] == "application/json"
             if f["storage"] == "db":
-                data = b"".join(bytes(c["data"]) for c in
-                                _q(con, "SELECT data FROM file_chunks WHERE file_id = :f ORDER BY seq", f=file_id))
+                data = b"".join(
+                    bytes(c["data"])
+                    for c in _q(con, "SELECT data FROM file_chunks WHERE file_id = :f ORDER BY seq", f=file_id)
+                )
                 if len(data) != f["size"]:
                     raise InvalidReview("the run's file is incomplete in the store", 404)
                 return StoredFile(f["mime"], is_text, data=data, candidate_id=f["candidate_id"])

@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 
 
 def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 class _Rows:

@@ -14,8 +14,8 @@ import datetime as dt
 import statistics
 from typing import Optional
 
-from skycity_bench.store.sql import _q
 from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.sql import _q
 
 
 def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at: str) -> Optional[float]:
@@ -31,17 +31,31 @@ def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at
         w = _q(con, "SELECT id FROM reviewers WHERE name = :n", n=reviewer).first()
         if w is None or _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is None:
             return None
-        _q(con, "INSERT INTO review_timings (reviewer_id, candidate_id, opened_at, saved_at, seconds) "
-                "VALUES (:w, :c, :o, :s, :sec)", w=w["id"], c=cid, o=opened_at, s=saved_at, sec=seconds)
+        _q(
+            con,
+            "INSERT INTO review_timings (reviewer_id, candidate_id, opened_at, saved_at, seconds) "
+            "VALUES (:w, :c, :o, :s, :sec)",
+            w=w["id"],
+            c=cid,
+            o=opened_at,
+            s=saved_at,
+            sec=seconds,
+        )
     return seconds
 
 
 def rows(store: ReviewStore) -> list[dict]:
     """Every row, oldest first: {reviewer, candidate_id, opened_at, saved_at, seconds}."""
     with store.db.read() as con:
-        return [dict(r) for r in _q(con, "SELECT w.name AS reviewer, t.candidate_id, t.opened_at, t.saved_at, "
-                                         "t.seconds FROM review_timings t JOIN reviewers w ON w.id = t.reviewer_id "
-                                         "ORDER BY t.saved_at, t.id")]
+        return [
+            dict(r)
+            for r in _q(
+                con,
+                "SELECT w.name AS reviewer, t.candidate_id, t.opened_at, t.saved_at, "
+                "t.seconds FROM review_timings t JOIN reviewers w ON w.id = t.reviewer_id "
+                "ORDER BY t.saved_at, t.id",
+            )
+        ]
 
 
 def summary(store: ReviewStore) -> list[dict]:
@@ -53,11 +67,20 @@ def summary(store: ReviewStore) -> list[dict]:
         per.setdefault(r["reviewer"], {}).setdefault(r["candidate_id"], []).append(float(r["seconds"]))
     out = []
     for name in sorted(per):
-        cands = [{"candidate_id": c, "seconds": round(sum(v), 1), "saves": len(v)} for c, v in sorted(per[name].items())]
+        cands = [
+            {"candidate_id": c, "seconds": round(sum(v), 1), "saves": len(v)} for c, v in sorted(per[name].items())
+        ]
         times = [c["seconds"] for c in cands]
-        out.append({"reviewer": name, "candidates": len(cands), "saves": sum(c["saves"] for c in cands),
-                    "median_s": round(statistics.median(times), 1), "total_s": round(sum(times), 1),
-                    "per_candidate": cands})
+        out.append(
+            {
+                "reviewer": name,
+                "candidates": len(cands),
+                "saves": sum(c["saves"] for c in cands),
+                "median_s": round(statistics.median(times), 1),
+                "total_s": round(sum(times), 1),
+                "per_candidate": cands,
+            }
+        )
     return out
 
 

@@ -92,8 +92,10 @@ def _grade(rubric: Rubric, entry: dict, seen: set) -> dict:
         try:
             level = rubric.level(key)
         except KeyError:
-            raise InvalidReview(f"{item.id}: {entry['level']!r} is not one of the levels "
-                                f"{', '.join(f'{lv.key} ({lv.percent}%)' for lv in rubric.sorted_levels())}") from None
+            raise InvalidReview(
+                f"{item.id}: {entry['level']!r} is not one of the levels "
+                f"{', '.join(f'{lv.key} ({lv.percent}%)' for lv in rubric.sorted_levels())}"
+            ) from None
     if entry.get("points") is not None:
         pts = _number(entry["points"], f"{item.id}: points")
         if not 0 <= pts <= item.points:
@@ -108,9 +110,15 @@ def _grade(rubric: Rubric, entry: dict, seen: set) -> dict:
         level = by_points
     if level is None:
         raise InvalidReview(f"{item.id}: give a level or points")
-    return {"item": item.id, "kind": "grade", "level": level.key, "share": level.share,
-            "points": level.share * item.points, "comment": _text(entry.get("comment"), f"{item.id}: comment"),
-            "reason": ""}
+    return {
+        "item": item.id,
+        "kind": "grade",
+        "level": level.key,
+        "share": level.share,
+        "points": level.share * item.points,
+        "comment": _text(entry.get("comment"), f"{item.id}: comment"),
+        "reason": "",
+    }
 
 
 def _override(rubric: Rubric, entry: dict, seen: set) -> dict:
@@ -125,10 +133,19 @@ def _override(rubric: Rubric, entry: dict, seen: set) -> dict:
         raise InvalidReview(f"{item.id}: override points go in steps of {step:g}")
     reason = _text(entry.get("reason"), f"{item.id}: reason")
     if len(reason) < rubric.review.override_reason_min_chars:
-        raise InvalidReview(f"{item.id}: an override needs a written reason "
-                            f"(at least {rubric.review.override_reason_min_chars} characters)")
-    return {"item": item.id, "kind": "override", "level": None, "share": None, "points": pts,
-            "comment": _text(entry.get("comment"), f"{item.id}: comment"), "reason": reason}
+        raise InvalidReview(
+            f"{item.id}: an override needs a written reason "
+            f"(at least {rubric.review.override_reason_min_chars} characters)"
+        )
+    return {
+        "item": item.id,
+        "kind": "override",
+        "level": None,
+        "share": None,
+        "points": pts,
+        "comment": _text(entry.get("comment"), f"{item.id}: comment"),
+        "reason": reason,
+    }
 
 
 def validate_submission(rubric: Rubric, rubric_id: Any, grades: list, overrides: list) -> list[dict]:

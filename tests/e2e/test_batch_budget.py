@@ -18,7 +18,7 @@ def test_should_kill_a_run_past_its_wall_clock_budget_and_still_write_its_report
     out = tmp_path / "out"
     cmd = batch_cmd(out, fast_scenario(tmp_path / "s.yaml"), str(ROOT / "tests/fixtures/hostile/infinite_*.html"))
     cmd[cmd.index("--candidate-timeout") + 1] = "6"
-    cmd[cmd.index("--duration") + 1] = "3"          # the loop starts at 1.5 s: let it start
+    cmd[cmd.index("--duration") + 1] = "3"  # the loop starts at 1.5 s: let it start
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stderr[-2000:]
     (run,) = json.loads((out / "batch.json").read_text())["runs"]

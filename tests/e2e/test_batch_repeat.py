@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -31,7 +29,7 @@ def test_should_report_each_figures_spread_and_flag_changed_points():
     assert same["auto_points_identical"] and same["n"] == 3
     f = same["figures"]["measurements.smoothness.full.p95_ms"]
     assert f["n"] == 3 and f["min"] == 16.9 and f["max"] == 17.4 and not f["unstable"]
-    assert "visual.composition" not in same["items"]          # manual items are not the bench's
+    assert "visual.composition" not in same["items"]  # manual items are not the bench's
     moved = repeat_stats([_report(10, 17.0), _report(8, 30.0)])
     assert not moved["auto_points_identical"]
     assert moved["items"]["smoothness.frame_pacing"] == {"points": [10, 8], "identical": False}

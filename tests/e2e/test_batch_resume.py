@@ -35,9 +35,25 @@ def fast_scenario(path: Path) -> Path:
 
 
 def batch_cmd(out: Path, scenario: Path, *paths: str) -> list[str]:
-    return [sys.executable, "-m", "skycity_bench", "run", *paths, "--out", str(out), "--duration", "1",
-            "--viewport", "320x240", "--probe", "frame_pacing", "--scenario", str(scenario),
-            "--candidate-timeout", "60"]
+    return [
+        sys.executable,
+        "-m",
+        "skycity_bench",
+        "run",
+        *paths,
+        "--out",
+        str(out),
+        "--duration",
+        "1",
+        "--viewport",
+        "320x240",
+        "--probe",
+        "frame_pacing",
+        "--scenario",
+        str(scenario),
+        "--candidate-timeout",
+        "60",
+    ]
 
 
 def _manifest(out: Path) -> dict | None:
@@ -75,7 +91,7 @@ def killed_and_resumed(tmp_path_factory):
             markers |= {r["marker"] for r in m["runs"] if r.get("marker")}
             states = [r["state"] for r in m["runs"]]
             if states[0] == "done" and states[1] == "running":
-                time.sleep(1.0)           # well inside the second run: its browser is up
+                time.sleep(1.0)  # well inside the second run: its browser is up
                 break
         time.sleep(0.1)
     assert first.poll() is None, "the batch ended before it could be killed"
@@ -83,12 +99,21 @@ def killed_and_resumed(tmp_path_factory):
     first.wait()
     killed = _manifest(out)
     markers |= {r["marker"] for r in killed["runs"] if r.get("marker")}
-    done_before = {r["key"]: (out / r["dir"] / "report.json").read_bytes() for r in killed["runs"] if r["state"] == "done"}
-    time.sleep(2)                         # workers die with their parent (PR_SET_PDEATHSIG)
+    done_before = {
+        r["key"]: (out / r["dir"] / "report.json").read_bytes() for r in killed["runs"] if r["state"] == "done"
+    }
+    time.sleep(2)  # workers die with their parent (PR_SET_PDEATHSIG)
     orphans = _live(markers)
     second = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=200)
-    return {"out": out, "killed": killed, "done_before": done_before, "orphans": orphans,
-            "second": second, "final": _manifest(out), "markers": markers}
+    return {
+        "out": out,
+        "killed": killed,
+        "done_before": done_before,
+        "orphans": orphans,
+        "second": second,
+        "final": _manifest(out),
+        "markers": markers,
+    }
 
 
 @pytest.mark.browser
@@ -132,11 +157,29 @@ def test_should_leave_only_whole_reports_and_no_partial_folders(killed_and_resum
 def test_should_refuse_to_resume_a_batch_with_other_settings(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    (out / "batch.json").write_text(json.dumps({"schema": "skycity-bench/batch@1", "settings": {
-        "scenario_sha256": "x", "probes": ["frame_pacing"], "network": "offline", "bench_version": "0"},
-        "candidates": {}, "runs": [], "history": []}))
-    r = subprocess.run(batch_cmd(out, fast_scenario(tmp_path / "s.yaml"), str(TINY)), cwd=ROOT,
-                       capture_output=True, text=True, timeout=60)
+    (out / "batch.json").write_text(
+        json.dumps(
+            {
+                "schema": "skycity-bench/batch@1",
+                "settings": {
+                    "scenario_sha256": "x",
+                    "probes": ["frame_pacing"],
+                    "network": "offline",
+                    "bench_version": "0",
+                },
+                "candidates": {},
+                "runs": [],
+                "history": [],
+            }
+        )
+    )
+    r = subprocess.run(
+        batch_cmd(out, fast_scenario(tmp_path / "s.yaml"), str(TINY)),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "other settings" in r.stderr
 
 

@@ -23,8 +23,9 @@ NAMES = names()
 
 
 def cli(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "skycity_bench", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "skycity_bench", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,19 +67,30 @@ def test_should_fail_a_broken_demo_with_the_right_reason(fx, tmp_path):
 
 @pytest.mark.browser
 def test_should_exit_1_with_one_line_per_failure():
-    r = cli("check", "tests/fixtures/check/external_script.html", "--viewport", "640x360", "--only", "single_file",
-            "--only", "autoplay_muted")
+    r = cli(
+        "check",
+        "tests/fixtures/check/external_script.html",
+        "--viewport",
+        "640x360",
+        "--only",
+        "single_file",
+        "--only",
+        "autoplay_muted",
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     lines = [x for x in r.stdout.splitlines() if x.startswith(("PASS", "FAIL", "SKIP"))]
     assert lines[0].startswith("FAIL single_file:") and "cdn.example.com" in lines[0]
     assert lines[1] == "PASS autoplay_muted" and len(lines) == 2
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["tests/fixtures/check/missing.html"], "no such file"),
-    (["tests/fixtures/check/compliant.html", "--only", "nosuch"], "unknown check"),
-    (["tests/fixtures/check/compliant.html", "--viewport", "wide"], "--viewport"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["tests/fixtures/check/missing.html"], "no such file"),
+        (["tests/fixtures/check/compliant.html", "--only", "nosuch"], "unknown check"),
+        (["tests/fixtures/check/compliant.html", "--viewport", "wide"], "--viewport"),
+    ],
+)
 def test_should_exit_2_on_a_usage_error(args, needle):
     r = cli("check", *args, timeout=60)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
@@ -90,16 +102,28 @@ class _Call:
 
 
 def test_should_name_each_way_the_hook_is_malformed():
-    methods = {m: m for m in ("getState", "pause", "resume", "replay", "getDynamicObjects", "getShops", "getActiveCard")}
+    methods = {
+        m: m for m in ("getState", "pause", "resume", "replay", "getDynamicObjects", "getShops", "getActiveCard")
+    }
     desc = _Call(True, {"version": 2, "cityName": "", **{m: "function" for m in methods if m != "replay"}})
-    calls = {"getState": _Call(True, {"time": "0", "phase": 7, "paused": False, "ended": False}),
-             "getShops": _Call(True, [{"id": "a", "name": "A", "x": 1, "y": 2}]),
-             "getDynamicObjects": _Call(True, [{"id": "m", "category": "car", "x": 1, "y": 1, "w": 2, "h": 2}]),
-             "getActiveCard": _Call(True, {"shopId": "a", "trigger": "wave"})}
+    calls = {
+        "getState": _Call(True, {"time": "0", "phase": 7, "paused": False, "ended": False}),
+        "getShops": _Call(True, [{"id": "a", "name": "A", "x": 1, "y": 2}]),
+        "getDynamicObjects": _Call(True, [{"id": "m", "category": "car", "x": 1, "y": 1, "w": 2, "h": 2}]),
+        "getActiveCard": _Call(True, {"shopId": "a", "trigger": "wave"}),
+    }
     probs = " | ".join(hook_problems(desc, calls, (640, 360), methods, expected_shops=6))
-    for needle in ("version is 2", "cityName", "missing methods: replay", "getState().time", "phase is 7",
-                   "1 usable shops, not 6", "lack id/category", "getActiveCard()"):
+    for needle in (
+        "version is 2",
+        "cityName",
+        "missing methods: replay",
+        "getState().time",
+        "phase is 7",
+        "1 usable shops, not 6",
+        "lack id/category",
+        "getActiveCard()",
+    ):
         assert needle in probs, (needle, probs)
-    assert hook_problems(_Call(False, error="missing: no window.skyCityTest"), {}, (640, 360), methods,
-                         expected_shops=6) == [
-        "window.skyCityTest: missing: no window.skyCityTest"]
+    assert hook_problems(
+        _Call(False, error="missing: no window.skyCityTest"), {}, (640, 360), methods, expected_shops=6
+    ) == ["window.skyCityTest: missing: no window.skyCityTest"]

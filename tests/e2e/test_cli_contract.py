@@ -10,10 +10,25 @@ import pytest
 from .test_cli_run import cli
 
 SHEET_IDS = [
-    "visual.composition", "visual.color_light_material", "visual.floating_districts", "visual.identity_details",
-    "camera.phases", "camera.motion", "camera.ending", "density.count", "density.categories", "density.behavior",
-    "shops.hover", "shops.auto_display", "shops.manual_priority", "shops.card_placement", "shops.touch",
-    "smoothness.frame_pacing", "packaging.single_file", "packaging.autoplay", "packaging.pause_resume_replay",
+    "visual.composition",
+    "visual.color_light_material",
+    "visual.floating_districts",
+    "visual.identity_details",
+    "camera.phases",
+    "camera.motion",
+    "camera.ending",
+    "density.count",
+    "density.categories",
+    "density.behavior",
+    "shops.hover",
+    "shops.auto_display",
+    "shops.manual_priority",
+    "shops.card_placement",
+    "shops.touch",
+    "smoothness.frame_pacing",
+    "packaging.single_file",
+    "packaging.autoplay",
+    "packaging.pause_resume_replay",
     "packaging.framing",
 ]
 
@@ -26,10 +41,16 @@ def bad_files(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize("arg,needle", [
-    ("missing.html", "no such file"), (".", "is a directory"), ("empty.html", "empty"),
-    ("notes.txt", "not an HTML file"), ("bin.html", "not an HTML file"),
-])
+@pytest.mark.parametrize(
+    "arg,needle",
+    [
+        ("missing.html", "no such file"),
+        (".", "is a directory"),
+        ("empty.html", "empty"),
+        ("notes.txt", "not an HTML file"),
+        ("bin.html", "not an HTML file"),
+    ],
+)
 def test_should_reject_bad_input_with_one_line_and_exit_2(bad_files, arg, needle):
     r = cli("run", str(bad_files / arg), "--out", str(bad_files / "out"))
     assert r.returncode == 2, r.stderr
@@ -38,12 +59,15 @@ def test_should_reject_bad_input_with_one_line_and_exit_2(bad_files, arg, needle
     assert not (bad_files / "out").exists()
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["--probe", "nosuch"], "known probes: frame_pacing"),
-    (["--viewport", "wide"], "--viewport"),
-    (["--duration", "0"], "duration_s"),
-    (["--network", "sometimes"], "--network"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["--probe", "nosuch"], "known probes: frame_pacing"),
+        (["--viewport", "wide"], "--viewport"),
+        (["--duration", "0"], "duration_s"),
+        (["--network", "sometimes"], "--network"),
+    ],
+)
 def test_should_reject_bad_options_with_one_line_and_exit_2(args, needle):
     r = cli("run", "scenarios/demos/basic.html", *args)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
@@ -52,8 +76,19 @@ def test_should_reject_bad_options_with_one_line_and_exit_2(args, needle):
 @pytest.mark.browser
 def test_should_exit_1_with_the_error_when_the_demo_throws(tmp_path):
     out = tmp_path / "run"
-    r = cli("run", "tests/fixtures/frame_pacing/throws.html", "--duration", "2", "--viewport", "640x360",
-            "--probe", "frame_pacing", "--out", str(out), "--quiet")
+    r = cli(
+        "run",
+        "tests/fixtures/frame_pacing/throws.html",
+        "--duration",
+        "2",
+        "--viewport",
+        "640x360",
+        "--probe",
+        "frame_pacing",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert r.returncode == 1
     item = json.loads((out / "report.json").read_text())["items"]["smoothness.frame_pacing"]
     assert item["status"] == "untested" and "boom" in item["evidence"]["reason"]
@@ -62,16 +97,38 @@ def test_should_exit_1_with_the_error_when_the_demo_throws(tmp_path):
 @pytest.mark.browser
 def test_should_write_every_sheet_item_and_the_contract_paths(tmp_path):
     out = tmp_path / "run"
-    r = cli("run", "scenarios/demos/basic.html", "--probe", "frame_pacing", "--duration", "2",
-            "--viewport", "640x360", "--out", str(out), "--quiet")
+    r = cli(
+        "run",
+        "scenarios/demos/basic.html",
+        "--probe",
+        "frame_pacing",
+        "--duration",
+        "2",
+        "--viewport",
+        "640x360",
+        "--out",
+        str(out),
+        "--quiet",
+    )
     assert r.returncode == 0, r.stderr
     rep = json.loads((out / "report.json").read_text())
     assert rep["schema"] == "skycity-bench/report@1"
     assert list(rep["items"]) == SHEET_IDS
     assert rep["candidate"]["id"].startswith("c-") and len(rep["candidate"]["sha256"]) == 64
     assert rep["rubric_id"] == "skycity-v1"
-    for k in ("browser_version", "webgl_renderer", "software_rendering", "viewport", "device_scale_factor",
-              "refresh_interval_ms", "os", "cpu_model", "cpu_cores", "bench_version", "scenario_sha256"):
+    for k in (
+        "browser_version",
+        "webgl_renderer",
+        "software_rendering",
+        "viewport",
+        "device_scale_factor",
+        "refresh_interval_ms",
+        "os",
+        "cpu_model",
+        "cpu_cores",
+        "bench_version",
+        "scenario_sha256",
+    ):
         assert k in rep["environment"], k
     s = rep["measurements"]["smoothness"]
     assert {"p95_ms", "long_frame_ratio"} <= set(s["full"]) and s["tier"] in (10, 8, 6, 3, 0)

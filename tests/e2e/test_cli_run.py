@@ -22,8 +22,20 @@ def cli(*args, timeout=120):
 def test_should_end_a_hanging_demo_in_bounded_time_with_a_report(tmp_path):
     out = tmp_path / "run"
     t = time.monotonic()
-    r = cli("run", "tests/fixtures/frame_pacing/hang.html", "--duration", "4", "--viewport", "640x360", "--probe", "frame_pacing",
-            "--out", str(out), "--quiet", timeout=4 + 60)
+    r = cli(
+        "run",
+        "tests/fixtures/frame_pacing/hang.html",
+        "--duration",
+        "4",
+        "--viewport",
+        "640x360",
+        "--probe",
+        "frame_pacing",
+        "--out",
+        str(out),
+        "--quiet",
+        timeout=4 + 60,
+    )
     elapsed = time.monotonic() - t
     assert r.returncode == 1, r.stdout + r.stderr
     assert elapsed <= 4 + 30, f"took {elapsed:.1f} s"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,8 +23,9 @@ ITEM = "packaging.single_file"
 
 
 def cli(*args: str, timeout: int = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "skycity_bench", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "skycity_bench", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,10 @@ def test_should_score_the_shared_items_alike_in_check_run_and_batch(three):
     for name, p in procs.items():
         assert p.returncode in (0, 1), (name, p.stderr[-2000:])
     assert {n: r["environment"].get("profile") for n, r in reports.items()} == {
-        "check": "check", "run": "run", "batch": "run"}
+        "check": "check",
+        "run": "run",
+        "batch": "run",
+    }
     shared = set(reports["check"]["items"]) & set(reports["run"]["items"]) & set(reports["batch"]["items"])
     assert ITEM in shared
     for iid in shared:

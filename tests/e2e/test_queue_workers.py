@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "fixtures" / "batch"
-STALLED_AFTER = 4          # --heartbeat 1: a killed worker's job is queued again within ~5 s
+STALLED_AFTER = 4  # --heartbeat 1: a killed worker's job is queued again within ~5 s
 
 
 def fast_scenario(path: Path) -> Path:
@@ -42,8 +42,24 @@ def fast_scenario(path: Path) -> Path:
 
 
 def worker(url: str, name: str, log: Path, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "skycity_bench", "worker", "--db", url, "--name", name, "--tag", "ref",
-           "--heartbeat", "1", "--stalled-after", str(STALLED_AFTER), "--until-done", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "skycity_bench",
+        "worker",
+        "--db",
+        url,
+        "--name",
+        name,
+        "--tag",
+        "ref",
+        "--heartbeat",
+        "1",
+        "--stalled-after",
+        str(STALLED_AFTER),
+        "--until-done",
+        *extra,
+    ]
     return subprocess.Popen(cmd, cwd=ROOT, stdout=open(log, "wb"), stderr=subprocess.STDOUT)
 
 
@@ -51,10 +67,28 @@ def worker(url: str, name: str, log: Path, *extra: str) -> subprocess.Popen:
 def two_machines(tmp_path_factory, postgres):
     tmp = tmp_path_factory.mktemp("queue")
     url = postgres.url(postgres.new_db())
-    add = CliRunner().invoke(app, ["queue", "add", str(TINY / "tiny1.html"), str(TINY / "tiny2.html"),
-                                   str(TINY / "tiny3.html"), "--db", url, "--repeat", "2", "--probe", "packaging",
-                                   "--viewport", "320x240", "--scenario", str(fast_scenario(tmp / "fast.yaml")),
-                                   "--tag", "ref"])
+    add = CliRunner().invoke(
+        app,
+        [
+            "queue",
+            "add",
+            str(TINY / "tiny1.html"),
+            str(TINY / "tiny2.html"),
+            str(TINY / "tiny3.html"),
+            "--db",
+            url,
+            "--repeat",
+            "2",
+            "--probe",
+            "packaging",
+            "--viewport",
+            "320x240",
+            "--scenario",
+            str(fast_scenario(tmp / "fast.yaml")),
+            "--tag",
+            "ref",
+        ],
+    )
     assert add.exit_code == 0, add.output
     store = ReviewStore(url)
     wa = worker(url, "wA", tmp / "wA.log")
@@ -87,12 +121,26 @@ def two_machines(tmp_path_factory, postgres):
                 p.wait()
     with store.db.read() as con:
         qruns = [dict(r) for r in con.execute(sa.text("SELECT * FROM queue_runs ORDER BY id")).mappings()]
-        runs = [dict(r) for r in con.execute(sa.text("SELECT id, candidate_id, storage, run_dir, report_json "
-                                                     "FROM runs ORDER BY id")).mappings()]
+        runs = [
+            dict(r)
+            for r in con.execute(
+                sa.text("SELECT id, candidate_id, storage, run_dir, report_json FROM runs ORDER BY id")
+            ).mappings()
+        ]
         pjobs = con.execute(sa.text("SELECT id, status, attempts FROM procrastinate_jobs ORDER BY id")).all()
-    yield {"url": url, "store": store, "tmp": tmp, "qruns": qruns, "runs": runs, "jobs": pjobs,
-           "snapshots": snapshots, "killed": killed_run, "wb_rc": wb.returncode if wb else None,
-           "logs": {n: (tmp / f"{n}.log").read_text(errors="replace") for n in ("wA", "wB")}, "cli_status": cli_status}
+    yield {
+        "url": url,
+        "store": store,
+        "tmp": tmp,
+        "qruns": qruns,
+        "runs": runs,
+        "jobs": pjobs,
+        "snapshots": snapshots,
+        "killed": killed_run,
+        "wb_rc": wb.returncode if wb else None,
+        "logs": {n: (tmp / f"{n}.log").read_text(errors="replace") for n in ("wA", "wB")},
+        "cli_status": cli_status,
+    }
     store.close()
 
 
@@ -140,7 +188,7 @@ def test_should_give_the_same_sheet_over_postgres_and_sqlite(two_machines, tmp_p
     m = two_machines
     store: ReviewStore = m["store"]
     folders = []
-    for r in m["runs"]:        # export each stored run: its report.json and every file, from the database or disk
+    for r in m["runs"]:  # export each stored run: its report.json and every file, from the database or disk
         d = tmp_path / "export" / f"run-{r['id']}"
         d.mkdir(parents=True)
         (d / "report.json").write_text(r["report_json"], encoding="utf-8")
@@ -161,21 +209,39 @@ def test_should_give_the_same_sheet_over_postgres_and_sqlite(two_machines, tmp_p
         for c in doc["candidates"]:
             c.pop("run_id", None)
         return doc
+
     pg, sq = sheet(m["url"]), sheet(str(lite))
     assert pg == sq and len(pg["candidates"]) == 3
 
 
 def test_should_finish_on_one_ctrl_c_and_hand_back_on_two(tmp_path, postgres):
     url = postgres.url(postgres.new_db())
-    add = CliRunner().invoke(app, ["queue", "add", str(TINY / "tiny1.html"), str(TINY / "tiny2.html"), "--db", url,
-                                   "--probe", "packaging", "--viewport", "320x240", "--tag", "ref",
-                                   "--scenario", str(fast_scenario(tmp_path / "fast.yaml"))])
+    add = CliRunner().invoke(
+        app,
+        [
+            "queue",
+            "add",
+            str(TINY / "tiny1.html"),
+            str(TINY / "tiny2.html"),
+            "--db",
+            url,
+            "--probe",
+            "packaging",
+            "--viewport",
+            "320x240",
+            "--tag",
+            "ref",
+            "--scenario",
+            str(fast_scenario(tmp_path / "fast.yaml")),
+        ],
+    )
     assert add.exit_code == 0, add.output
     store = ReviewStore(url)
 
     def states():
-        return [r["state"] for r in status(store, "ref")["tags"]["ref"]["running"]], \
-            status(store, "ref")["tags"]["ref"]["counts"]
+        return [r["state"] for r in status(store, "ref")["tags"]["ref"]["running"]], status(store, "ref")["tags"][
+            "ref"
+        ]["counts"]
 
     def until_running(p):
         for _ in range(600):
@@ -200,7 +266,10 @@ def test_should_finish_on_one_ctrl_c_and_hand_back_on_two(tmp_path, postgres):
         w.send_signal(signal.SIGINT)
         assert w.wait(300) == 0, (tmp_path / "wD.log").read_text()
         counts = status(store, "ref")["tags"]["ref"]["counts"]
-        assert counts == {"queued": 1, "running": 0, "done": 1, "failed": 0}, (counts, (tmp_path / "wD.log").read_text())
+        assert counts == {"queued": 1, "running": 0, "done": 1, "failed": 0}, (
+            counts,
+            (tmp_path / "wD.log").read_text(),
+        )
         with store.db.read() as con:
             assert con.execute(sa.text("SELECT COUNT(*) FROM runs")).scalar() == 1
             handed = [json.loads(h) for (h,) in con.execute(sa.text("SELECT history FROM queue_runs"))]

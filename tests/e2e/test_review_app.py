@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 
 from skycity_bench.browser.launch import BASE_ARGS
 from skycity_bench.cli import app as cli_app
-from skycity_bench.review import create_app
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.review import create_app
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import http_client, make_run, serving, signed_in_page
 
@@ -30,7 +30,7 @@ GRADED = [i.id for i in R.items if i.graded]
 LABEL_A, LABEL_B = "secret-model-omega.html", "secret-model-sigma.html"
 SECRETS = ("secret-model-omega", "secret-model-sigma")
 DISPUTED = "camera.motion"
-OVERRIDDEN = "shops.touch"                     # untested by the bench in this run: a reviewer overrides it
+OVERRIDDEN = "shops.touch"  # untested by the bench in this run: a reviewer overrides it
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -47,7 +47,7 @@ def served(request, tmp_path_factory):
     run_a = make_run(tmp / "runs", LABEL_A, seed="omega", untested=(OVERRIDDEN,))
     if request.param == "sqlite":
         a = store.import_run(run_a).candidate_id
-    else:                      # as a queue worker stores it: every file in the database, none served from disk
+    else:  # as a queue worker stores it: every file in the database, none served from disk
         with store.db.write() as con:
             a = store.insert_run(con, store.prepare_run(run_a), storage="db", run_dir="queue").candidate_id
     b = store.import_run(make_run(tmp / "runs", LABEL_B, seed="sigma")).candidate_id
@@ -80,14 +80,16 @@ def _recorder(seen):
         except Exception:  # noqa: BLE001 - a media range request the page dropped: URL and headers still count
             body = b""
         seen.append((r.url, r.headers, body))
+
     return on_response
 
 
 def _reviewer(browser, served, name, role="reviewer"):
     """A signed-in browser page (the session cookie an invitation link gives; the sign-in by
     invitation itself is tests/e2e/test_review_signin.py)."""
-    ctx, page = signed_in_page(browser, served["base"], served["store"], name, role,
-                               viewport={"width": 1366, "height": 800})
+    ctx, page = signed_in_page(
+        browser, served["base"], served["store"], name, role, viewport={"width": 1366, "height": 800}
+    )
     page.on("response", _recorder(served["seen"]))
     page.goto(served["base"] + "/")
     page.wait_for_url("**/queue")
@@ -131,8 +133,13 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     assert "常见失分点" in ann.inner_text(sel(DISPUTED))
     levels_ann = {i: 75 for i in GRADED} | {DISPUTED: 100}
     touch = R.item(OVERRIDDEN).points * R.objective_partial_share
-    _score(ann, a, levels_ann, {OVERRIDDEN: (touch, "touch works on every shop in the recording, one tap needs two")},
-           comment="ann-private-note")
+    _score(
+        ann,
+        a,
+        levels_ann,
+        {OVERRIDDEN: (touch, "touch works on every shop in the recording, one tap needs two")},
+        comment="ann-private-note",
+    )
 
     bob_ctx, bob = _reviewer(browser, served, "bob")
     assert bob.locator("a.cand").all_inner_texts() == queue_ann[::-1]
@@ -173,8 +180,9 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     cand = next(c for c in sheet if c["candidate_id"] == a)
     lines = {i["item_id"]: i for r in cand["rows"] for i in r["items"]}
     assert lines[DISPUTED]["method"] == "median"
-    assert lines[DISPUTED]["points"] == statistics.median([_points(DISPUTED, 100), _points(DISPUTED, 50),
-                                                          _points(DISPUTED, 75)])
+    assert lines[DISPUTED]["points"] == statistics.median(
+        [_points(DISPUTED, 100), _points(DISPUTED, 50), _points(DISPUTED, 75)]
+    )
     for i in GRADED:
         if i != DISPUTED:
             assert lines[i]["method"] == "mean" and lines[i]["points"] == _points(i, 75)
@@ -184,7 +192,7 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     md = _export(boss, base, "md")
     assert f"**total: {round(expected, 1):.1f}**" in md and "touch works on every shop" in md
     other = next(c for c in sheet if c["candidate_id"] == served["b"])
-    assert other["total"] is None                 # nobody reviewed it yet
+    assert other["total"] is None  # nobody reviewed it yet
     for ctx in (ann_ctx, bob_ctx, cat_ctx, boss_ctx):
         ctx.close()
 
@@ -206,13 +214,16 @@ def test_should_keep_every_concurrent_submission_over_http(served):
 
 
 @BOTH
-@pytest.mark.parametrize("body,status,msg", [
-    ({"grades": [{"item": "camera.motion", "points": 7}]}, 422, "not a level"),
-    ({"grades": [{"item": "camera.motion", "level": 120}]}, 422, "not one of the levels"),
-    ({"grades": [{"item": "no.such", "level": 75}]}, 422, "unknown item"),
-    ({"rubric_id": "skycity-v0", "grades": [{"item": "camera.motion", "level": 75}]}, 422, "rubric"),
-    ({"overrides": [{"item": "shops.touch", "points": 1, "reason": ""}]}, 422, "reason"),
-])
+@pytest.mark.parametrize(
+    "body,status,msg",
+    [
+        ({"grades": [{"item": "camera.motion", "points": 7}]}, 422, "not a level"),
+        ({"grades": [{"item": "camera.motion", "level": 120}]}, 422, "not one of the levels"),
+        ({"grades": [{"item": "no.such", "level": 75}]}, 422, "unknown item"),
+        ({"rubric_id": "skycity-v0", "grades": [{"item": "camera.motion", "level": 75}]}, 422, "rubric"),
+        ({"overrides": [{"item": "shops.touch", "points": 1, "reason": ""}]}, 422, "reason"),
+    ],
+)
 def test_should_answer_bad_api_input_with_a_clear_error_and_store_nothing(served, body, status, msg):
     base, a = served["base"], served["a"]
     api = http_client(base, served["store"], "api-bad", api=True)
@@ -229,25 +240,47 @@ def test_should_answer_bad_api_input_with_a_clear_error_and_store_nothing(served
 def test_should_never_serve_a_model_name_before_unblinding(served):
     base, a = served["base"], served["a"]
     client = http_client(base, served["store"], "scanner")
-    urls = ["/", "/queue", "/me", f"/c/{a}", f"/c/{served['b']}", "/sheet", "/sheet.md", "/sheet.csv", "/sheet.json",
-            "/docs", "/openapi.json", "/api/rubric", "/api/candidates", f"/api/candidates/{a}",
-            f"/api/candidates/{served['b']}", "/api/reviewers/scanner/queue", "/api/sheet?format=md",
-            f"/api/candidates/{a}/reviews", "/api/me", "/static/style.css"]
+    urls = [
+        "/",
+        "/queue",
+        "/me",
+        f"/c/{a}",
+        f"/c/{served['b']}",
+        "/sheet",
+        "/sheet.md",
+        "/sheet.csv",
+        "/sheet.json",
+        "/docs",
+        "/openapi.json",
+        "/api/rubric",
+        "/api/candidates",
+        f"/api/candidates/{a}",
+        f"/api/candidates/{served['b']}",
+        "/api/reviewers/scanner/queue",
+        "/api/sheet?format=md",
+        f"/api/candidates/{a}/reviews",
+        "/api/me",
+        "/static/style.css",
+    ]
     run = client.get(f"/api/candidates/{a}").json()
     urls += [f["url"] for f in run["files"]]
     answers = [(base + u, client.get(u)) for u in urls]
     # the admin's pages too (all but the unblinded sheet, which is there to name them)
     admin = http_client(base, served["store"], "scan-admin", "admin")
-    answers += [(base + "/team#admin", admin.get("/team")), (base + "/api/admin/accounts", admin.get("/api/admin/accounts")),
-                (base + "/sheet.json#admin", admin.get("/sheet.json"))]
-    assert all(r.status_code in (200, 303) for _, r in answers), [(u, r.status_code) for u, r in answers
-                                                                  if r.status_code not in (200, 303)]
+    answers += [
+        (base + "/team#admin", admin.get("/team")),
+        (base + "/api/admin/accounts", admin.get("/api/admin/accounts")),
+        (base + "/sheet.json#admin", admin.get("/sheet.json")),
+    ]
+    assert all(r.status_code in (200, 303) for _, r in answers), [
+        (u, r.status_code) for u, r in answers if r.status_code not in (200, 303)
+    ]
     video = next(f for f in run["files"] if f["mime"] == "video/webm")
-    assert client.get(video["url"]).content[:4] == b"\x1aE\xdf\xa3"        # the WebM's bytes, from disk or database
+    assert client.get(video["url"]).content[:4] == b"\x1aE\xdf\xa3"  # the WebM's bytes, from disk or database
     scanned = [(u, dict(r.headers), r.content) for u, r in answers] + served["seen"]
     docs = dict(answers)[base + "/docs"].text
-    assert "POST /api/candidates/{cid}/reviews" in docs and "https://" not in docs   # self-contained: offline
-    assert all(url.startswith(base) for url, _, _ in served["seen"])                  # the pages load nothing else
+    assert "POST /api/candidates/{cid}/reviews" in docs and "https://" not in docs  # self-contained: offline
+    assert all(url.startswith(base) for url, _, _ in served["seen"])  # the pages load nothing else
     for url, headers, body in scanned:
         blob = (url + json.dumps(dict(headers)) + body.decode("utf-8", "replace")).lower()
         for s in SECRETS:

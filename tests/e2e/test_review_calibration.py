@@ -20,8 +20,8 @@ from typer.testing import CliRunner
 
 from skycity_bench.analysis.reviewer_calibration import SPREAD
 from skycity_bench.cli import app as cli_app
-from skycity_bench.review import create_app
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.review import create_app
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import client, make_run
 
@@ -67,8 +67,7 @@ def all_items(level: str, **special) -> dict[str, str]:
 
 
 def hand(admin, cid, item, level, reason="agreed at the calibration meeting"):
-    return admin.post("/api/admin/anchors", json={"candidate_id": cid, "item": item, "level": level,
-                                                  "reason": reason})
+    return admin.post("/api/admin/anchors", json={"candidate_id": cid, "item": item, "level": level, "reason": reason})
 
 
 def test_calibration_flags_fire_on_a_reviewer_made_to_score_two_levels_off(world):
@@ -83,7 +82,7 @@ def test_calibration_flags_fire_on_a_reviewer_made_to_score_two_levels_off(world
     bob = client(world["app"], world["store"], "bob", api=True)
     for cid in anchors:
         score(ann, cid, all_items("good", camera_motion="excellent"))
-        score(bob, cid, all_items("good", camera_motion="fair"))           # excellent - 2 levels
+        score(bob, cid, all_items("good", camera_motion="fair"))  # excellent - 2 levels
     rep = admin.get("/api/admin/calibration").json()
     by = {r["reviewer"]: r for r in rep["reviewers"]}
     assert by["ann"]["flagged_items"] == [] and not by["ann"]["flagged"]
@@ -100,35 +99,48 @@ def test_calibration_flags_fire_on_a_reviewer_made_to_score_two_levels_off(world
     assert "⚠" in bob_row and "-2.00" in bob_row and "⚠" not in ann_row
     # bob's scores stay stored and count on the sheet, marked for the admin only
     sheet = json.loads(admin.get("/sheet.json").text)
-    line = next(i for c in sheet["candidates"] if c["candidate_id"] == anchors[0] for r in c["rows"]
-                for i in r["items"] if i["item_id"] == ITEM)
+    line = next(
+        i
+        for c in sheet["candidates"]
+        if c["candidate_id"] == anchors[0]
+        for r in c["rows"]
+        for i in r["items"]
+        if i["item_id"] == ITEM
+    )
     marks = {r["reviewer"]: r.get("calibration") for r in line["raw"]}
     assert marks["ann"] is None and "bob" in marks["bob"] and "-2.00 levels" in marks["bob"]
     assert any(f.startswith("calibration: bob") for f in line["flags"])
-    assert len(line["raw"]) == 2               # bob's score still stands on the line (two levels apart: a third
-    assert "needs third reviewer" in line["flags"]   # reviewer is asked, as for any such pair)
+    assert len(line["raw"]) == 2  # bob's score still stands on the line (two levels apart: a third
+    assert "needs third reviewer" in line["flags"]  # reviewer is asked, as for any such pair)
     assert "calibration-mark" in admin.get("/sheet").text and "[marked: calibration: bob" in admin.get("/sheet.md").text
     assert "marked: calibration: bob" in admin.get("/sheet.csv").text
-    out = CliRunner().invoke(cli_app, ["sheet", "--db", world["db"], "--format", "md"])   # the operator's sheet too
+    out = CliRunner().invoke(cli_app, ["sheet", "--db", world["db"], "--format", "md"])  # the operator's sheet too
     assert out.exit_code == 0 and "[marked: calibration: bob" in out.output, out.output[-500:]
-    for path in ("/sheet", "/sheet.json", "/sheet.md", "/sheet.csv"):             # nothing of it for a reviewer
+    for path in ("/sheet", "/sheet.json", "/sheet.md", "/sheet.csv"):  # nothing of it for a reviewer
         assert "calibration:" not in bob.get(path).text and "calibration-mark" not in bob.get(path).text, path
 
 
 def test_anchors_by_hand_need_a_graded_item_a_level_and_a_reason_and_are_audited(world):
     admin, store, cid = world["admin"], world["store"], world["cids"][0]
     auto = next(i.id for i in R.items if not i.graded)
-    bad = [hand(admin, cid, auto, "good"), hand(admin, cid, ITEM, "splendid"), hand(admin, cid, ITEM, "good", "short"),
-           hand(admin, cid, "no.such", "good"), hand(admin, "c-000000000000", ITEM, "good")]
+    bad = [
+        hand(admin, cid, auto, "good"),
+        hand(admin, cid, ITEM, "splendid"),
+        hand(admin, cid, ITEM, "good", "short"),
+        hand(admin, cid, "no.such", "good"),
+        hand(admin, "c-000000000000", ITEM, "good"),
+    ]
     assert [r.status_code for r in bad] == [422, 422, 422, 422, 404]
     assert all(r.json()["error"] for r in bad)
     assert admin.get("/api/admin/anchors").json() == []
-    assert hand(admin, cid, ITEM, "良好").json()["level"] == "good"                  # Chinese name accepted
+    assert hand(admin, cid, ITEM, "良好").json()["level"] == "good"  # Chinese name accepted
     assert hand(admin, cid, ITEM, "fair", "looked again: fair").json()["level"] == "fair"  # replaces
-    assert [(a["item_id"], a["level"], a["source"], a["by"]) for a in admin.get("/api/admin/anchors").json()] == \
-        [(ITEM, "fair", "hand", "root")]
+    assert [(a["item_id"], a["level"], a["source"], a["by"]) for a in admin.get("/api/admin/anchors").json()] == [
+        (ITEM, "fair", "hand", "root")
+    ]
     assert admin.delete(f"/api/admin/anchors/{cid}", params={"item": ITEM}).json() == {"removed": 1}
     from skycity_bench.store.anchors import Calibration
+
     acts = [a["action"] for a in Calibration(store).audit()]
     assert acts == ["anchor.remove", "anchor.hand", "anchor.hand"]
 
@@ -138,10 +150,11 @@ def test_anchors_from_a_finalised_sheet_take_agreed_levels_and_skip_splits(world
     ann = client(world["app"], store, "ann", api=True)
     bob = client(world["app"], store, "bob", api=True)
     score(ann, cid, all_items("good", camera_motion="excellent"))
-    score(bob, cid, all_items("good"))                               # one level apart on camera.motion
+    score(bob, cid, all_items("good"))  # one level apart on camera.motion
     r = admin.post("/api/admin/anchors/from-sheet", json={"candidate_id": cid})
     assert r.status_code == 409 and "not finalised" in r.json()["error"]
     from skycity_bench.store import accounts
+
     accounts.finalize(store, cid, by="root")
     r = admin.post("/api/admin/anchors/from-sheet", json={"candidate_id": cid})
     assert r.status_code == 201, r.text
@@ -149,8 +162,9 @@ def test_anchors_from_a_finalised_sheet_take_agreed_levels_and_skip_splits(world
     assert "split between good and excellent" in r.json()["skipped"][ITEM]
     assert {a["source"] for a in admin.get("/api/admin/anchors").json()} == {"sheet"}
     # the anchor is not compared with the scores it was made of
-    assert admin.get("/api/admin/calibration").json()["reviewers"] == [] or \
-        all(r["anchors_scored"] == 0 for r in admin.get("/api/admin/calibration").json()["reviewers"])
+    assert admin.get("/api/admin/calibration").json()["reviewers"] == [] or all(
+        r["anchors_scored"] == 0 for r in admin.get("/api/admin/calibration").json()["reviewers"]
+    )
 
 
 def test_a_new_reviewer_meets_the_anchors_first_and_nothing_marks_them(world):
@@ -162,6 +176,7 @@ def test_a_new_reviewer_meets_the_anchors_first_and_nothing_marks_them(world):
     score(old, fin, all_items("good"))
     score(ann, fin, all_items("good"))
     from skycity_bench.store import accounts
+
     accounts.finalize(store, fin, by="root")
     assert admin.post("/api/admin/anchors/from-sheet", json={"candidate_id": fin}).status_code == 201
     assert hand(admin, cids[1], ITEM, "fair").status_code == 201
@@ -172,16 +187,19 @@ def test_a_new_reviewer_meets_the_anchors_first_and_nothing_marks_them(world):
         q = new.get(f"/api/reviewers/{name}/queue")
         assert q.status_code == 200, q.text
         order = [e["candidate_id"] for e in store.queue(name)]
-        assert anchors <= set(order[:SPREAD * len(anchors)]), order           # early in the queue
+        assert anchors <= set(order[: SPREAD * len(anchors)]), order  # early in the queue
         entries = store.queue(name)
-        assert len({tuple(sorted(e)) for e in entries}) == 1                  # the same keys for every candidate
-        assert all(e["finalized"] is False for e in entries)                  # the finalised anchor looks open
+        assert len({tuple(sorted(e)) for e in entries}) == 1  # the same keys for every candidate
+        assert all(e["finalized"] is False for e in entries)  # the finalised anchor looks open
         assert [e["candidate_id"] for e in q.json()] == order
         # every page and API answer a reviewer can reach says nothing of anchors (the bench's
         # own `calibration` of the refresh interval is in every report alike: counted, not banned)
         words = {}
-        for path in ["/queue", "/sheet", "/sheet.json", "/sheet.md", "/sheet.csv", "/api/candidates"] + \
-                [f"/c/{c}" for c in cids] + [f"/api/candidates/{c}" for c in cids]:
+        for path in (
+            ["/queue", "/sheet", "/sheet.json", "/sheet.md", "/sheet.csv", "/api/candidates"]
+            + [f"/c/{c}" for c in cids]
+            + [f"/api/candidates/{c}" for c in cids]
+        ):
             r = new.get(path)
             assert r.status_code == 200, (path, r.status_code)
             text = r.text.lower()
@@ -222,19 +240,31 @@ def test_drift_setting_is_the_stores_and_checked(world):
     assert 'value="7"' in page.get("/admin/calibration").text
 
 
-ADMIN_ROUTES = [("get", "/admin/calibration"), ("get", "/admin/agreement"), ("get", "/api/admin/calibration"),
-                ("get", "/api/admin/agreement"), ("get", "/api/admin/anchors"), ("post", "/api/admin/anchors"),
-                ("post", "/api/admin/anchors/from-sheet"), ("delete", "/api/admin/anchors/c-000000000000"),
-                ("put", "/api/admin/calibration/settings"), ("post", "/admin/calibration/anchors/sheet"),
-                ("post", "/admin/calibration/anchors/hand"), ("post", "/admin/calibration/anchors/remove"),
-                ("post", "/admin/calibration/settings")]
+ADMIN_ROUTES = [
+    ("get", "/admin/calibration"),
+    ("get", "/admin/agreement"),
+    ("get", "/api/admin/calibration"),
+    ("get", "/api/admin/agreement"),
+    ("get", "/api/admin/anchors"),
+    ("post", "/api/admin/anchors"),
+    ("post", "/api/admin/anchors/from-sheet"),
+    ("delete", "/api/admin/anchors/c-000000000000"),
+    ("put", "/api/admin/calibration/settings"),
+    ("post", "/admin/calibration/anchors/sheet"),
+    ("post", "/admin/calibration/anchors/hand"),
+    ("post", "/admin/calibration/anchors/remove"),
+    ("post", "/admin/calibration/settings"),
+]
 
 
 def test_admin_pages_answer_admins_only(world):
     app, store = world["app"], world["store"]
     # FastAPI 0.165 keeps an included router as one entry (_IncludedRouter) in app.routes
-    paths = {getattr(x, "path", None) for r in app.routes for x in
-             (r.original_router.routes if hasattr(r, "original_router") else [r])}
+    paths = {
+        getattr(x, "path", None)
+        for r in app.routes
+        for x in (r.original_router.routes if hasattr(r, "original_router") else [r])
+    }
     assert {p for _, p in ADMIN_ROUTES if not p.startswith("/api/admin/anchors/c-")} <= paths
     rev = client(app, store, "ann", api=True)
     anon = client(app, store)
@@ -248,8 +278,10 @@ def test_admin_pages_answer_admins_only(world):
     for path in ("/admin/calibration", "/admin/agreement"):
         assert admin.get(path).status_code == 200
     ag = admin.get("/api/admin/agreement").json()
-    assert ag["measure"] == "krippendorff-alpha-ordinal" and ag["thresholds"] == {"good_from": 0.8,
-                                                                                 "reliable_from": 0.667}
+    assert ag["measure"] == "krippendorff-alpha-ordinal" and ag["thresholds"] == {
+        "good_from": 0.8,
+        "reliable_from": 0.667,
+    }
 
 
 def test_agreement_page_flags_items_below_0667(world):
@@ -266,6 +298,6 @@ def test_agreement_page_flags_items_below_0667(world):
     comp = page.split('id="alpha-visual.composition"')[1].split("</tr>")[0]
     assert "reviewers disagree; the mean is not reliable" in motion and "⚠" in motion
     assert "good" in comp and "⚠" not in comp
-    assert f"<td>{N_CANDIDATES}</td>" in comp                                  # candidates behind it
+    assert f"<td>{N_CANDIDATES}</td>" in comp  # candidates behind it
     ag = {a["item_id"]: a for a in admin.get("/api/admin/agreement").json()["items"]}
     assert ag[ITEM]["verdict"] == "unreliable" and ag["visual.composition"]["alpha"] == 1.0

@@ -19,19 +19,19 @@ import numpy as np
 import pytest
 
 from skycity_bench.browser.launch import BASE_ARGS
-from skycity_bench.reporting.run_report import Candidate, ProbeRecord, save
-from skycity_bench.review import create_app
 from skycity_bench.inputs.rubric import find_rubric, load_rubric
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.judging.score_items import score_report
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, save
+from skycity_bench.review import create_app
 from skycity_bench.store.review_store import ReviewStore
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
 from tests.review_reports import ENV, client, make_run, serving, signed_in_page
 
 pytestmark = pytest.mark.browser
 
-FPS, SECONDS, W, H = 2, 62, 160, 90          # 124 frames: the tour's moments all inside
-GREY_PER_FRAME = 2                           # frame i is filled with grey 2 i (up to 246)
+FPS, SECONDS, W, H = 2, 62, 160, 90  # 124 frames: the tour's moments all inside
+GREY_PER_FRAME = 2  # frame i is filled with grey 2 i (up to 246)
 
 
 def _recording(path) -> None:
@@ -53,8 +53,9 @@ def _run(root):
     report = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, run)
     # the recording's record, after scoring (the camera scorers read a full recording evidence;
     # the review app reads only its file and length)
-    report.probes["recording"] = ProbeRecord(name="recording", data={"file": "recordings/recording.webm",
-                                                                     "fps": FPS, "duration_s": float(SECONDS)})
+    report.probes["recording"] = ProbeRecord(
+        name="recording", data={"file": "recordings/recording.webm", "fps": FPS, "duration_s": float(SECONDS)}
+    )
     sha = hashlib.sha256(b"chapters").hexdigest()
     report.candidate = Candidate(id="c-" + sha[:12], sha256=sha, size_bytes=1000, label="chapters-model.html")
     report.environment = dict(ENV)
@@ -100,13 +101,14 @@ def test_should_jump_via_a_chapter_mark_and_an_evidence_link(served):
         _, page = signed_in_page(browser, base, served["store"], "chap", viewport={"width": 1366, "height": 800})
         page.goto(f"{base}/c/{cid}")
         page.wait_for_function("document.getElementById('recording').readyState >= 1")
-        marks = page.eval_on_selector_all(".chapter-list button.chapter",
-                                          "bs => bs.map(b => [b.id, parseFloat(b.dataset.t), b.disabled])")
+        marks = page.eval_on_selector_all(
+            ".chapter-list button.chapter", "bs => bs.map(b => [b.id, parseFloat(b.dataset.t), b.disabled])"
+        )
         kinds = [m[0].split("-")[1] for m in marks]
         assert kinds.count("phase") == 4 and kinds.count("shop") == 3
         assert kinds.count("density") == 1 and kinds.count("city") == 1
-        assert not any(m[2] for m in marks)                          # all inside the 62 s recording
-        assert page.query_selector("#chapters-unknown") is None      # every moment known here
+        assert not any(m[2] for m in marks)  # all inside the 62 s recording
+        assert page.query_selector("#chapters-unknown") is None  # every moment known here
         # the marks are the video's chapters text track too
         track = page.evaluate("""() => { const v = document.getElementById('recording');
             const t = [...v.textTracks].find(t => t.kind === 'chapters');
@@ -117,10 +119,10 @@ def test_should_jump_via_a_chapter_mark_and_an_evidence_link(served):
             want = next(m[1] for m in marks if m[0] == mark_id)
             got = page.evaluate(JUMP, f"#{mark_id}")
             assert abs(got["t"] - want) < 0.01, (mark_id, got, want)
-            assert abs(got["grey"] - _frame_grey(want)) <= 6, (mark_id, got, want)   # the frame shown is that moment's
+            assert abs(got["grey"] - _frame_grey(want)) <= 6, (mark_id, got, want)  # the frame shown is that moment's
             assert page.eval_on_selector_all(".chapter-list li.now button", "bs => bs.map(b => b.id)") == [mark_id]
         # ] and [ : the next and previous chapter mark
-        city_t = next(m[1] for m in marks if m[0] == "chapter-city")          # where the video is now
+        city_t = next(m[1] for m in marks if m[0] == "chapter-city")  # where the video is now
         at = "(t) => Math.abs(document.getElementById('recording').currentTime - t) < 0.01"
         page.keyboard.press("[")
         page.wait_for_function(at, arg=max(m[1] for m in marks if m[1] < city_t - 0.5))
@@ -140,9 +142,11 @@ def test_should_jump_via_a_chapter_mark_and_an_evidence_link(served):
         img.scroll_into_view_if_needed()
         img.click()
         page.wait_for_selector("dialog#zoom[open]")
-        full = page.evaluate("() => { const i = document.getElementById('zoom-img'); return new Promise((ok) => "
-                             "i.complete && i.naturalWidth ? ok([i.naturalWidth, i.src]) : i.addEventListener("
-                             "'load', () => ok([i.naturalWidth, i.src]), {once: true})); }")
+        full = page.evaluate(
+            "() => { const i = document.getElementById('zoom-img'); return new Promise((ok) => "
+            "i.complete && i.naturalWidth ? ok([i.naturalWidth, i.src]) : i.addEventListener("
+            "'load', () => ok([i.naturalWidth, i.src]), {once: true})); }"
+        )
         assert full[0] > 0 and full[1] == base + img.evaluate("i => i.closest('a').getAttribute('href')")
         page.keyboard.press("Escape")
         page.wait_for_selector("dialog#zoom[open]", state="detached")
@@ -165,15 +169,15 @@ def test_the_queue_tells_a_third_reviewer_what_is_asked_and_a_finished_one_that_
     app = create_app(store)
     rubric = store.rubric
     graded = [i.id for i in rubric.items if i.graded]
-    levels = [lv.percent for lv in rubric.sorted_levels()]          # best first
+    levels = [lv.percent for lv in rubric.sorted_levels()]  # best first
     ann, bob, cat = (client(app, store, n) for n in ("ann", "bob", "cat"))
-    for c, split in ((ann, levels[0]), (bob, levels[2])):          # two levels apart on the first item
+    for c, split in ((ann, levels[0]), (bob, levels[2])):  # two levels apart on the first item
         grades = [{"item": i, "level": split if i == graded[0] else levels[1]} for i in graded]
         store.submit(cid, c.signed.name, rubric.id, grades)
-    q = cat.get("/queue").text                                       # the third reviewer
+    q = cat.get("/queue").text  # the third reviewer
     assert 'id="asked-third"' in q and f'href="/c/{cid}#item-{graded[0]}"' in q
     assert 'id="asked-done"' not in q
-    q = ann.get("/queue").text                                       # scored everything; not asked again
+    q = ann.get("/queue").text  # scored everything; not asked again
     assert 'id="asked-done"' in q and 'id="asked-third"' not in q
     page = cat.get(f"/c/{cid}").text
     assert 'id="asked-here"' in page and f'href="#item-{graded[0]}"' in page

@@ -16,9 +16,9 @@ import httpx
 import pytest
 import uvicorn
 
+from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.review import create_app
 from skycity_bench.review.guard import MAX_BODY_BYTES, allowed_hosts
-from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import http_client, make_run
 
@@ -66,7 +66,7 @@ def test_should_answer_an_unknown_or_absurd_file_number_with_404(served):
         assert r.status_code == 404, (n, r.status_code)
         assert "no such file" in r.text
     real = c.get(f"/api/candidates/{served['a']}").json()["files"][0]["url"]
-    assert c.get(real).status_code == 200                                  # a stored file still serves
+    assert c.get(real).status_code == 200  # a stored file still serves
 
 
 def _submission(comment=""):
@@ -87,13 +87,20 @@ def test_should_refuse_a_body_over_the_cap_and_store_nothing(served):
     def chunks():
         yield body[:1000]
         for k in range(1000, len(body), 65536):
-            yield body[k:k + 65536]
+            yield body[k : k + 65536]
+
     r = big.post(url, content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413
     # a page form (the candidate page's own POST, with its session and CSRF token) over the cap
     page = http_client(base, store, "big-form")
-    r = page.post(f"/c/{a}", data=page.signed.form(candidate=a, rubric_id=R.id, **{
-        f"grade:{GRADED[0]}": "75", f"comment:{GRADED[0]}": "y" * (MAX_BODY_BYTES + 10)}))
+    r = page.post(
+        f"/c/{a}",
+        data=page.signed.form(
+            candidate=a,
+            rubric_id=R.id,
+            **{f"grade:{GRADED[0]}": "75", f"comment:{GRADED[0]}": "y" * (MAX_BODY_BYTES + 10)},
+        ),
+    )
     assert r.status_code == 413
     assert len(store.export_reviews()) == before
     # just under the cap reaches the app, which judges it (too long a comment: 422)
@@ -106,31 +113,56 @@ def test_should_refuse_a_body_over_the_cap_and_store_nothing(served):
 def test_should_refuse_a_host_off_the_allow_list(served):
     base, port = served["base"], served["port"]
     c = http_client(base, served["store"], "host-check", api=True)
-    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.evil.example", "localhost.evil.example",
-                 "0.0.0.0", "[::2]"):
+    for host in (
+        "evil.example",
+        f"evil.example:{port}",
+        "127.0.0.1.evil.example",
+        "localhost.evil.example",
+        "0.0.0.0",
+        "[::2]",
+    ):
         r = c.get("/api/candidates", headers={"host": host})
         assert r.status_code == 400, host
         assert "candidate" not in r.text
-    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}", "review.team.example",
-                 f"REVIEW.team.example:{port}"):
+    for host in (
+        f"127.0.0.1:{port}",
+        f"localhost:{port}",
+        "localhost",
+        f"[::1]:{port}",
+        "review.team.example",
+        f"REVIEW.team.example:{port}",
+    ):
         assert c.get("/api/candidates", headers={"host": host}).status_code == 200, host
 
 
 def test_should_allow_loopback_the_bind_host_and_named_hosts_only():
     assert allowed_hosts() == ["127.0.0.1", "localhost", "[::1]"]
     assert allowed_hosts("0.0.0.0") == allowed_hosts("::") == allowed_hosts()
-    assert allowed_hosts("10.0.0.5", ["Review.Lan", "fe80::1"]) == ["127.0.0.1", "localhost", "[::1]", "10.0.0.5",
-                                                                   "review.lan", "[fe80::1]"]
+    assert allowed_hosts("10.0.0.5", ["Review.Lan", "fe80::1"]) == [
+        "127.0.0.1",
+        "localhost",
+        "[::1]",
+        "10.0.0.5",
+        "review.lan",
+        "[fe80::1]",
+    ]
 
 
 def test_should_show_agreement_on_the_sheet_and_escape_hostile_reasons(served):
     base, b = served["base"], served["b"]
     auto = next(i.id for i in R.items if not i.graded)
     for name, pct in (("agr-1", 75), ("agr-2", 50)):
-        body = {"rubric_id": R.id, "grades": [{"item": i, "level": pct} for i in GRADED],
-                "overrides": [{"item": auto, "points": 0, "reason": "bad | <script>alert(1)</script>\nreally"}]}
-        assert http_client(base, served["store"], name, api=True).post(f"/api/candidates/{b}/reviews",
-                                                                       json=body).status_code == 201
+        body = {
+            "rubric_id": R.id,
+            "grades": [{"item": i, "level": pct} for i in GRADED],
+            "overrides": [{"item": auto, "points": 0, "reason": "bad | <script>alert(1)</script>\nreally"}],
+        }
+        assert (
+            http_client(base, served["store"], name, api=True)
+            .post(f"/api/candidates/{b}/reviews", json=body)
+            .status_code
+            == 201
+        )
     admin = http_client(base, served["store"], "agr-admin", "admin")
     page = admin.get("/sheet").text
     assert 'table class="agreement"' in page and 'id="alpha-overall"' in page
@@ -148,8 +180,8 @@ def test_should_show_agreement_on_the_sheet_and_escape_hostile_reasons(served):
 def test_should_serve_no_full_file_hash(served):
     c = http_client(served["base"], served["store"], "hash-check")
     for cid, seed in ((served["a"], "edge-a"), (served["b"], "edge-b")):
-        full = hashlib.sha256(seed.encode()).hexdigest()          # make_run's candidate hash
-        assert cid == "c-" + full[:12]                            # the id is its 12-hex prefix, no more
+        full = hashlib.sha256(seed.encode()).hexdigest()  # make_run's candidate hash
+        assert cid == "c-" + full[:12]  # the id is its 12-hex prefix, no more
         run = c.get(f"/api/candidates/{cid}").json()
         assert run["report"]["candidate"] == {"id": cid}
         page = c.get(f"/c/{cid}").text
@@ -159,11 +191,12 @@ def test_should_serve_no_full_file_hash(served):
 
 def test_should_show_each_image_once_and_load_it_lazily(served):
     import re
+
     page = http_client(served["base"], served["store"], "img-check").get(f"/c/{served['a']}").text
     # the images the page loads (the enlarge dialog's empty <img> gets its src on a click)
     imgs = [i for i in re.findall(r"<img [^>]*>", page) if re.search(r'\ssrc="', i)]
     srcs = [re.search(r'src="([^"]+)"', i).group(1) for i in imgs]
-    assert srcs and len(srcs) == len(set(srcs)), srcs                        # no image twice
+    assert srcs and len(srcs) == len(set(srcs)), srcs  # no image twice
     assert all('loading="lazy"' in i for i in imgs)
     # make_run cites frame_pacing.png from every passing automated item: shown at the first,
     # the others link back to it
@@ -175,7 +208,7 @@ def test_should_show_each_image_once_and_load_it_lazily(served):
 
 def test_should_show_the_benchs_hint_for_reviewers_beside_its_item(served):
     page = http_client(served["base"], served["store"], "hint-check").get(f"/c/{served['a']}").text
-    item = page[page.index('id="item-camera.motion"'):]
-    item = item[:item.index("</article>")]
-    assert '<p class="for-reviewers">' in item and "watch the &lt;cut&gt; at 12 s" in item   # escaped, visible
+    item = page[page.index('id="item-camera.motion"') :]
+    item = item[: item.index("</article>")]
+    assert '<p class="for-reviewers">' in item and "watch the &lt;cut&gt; at 12 s" in item  # escaped, visible
     assert page.count('class="for-reviewers"') == 1

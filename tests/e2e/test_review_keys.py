@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from skycity_bench.browser.launch import BASE_ARGS
-from skycity_bench.review import create_app
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.review import create_app
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import make_run, serving, signed_in_page
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 
 R = load_rubric()
 GRADED = [i.id for i in R.items if i.graded]
-SHOWN = [lv.percent for lv in R.sorted_levels()]          # the order the page shows: key 1 is the first
+SHOWN = [lv.percent for lv in R.sorted_levels()]  # the order the page shows: key 1 is the first
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,8 @@ def test_should_score_with_the_keyboard(served):
         page.keyboard.press("j")
         page.keyboard.press("5")
         page.keyboard.press("j")
-        page.keyboard.press("k")                                    # back to the second item
-        page.keyboard.press("1")                                    # changes its level
+        page.keyboard.press("k")  # back to the second item
+        page.keyboard.press("1")  # changes its level
         assert page.get_attribute(f"#item-{GRADED[1].replace('.', chr(92) + '.')}", "class").endswith("current")
         assert _checked(page, GRADED[0]) == str(SHOWN[1])
         assert _checked(page, GRADED[1]) == str(SHOWN[0])
@@ -83,8 +83,8 @@ def test_should_save_and_open_the_next_candidate_at_the_same_video_time(served):
         page.keyboard.press("n")
         page.wait_for_url(f"**/c/{order[1]}?saved=1&t=0.6")
         page.wait_for_function("Math.abs(document.querySelector('aside.media video').currentTime - 0.6) < 0.05")
-        assert page.inner_text("#saved")                              # the first candidate's save is reported
-        page.keyboard.press("n")                                      # the last one: back to the queue
+        assert page.inner_text("#saved")  # the first candidate's save is reported
+        page.keyboard.press("n")  # the last one: back to the queue
         page.wait_for_url("**/queue")
         browser.close()
     assert [r.item_id for r in store.reviews(order[0], "nexter")] == [GRADED[0]]

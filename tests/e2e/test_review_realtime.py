@@ -17,7 +17,7 @@ from tests.shared_runs import JANK_CAPTURE_S, jank_capture_run
 pytestmark = pytest.mark.browser
 
 ITEM = "#item-smoothness\\.frame_pacing"
-LEAD_S = 0.25            # the widget jumps a quarter second before a stall (templates/_realtime.html)
+LEAD_S = 0.25  # the widget jumps a quarter second before a stall (templates/_realtime.html)
 
 
 @pytest.fixture(scope="module")
@@ -27,8 +27,9 @@ def run_dir(tmp_path_factory):
     from skycity_bench.reporting import html_report
 
     out, report = jank_capture_run(tmp_path_factory)
-    assert report["measurements"]["smoothness"]["realtime_video"] == "realtime/realtime.webm", \
-        report["probes"]["realtime_capture"]
+    assert report["measurements"]["smoothness"]["realtime_video"] == "realtime/realtime.webm", report["probes"][
+        "realtime_capture"
+    ]
     html_report.write(out)
     return out
 
@@ -66,26 +67,39 @@ def _check_widget(page) -> None:
     assert marks.count() >= stalls.count()
     target = float(stalls.nth(2).get_attribute("data-t"))
     stalls.nth(2).click()
-    page.wait_for_function("([v, t]) => Math.abs(v.currentTime - t) < 0.04 && !v.seeking",
-                           arg=[video.element_handle(), max(0.0, target - LEAD_S)], timeout=10000)
+    page.wait_for_function(
+        "([v, t]) => Math.abs(v.currentTime - t) < 0.04 && !v.seeking",
+        arg=[video.element_handle(), max(0.0, target - LEAD_S)],
+        timeout=10000,
+    )
     # The cursor follows the video's time (after the seek it sits at the stall's lead-in) ...
-    page.wait_for_function("([b, t]) => Math.abs(parseFloat(b.dataset.cursorT) - t) < 0.04",
-                           arg=[box.element_handle(), max(0.0, target - LEAD_S)], timeout=5000)
+    page.wait_for_function(
+        "([b, t]) => Math.abs(parseFloat(b.dataset.cursorT) - t) < 0.04",
+        arg=[box.element_handle(), max(0.0, target - LEAD_S)],
+        timeout=5000,
+    )
     x_cursor = float(box.locator("line.rt-cursor").get_attribute("x1"))
     assert abs(x_cursor - max(0.0, target - LEAD_S) / JANK_CAPTURE_S * 1000) < 10
     # ... and while it plays.
     video.evaluate("v => v.play()")
-    page.wait_for_function("v => v.currentTime > 0.5 + %f" % max(0.0, target - LEAD_S),
-                           arg=video.element_handle(), timeout=20000)
+    page.wait_for_function(
+        "v => v.currentTime > 0.5 + %f" % max(0.0, target - LEAD_S), arg=video.element_handle(), timeout=20000
+    )
     video.evaluate("v => v.pause()")
     t_now = video.evaluate("v => v.currentTime")
-    page.wait_for_function("([b, t]) => Math.abs(parseFloat(b.dataset.cursorT) - t) < 0.05",
-                           arg=[box.element_handle(), t_now], timeout=5000)
+    page.wait_for_function(
+        "([b, t]) => Math.abs(parseFloat(b.dataset.cursorT) - t) < 0.05",
+        arg=[box.element_handle(), t_now],
+        timeout=5000,
+    )
     # A mark on the plot jumps too (the last stall).
     last = float(marks.last.get_attribute("data-t"))
     marks.last.dispatch_event("click")
-    page.wait_for_function("([v, t]) => Math.abs(v.currentTime - t) < 0.04",
-                           arg=[video.element_handle(), max(0.0, last - LEAD_S)], timeout=10000)
+    page.wait_for_function(
+        "([v, t]) => Math.abs(v.currentTime - t) < 0.04",
+        arg=[video.element_handle(), max(0.0, last - LEAD_S)],
+        timeout=10000,
+    )
 
 
 def test_should_play_the_realtime_video_beside_the_smoothness_item_in_the_review_app(served, browser):

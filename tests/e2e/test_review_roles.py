@@ -27,18 +27,18 @@ import pytest
 from fastapi.routing import APIRoute
 from starlette.routing import Mount
 
+from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.review import create_app
 from skycity_bench.review.auth import SESSION_COOKIE, Auth
-from skycity_bench.inputs.rubric import load_rubric
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store import accounts
+from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import client, make_run, sign_in
 
 R = load_rubric()
 GRADED = [i.id for i in R.items if i.graded]
-ANN_OPEN = "ann-open-comment-7f3a"          # ann's comment on candidate a (open): bob must never see it
-BOB_OPEN = "bob-open-comment-91c2"          # bob's on a: ann must never see it
-ANN_FINAL = "ann-final-comment-5d0e"        # ann's on b, finalised: bob sees it (after finalisation)
+ANN_OPEN = "ann-open-comment-7f3a"  # ann's comment on candidate a (open): bob must never see it
+BOB_OPEN = "bob-open-comment-91c2"  # bob's on a: ann must never see it
+ANN_FINAL = "ann-final-comment-5d0e"  # ann's on b, finalised: bob sees it (after finalisation)
 LABELS = ("roles-model-alpha", "roles-model-beta")
 SKYCITY = str(Path(sys.executable).parent / "skycity-bench")
 
@@ -55,7 +55,7 @@ def world(request, tmp_path_factory):
     a = store.import_run(make_run(tmp / "runs", LABELS[0] + ".html", seed="roles-a")).candidate_id
     b = store.import_run(make_run(tmp / "runs", LABELS[1] + ".html", seed="roles-b")).candidate_id
     app = create_app(store)
-    if request.param == "postgres":     # as `skycity-bench review` serves a PostgreSQL store: queue progress too
+    if request.param == "postgres":  # as `skycity-bench review` serves a PostgreSQL store: queue progress too
         from skycity_bench.queue.progress_page import install
 
         install(app, store)
@@ -70,9 +70,25 @@ def world(request, tmp_path_factory):
     spare = accounts.issue(store, accounts.account(store, "ann")["id"], "api", by="test", ttl_s=3600)
     spare_id = accounts.tokens(store, accounts.account(store, "ann")["id"])[-1]["id"]
     assert spare
-    yield {"store": store, "app": app, "a": a, "b": b, "ann": ann, "bob": bob, "boss": boss, "db": db,
-           "params": {"cid": a, "file_id": str(file_id), "name": "ann", "token": "not-a-real-token",
-                      "tid": str(spare_id), "fmt": "json", "format": "json"}}
+    yield {
+        "store": store,
+        "app": app,
+        "a": a,
+        "b": b,
+        "ann": ann,
+        "bob": bob,
+        "boss": boss,
+        "db": db,
+        "params": {
+            "cid": a,
+            "file_id": str(file_id),
+            "name": "ann",
+            "token": "not-a-real-token",
+            "tid": str(spare_id),
+            "fmt": "json",
+            "format": "json",
+        },
+    }
     store.close()
 
 
@@ -95,6 +111,7 @@ def _fill(path: str, params: dict) -> str:
         name = m.group(1).split(":")[0]
         assert name in params, f"{path}: no sample value for path parameter {{{name}}}: add one to the role test"
         return params[name]
+
     return re.sub(r"\{([^}]+)\}", one, path)
 
 
@@ -158,8 +175,12 @@ def test_should_let_a_reviewer_see_only_their_own_scores_until_final_and_no_admi
     app, store, rule_of = world["app"], world["store"], world["app"].state.auth.rule_of
     me = world[who]
     own_open = ANN_OPEN if who == "ann" else BOB_OPEN
-    before = (len(store.export_reviews()), len(accounts.audit_rows(store)), len(accounts.accounts(store)),
-              [store.is_finalized(c) for c in (world["a"], world["b"])])
+    before = (
+        len(store.export_reviews()),
+        len(accounts.audit_rows(store)),
+        len(accounts.accounts(store)),
+        [store.is_finalized(c) for c in (world["a"], world["b"])],
+    )
     seen_own = seen_final = False
     for method, path, route in _routes(app):
         url = _fill(path, world["params"])
@@ -168,17 +189,25 @@ def test_should_let_a_reviewer_see_only_their_own_scores_until_final_and_no_admi
         if rule == "admin":
             assert r.status_code == 403, (who, method, url, r.status_code)
         else:
-            assert r.status_code not in (401, 403) or (path == "/api/reviewers/{name}/queue" and who != "ann"), \
-                (who, method, url, r.status_code)
+            assert r.status_code not in (401, 403) or (path == "/api/reviewers/{name}/queue" and who != "ann"), (
+                who,
+                method,
+                url,
+                r.status_code,
+            )
         assert other_open not in r.text, f"{who} sees another reviewer's open scores at {method} {url}"
         for label in LABELS:
             assert label not in r.text, (who, method, url, label)
         seen_own |= own_open in r.text
         seen_final |= ANN_FINAL in r.text
-    assert seen_own and seen_final             # their own scores, and everyone's once final, do show
-    after = (len(store.export_reviews()), len(accounts.audit_rows(store)), len(accounts.accounts(store)),
-             [store.is_finalized(c) for c in (world["a"], world["b"])])
-    assert after == before                     # refused (and empty) writes changed nothing
+    assert seen_own and seen_final  # their own scores, and everyone's once final, do show
+    after = (
+        len(store.export_reviews()),
+        len(accounts.audit_rows(store)),
+        len(accounts.accounts(store)),
+        [store.is_finalized(c) for c in (world["a"], world["b"])],
+    )
+    assert after == before  # refused (and empty) writes changed nothing
     # the routes that take a name or filter by reviewer: their own only
     other = "bob" if who == "ann" else "ann"
     assert me.get(f"/api/reviewers/{other}/queue").status_code == 403
@@ -193,7 +222,7 @@ def test_should_refuse_the_admin_nothing_and_show_everything(world):
     seen, forms = "", 0
     for method, path, route in _routes(app):
         if method != "GET":
-            continue                           # the admin's writes are checked one by one below
+            continue  # the admin's writes are checked one by one below
         url = _fill(path, world["params"])
         r = boss.get(url)
         assert r.status_code not in (401, 403), (method, url, r.status_code)
@@ -227,10 +256,12 @@ def test_should_refuse_a_form_or_api_write_without_this_sessions_csrf_token(worl
     other = sign_in(store, "dora")
     form = {"candidate": a, "rubric_id": R.id, f"grade:{GRADED[0]}": "50"}
     before = len(store.export_reviews())
-    assert carl.post(f"/c/{a}", data=form).status_code == 403                            # none
-    assert carl.post(f"/c/{a}", data={**form, "csrf": other.csrf}).status_code == 403    # another session's
-    r = carl.post(f"/api/candidates/{a}/reviews", json={"rubric_id": R.id, "grades": [{"item": GRADED[0], "level": 50}]})
-    assert r.status_code == 403                                                          # cookie, no header
+    assert carl.post(f"/c/{a}", data=form).status_code == 403  # none
+    assert carl.post(f"/c/{a}", data={**form, "csrf": other.csrf}).status_code == 403  # another session's
+    r = carl.post(
+        f"/api/candidates/{a}/reviews", json={"rubric_id": R.id, "grades": [{"item": GRADED[0], "level": 50}]}
+    )
+    assert r.status_code == 403  # cookie, no header
     assert len(store.export_reviews()) == before
     r = carl.post(f"/c/{a}", data={**form, "csrf": carl.signed.csrf})
     assert r.status_code == 303 and len(store.export_reviews()) == before + 1
@@ -239,10 +270,14 @@ def test_should_refuse_a_form_or_api_write_without_this_sessions_csrf_token(worl
 def test_should_create_nothing_for_unknown_or_forged_cookies(world):
     app, store = world["app"], world["store"]
     before = accounts.accounts(store)
-    forged = Auth(store).sessions.dumps({"s": "no-such-session", "c": "x"})   # signed, but no such session
+    forged = Auth(store).sessions.dumps({"s": "no-such-session", "c": "x"})  # signed, but no such session
     tampered = world["ann"].signed.cookie[:-3] + "AAA"
-    for cookies in ({"skycity_reviewer": "mallory"}, {SESSION_COOKIE: "garbage"}, {SESSION_COOKIE: forged},
-                    {SESSION_COOKIE: tampered}):
+    for cookies in (
+        {"skycity_reviewer": "mallory"},
+        {SESSION_COOKIE: "garbage"},
+        {SESSION_COOKIE: forged},
+        {SESSION_COOKIE: tampered},
+    ):
         c = client(app, store)
         c.cookies.update(cookies)
         assert c.get("/queue").status_code == 303
@@ -255,9 +290,9 @@ def test_should_sign_in_once_by_link_with_a_safe_cookie_and_expire(world, tmp_pa
     r = boss.post("/api/admin/invitations", json={"name": "erin"}, headers={"x-csrf-token": boss.signed.csrf})
     assert r.status_code == 201
     link = r.json()["link"].split("127.0.0.1", 1)[1]
-    assert r.json()["link"].split("/signin/")[1] not in str(accounts.invitations(store))   # stored hashed only
+    assert r.json()["link"].split("/signin/")[1] not in str(accounts.invitations(store))  # stored hashed only
     visitor = client(app, store)
-    assert visitor.get(link).status_code == 200 and "erin" in visitor.get(link).text       # GET uses nothing up
+    assert visitor.get(link).status_code == 200 and "erin" in visitor.get(link).text  # GET uses nothing up
     # a foreign page posting the link (login CSRF) is refused and uses nothing up
     assert client(app, store).post(link, headers={"origin": "http://evil.example"}).status_code == 403
     signed = visitor.post(link, headers={"origin": "http://127.0.0.1"})
@@ -265,12 +300,16 @@ def test_should_sign_in_once_by_link_with_a_safe_cookie_and_expire(world, tmp_pa
     cookie = signed.headers["set-cookie"].lower()
     assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
     assert visitor.get("/api/me").json() == {"name": "erin", "role": "reviewer"}
-    assert client(app, store).post(link).status_code == 410                                 # once only
+    assert client(app, store).post(link).status_code == 410  # once only
     # over https (a TLS proxy in front), the cookie is Secure
     r = boss.post("/api/admin/invitations", json={"name": "erin"}, headers={"x-csrf-token": boss.signed.csrf})
     https = client(app, store, base_url="https://127.0.0.1")
-    assert "secure" in https.post(link.split("/signin/")[0] + "/signin/" + r.json()["link"].split("/signin/")[1]) \
-        .headers["set-cookie"].lower()
+    assert (
+        "secure"
+        in https.post(link.split("/signin/")[0] + "/signin/" + r.json()["link"].split("/signin/")[1])
+        .headers["set-cookie"]
+        .lower()
+    )
     # an expired link and an expired session sign no one in
     stale = accounts.issue(store, accounts.account(store, "erin")["id"], "invite", by="test", ttl_s=-1)
     assert client(app, store).post(f"/signin/{stale}").status_code == 410
@@ -285,7 +324,7 @@ def test_should_end_a_session_on_the_server_when_signing_out(world):
     app, store = world["app"], world["store"]
     gus = client(app, store, "gus")
     copy = client(app, store)
-    copy.cookies.update(gus.signed.cookies)                 # the same cookie, copied elsewhere
+    copy.cookies.update(gus.signed.cookies)  # the same cookie, copied elsewhere
     assert copy.get("/api/me").status_code == 200
     assert gus.post("/signout", data={"csrf": gus.signed.csrf}).status_code == 303
     assert copy.get("/api/me").status_code == 401 and copy.get("/queue").status_code == 303
@@ -320,9 +359,11 @@ def test_should_finalise_and_unfinalise_as_admin_only_with_audit_rows(world, tmp
     assert ANN_OPEN in world["bob"].get("/sheet.json").text
     assert ann.post(f"/api/candidates/{a}/unfinalize", json={"reason": "x"}).status_code == 403
     assert boss.post(f"/api/candidates/{a}/unfinalize", json={"reason": " "}, headers=h).status_code == 422
-    r = boss.post(f"/api/candidates/{a}/unfinalize", json={"reason": "a score was entered on the wrong item"}, headers=h)
+    r = boss.post(
+        f"/api/candidates/{a}/unfinalize", json={"reason": "a score was entered on the wrong item"}, headers=h
+    )
     assert r.status_code == 200 and not store.is_finalized(a)
-    assert ANN_OPEN not in world["bob"].get("/sheet.json").text              # blind again
+    assert ANN_OPEN not in world["bob"].get("/sheet.json").text  # blind again
     rows = [(x["actor"], x["action"], x["candidate_id"]) for x in accounts.audit_rows(store)]
     assert ("boss", "finalize", a) in rows and ("boss", "unfinalize", a) in rows and ("boss", "finalize", c) in rows
     un = next(x for x in accounts.audit_rows(store) if x["action"] == "unfinalize")
@@ -336,25 +377,38 @@ def test_should_finalise_and_unfinalise_as_admin_only_with_audit_rows(world, tmp
 
 def test_should_refuse_to_serve_beyond_loopback_without_an_admin(tmp_path):
     db = tmp_path / "empty.sqlite"
-    r = subprocess.run([SKYCITY, "review", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [SKYCITY, "review", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "no admin" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
-    out = subprocess.run([SKYCITY, "review", "admin", "create", "--db", str(db), "--url", "https://review.example",
-                          "ops"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [SKYCITY, "review", "admin", "create", "--db", str(db), "--url", "https://review.example", "ops"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     link = out.stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"https://review\.example/signin/[A-Za-z0-9_-]{40,}", link)
     store = ReviewStore(db)
     assert accounts.peek(store, link.rsplit("/", 1)[1])["role"] == "admin"
-    assert link.rsplit("/", 1)[1] not in db.read_bytes().decode("latin-1")          # only its hash is stored
+    assert link.rsplit("/", 1)[1] not in db.read_bytes().decode("latin-1")  # only its hash is stored
     # with an admin, it serves beyond loopback
-    p = subprocess.Popen([SKYCITY, "review", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [SKYCITY, "review", "--db", str(db), "--host", "0.0.0.0", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = [p.stdout.readline() for _ in range(2)]
-        assert "in clear unless a TLS reverse proxy" in lines[0] and "review app on" in lines[1], \
-            lines + [p.stderr.read() if p.poll() is not None else ""]
+        assert "in clear unless a TLS reverse proxy" in lines[0] and "review app on" in lines[1], lines + [
+            p.stderr.read() if p.poll() is not None else ""
+        ]
         time.sleep(0.5)
         assert p.poll() is None
     finally:
@@ -385,13 +439,13 @@ def test_should_make_and_revoke_a_personal_api_token_on_the_accounts_page(world)
     page = hal.post("/me/tokens", data={"csrf": hal.signed.csrf})
     assert page.status_code == 200
     token = re.search(r'id="new-token">([^<]+)<', page.text).group(1)
-    assert token not in hal.get("/me").text                              # shown once
+    assert token not in hal.get("/me").text  # shown once
     api = client(app, store)
     api.headers["Authorization"] = f"Bearer {token}"
     assert api.get("/api/me").json() == {"name": "hal", "role": "reviewer"}
     tid = accounts.tokens(store, accounts.account(store, "hal")["id"])[-1]["id"]
     assert client(app, store, "ivy").post(f"/me/tokens/{tid}/revoke", data={"csrf": ""}).status_code == 403
-    other = client(app, store, "ivy")                                    # another account cannot revoke it
+    other = client(app, store, "ivy")  # another account cannot revoke it
     other.post(f"/me/tokens/{tid}/revoke", data={"csrf": other.signed.csrf})
     assert api.get("/api/me").status_code == 200
     assert hal.post(f"/me/tokens/{tid}/revoke", data={"csrf": hal.signed.csrf}).status_code == 303

@@ -17,8 +17,8 @@ import cv2
 import numpy as np
 import pytest
 
-from skycity_bench.review import create_app
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.review import create_app
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import client, make_run
 
@@ -39,13 +39,21 @@ def world(request, tmp_path):
     big = np.full((1080, 1920, 3), 200, np.uint8)
     cv2.circle(big, (960, 540), 300, (30, 60, 220), -1)
     cv2.imwrite(str(full / "keyframes" / "t40.png"), big)
-    partial = make_run(tmp_path / "partial", LABEL, seed="zeta", untested=tuple(AUTO[2:]),
-                       started_at="2026-12-02T12:00:00+00:00")
+    partial = make_run(
+        tmp_path / "partial", LABEL, seed="zeta", untested=tuple(AUTO[2:]), started_at="2026-12-02T12:00:00+00:00"
+    )
     a, b = store.import_run(full), store.import_run(partial)
     app = create_app(store)
-    yield {"store": store, "app": app, "cid": a.candidate_id, "full": a.run_id, "partial": b.run_id,
-           "ann": client(app, store, "ann", api=True), "boss": client(app, store, "boss", "admin", api=True),
-           "sha": json.loads((full / "report.json").read_text())["candidate"]["sha256"]}
+    yield {
+        "store": store,
+        "app": app,
+        "cid": a.candidate_id,
+        "full": a.run_id,
+        "partial": b.run_id,
+        "ann": client(app, store, "ann", api=True),
+        "boss": client(app, store, "boss", "admin", api=True),
+        "sha": json.loads((full / "report.json").read_text())["candidate"]["sha256"],
+    }
     store.close()
 
 
@@ -57,19 +65,23 @@ def test_should_keep_the_full_run_until_an_admin_picks_another(world):
     ann, boss, cid = world["ann"], world["boss"], world["cid"]
     assert _shown(ann, cid) == world["full"]
     page = ann.get(f"/c/{cid}").text
-    assert "t40.png" in page                                  # the full run's keyframe, not the re-run's
+    assert "t40.png" in page  # the full run's keyframe, not the re-run's
     # a reviewer may not pick; nothing changes
     r = ann.put(f"/api/admin/candidates/{cid}/run", json={"run_id": world["partial"], "reason": "I like it"})
     assert r.status_code == 403 and _shown(ann, cid) == world["full"]
     assert ann.get("/api/admin/runs").status_code == 403 and ann.get("/admin/runs").status_code == 403
     # the admin sees why the full run is shown, then picks the re-run with a reason
     runs = boss.get(f"/api/admin/candidates/{cid}/runs").json()
-    assert runs["shown_run_id"] == world["full"] and [r["items_collected"] for r in runs["runs"]] == \
-        [len(R.items), len(R.items) - len(AUTO[2:])]
+    assert runs["shown_run_id"] == world["full"] and [r["items_collected"] for r in runs["runs"]] == [
+        len(R.items),
+        len(R.items) - len(AUTO[2:]),
+    ]
     r = boss.put(f"/api/admin/candidates/{cid}/run", json={"run_id": world["partial"], "reason": ""})
     assert r.status_code == 422 and _shown(ann, cid) == world["full"]
-    r = boss.put(f"/api/admin/candidates/{cid}/run", json={"run_id": world["partial"],
-                                                           "reason": "the full run's recording is black"})
+    r = boss.put(
+        f"/api/admin/candidates/{cid}/run",
+        json={"run_id": world["partial"], "reason": "the full run's recording is black"},
+    )
     assert r.status_code == 200 and r.json()["shown_run_id"] == world["partial"]
     assert _shown(ann, cid) == world["partial"] and "t40.png" not in ann.get(f"/c/{cid}").text
     audit = boss.get("/api/admin/audit").json()
@@ -78,11 +90,13 @@ def test_should_keep_the_full_run_until_an_admin_picks_another(world):
 
 def test_should_pick_a_run_from_the_admin_page_with_its_csrf_token(world):
     boss, cid = world["boss"], world["cid"]
-    boss.headers.pop("Authorization")                         # the page's way: session cookie and form
+    boss.headers.pop("Authorization")  # the page's way: session cookie and form
     page = boss.get("/admin/runs")
-    assert page.status_code == 200 and f'action="/admin/runs/{cid}"' in page.text and "most items collected" in page.text
+    assert (
+        page.status_code == 200 and f'action="/admin/runs/{cid}"' in page.text and "most items collected" in page.text
+    )
     form = {"run_id": str(world["partial"]), "reason": "picked on the page"}
-    assert boss.post(f"/admin/runs/{cid}", data=form).status_code == 403          # no CSRF token
+    assert boss.post(f"/admin/runs/{cid}", data=form).status_code == 403  # no CSRF token
     r = boss.post(f"/admin/runs/{cid}", data=boss.signed.form(**form))
     assert r.status_code == 303 and _shown(world["ann"], cid) == world["partial"]
     r = boss.post(f"/admin/runs/{cid}", data=boss.signed.form(run_id="auto", reason="back to automatic"))
@@ -97,8 +111,8 @@ def test_should_show_thumbnails_lazily_and_link_the_full_image(world):
     imgs = re.findall(r"<img [^>]*>", page)
     big = next(i for i in imgs if "t40.png" in i)
     fid = re.search(r'id="img-(\d+)"', big).group(1)
-    assert f'src="/thumbs/{fid}"' in big and 'loading="lazy"' in big and f"/files/{fid} " in big   # srcset
-    assert f'<a href="/files/{fid}" target="_blank"><img id="img-{fid}"' in page                  # full on click
+    assert f'src="/thumbs/{fid}"' in big and 'loading="lazy"' in big and f"/files/{fid} " in big  # srcset
+    assert f'<a href="/files/{fid}" target="_blank"><img id="img-{fid}"' in page  # full on click
     assert all('src="/thumbs/' in i for i in imgs if "t40.png" in i or "t20.png" in i)
     t = ann.get(f"/thumbs/{fid}")
     assert t.status_code == 200 and t.headers["content-type"] == "image/webp"
@@ -114,9 +128,14 @@ def test_should_show_thumbnails_lazily_and_link_the_full_image(world):
 
 def test_should_serve_no_full_file_hash(world):
     ann, boss, cid, sha = world["ann"], world["boss"], world["cid"], world["sha"]
-    answers = [ann.get(f"/api/candidates/{cid}").text, ann.get(f"/c/{cid}").text, ann.get("/api/sheet").text,
-               boss.get("/api/admin/runs").text, boss.get("/admin/runs").text,
-               boss.get(f"/api/admin/candidates/{cid}/runs").text]
+    answers = [
+        ann.get(f"/api/candidates/{cid}").text,
+        ann.get(f"/c/{cid}").text,
+        ann.get("/api/sheet").text,
+        boss.get("/api/admin/runs").text,
+        boss.get("/admin/runs").text,
+        boss.get(f"/api/admin/candidates/{cid}/runs").text,
+    ]
     assert all(sha not in a and "runs-model-zeta" not in a for a in answers)
 
 
@@ -136,7 +155,7 @@ def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_widt
     cv2.imwrite(str(run / "keyframes" / "t40.png"), np.full((1080, 1920, 3), 120, np.uint8))
     plot = np.full((500, 1600, 3), 255, np.uint8)
     cv2.line(plot, (0, 400), (1600, 100), (0, 0, 0), 3)
-    cv2.imwrite(str(run / "frame_pacing.png"), plot)              # cited by the passing items' evidence
+    cv2.imwrite(str(run / "frame_pacing.png"), plot)  # cited by the passing items' evidence
     cid = store.import_run(run).candidate_id
     files = {f["name"]: f["id"] for f in store.shown_run(cid)["files"]}
     try:
@@ -148,14 +167,16 @@ def test_should_load_the_thumbnail_in_the_strip_and_the_full_plot_at_column_widt
                 return new Promise((ok) => { const done = () => ok([i.currentSrc, i.naturalWidth]);
                   if (i.complete && i.naturalWidth) done(); else i.addEventListener('load', done, {once: true}); }); }"""
             key = page.evaluate(loaded, f"img-{files['keyframes/t40.png']}")
-            assert key[0] == f"{base}/thumbs/{files['keyframes/t40.png']}" and key[1] > 0   # (its srcset width)
+            assert key[0] == f"{base}/thumbs/{files['keyframes/t40.png']}" and key[1] > 0  # (its srcset width)
             ev = page.evaluate(loaded, f"img-{files['frame_pacing.png']}")
             assert ev[0] == f"{base}/files/{files['frame_pacing.png']}" and ev[1] > 0
             page.click(f"#img-{files['keyframes/t40.png']}")
             page.wait_for_selector("#zoom[open]")
-            full = page.evaluate("() => { const i = document.getElementById('zoom-img'); return new Promise((ok) => "
-                                 "{ const d = () => ok([i.src, i.naturalWidth]); if (i.complete && i.naturalWidth) d(); "
-                                 "else i.addEventListener('load', d, {once: true}); }); }")
+            full = page.evaluate(
+                "() => { const i = document.getElementById('zoom-img'); return new Promise((ok) => "
+                "{ const d = () => ok([i.src, i.naturalWidth]); if (i.complete && i.naturalWidth) d(); "
+                "else i.addEventListener('load', d, {once: true}); }); }"
+            )
             assert full == [f"{base}/files/{files['keyframes/t40.png']}", 1920]
             browser.close()
     finally:

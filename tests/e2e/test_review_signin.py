@@ -18,17 +18,17 @@ from fastapi.routing import APIRoute
 from starlette.routing import Mount
 
 from skycity_bench.browser.launch import BASE_ARGS
+from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.review import create_app
 from skycity_bench.review.auth import Auth
-from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.store.review_store import ReviewStore
 
 pytestmark = pytest.mark.browser
 
 R = load_rubric()
 GRADED = [i.id for i in R.items if i.graded]
-SHOWN = [lv.percent for lv in R.sorted_levels()]          # key 1 is the first level shown
-NOTE = "annika-kbd-note-4e1b"                              # A's comment: the marker B must never see
+SHOWN = [lv.percent for lv in R.sorted_levels()]  # key 1 is the first level shown
+NOTE = "annika-kbd-note-4e1b"  # A's comment: the marker B must never see
 SKYCITY = str(Path(sys.executable).parent / "skycity-bench")
 
 
@@ -39,8 +39,10 @@ def served(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("signin")
     db = tmp / "reviews.sqlite"
     store = ReviewStore(db, seed=4)
-    cids = [store.import_run(make_run(tmp / "runs", f"signin-model-{k}.html", seed=f"signin-{k}")).candidate_id
-            for k in range(2)]
+    cids = [
+        store.import_run(make_run(tmp / "runs", f"signin-model-{k}.html", seed=f"signin-{k}")).candidate_id
+        for k in range(2)
+    ]
     app = create_app(store)
     with serving(app) as base:
         yield {"store": store, "app": app, "base": base, "db": db, "cids": cids}
@@ -86,8 +88,12 @@ def test_should_sign_in_by_invitation_score_by_keyboard_and_keep_a_from_b(served
     from playwright.sync_api import sync_playwright
 
     base, store, cids = served["base"], served["store"], served["cids"]
-    out = subprocess.run([SKYCITY, "review", "admin", "create", "--db", str(served["db"]), "--url", base, "boss"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [SKYCITY, "review", "admin", "create", "--db", str(served["db"]), "--url", base, "boss"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     admin_link = out.stdout.strip().splitlines()[-1]
     with sync_playwright() as pw:
@@ -111,25 +117,37 @@ def test_should_sign_in_by_invitation_score_by_keyboard_and_keep_a_from_b(served
         a.focus(f"textarea[name='comment:{GRADED[1]}']")
         a.keyboard.type(NOTE)
         a.evaluate("document.activeElement.blur()")
-        a.keyboard.press("n")                                       # save & next
+        a.keyboard.press("n")  # save & next
         a.wait_for_url(re.compile(r".*/c/c-[0-9a-f]{12}\?saved=2.*"))
         mine = {r.item_id: (r.share, r.comment) for r in store.reviews(first, "annika")}
         assert mine == {GRADED[0]: (R.level(SHOWN[1]).share, ""), GRADED[1]: (R.level(SHOWN[3]).share, NOTE)}
-        a.goto(f"{base}/c/{first}")                                 # A sees her own scores
+        a.goto(f"{base}/c/{first}")  # A sees her own scores
         assert a.input_value(f"textarea[name='comment:{GRADED[1]}']") == NOTE
 
         # reviewer B: every GET route, pages in the browser and the API in the same context
         b_ctx, b = _sign_in_by_link(browser, link_b)
         files = [str(f["id"]) for c in cids for f in store.latest_run(c)["files"]][:6]
-        params = {"cid": cids, "file_id": files, "name": ["annika", "bertil"], "token": ["not-a-token"],
-                  "fmt": ["md", "csv", "json"], "tid": ["1"]}
+        params = {
+            "cid": cids,
+            "file_id": files,
+            "name": ["annika", "bertil"],
+            "token": ["not-a-token"],
+            "fmt": ["md", "csv", "json"],
+            "tid": ["1"],
+        }
         urls = _get_routes(served["app"], params)
         assert any(u.startswith("/api/") for u in urls) and f"/c/{first}" in urls and "/sheet" in urls
         seen_by_b, refused = [], []
         for u in urls:
             r = b.request.get(base + u)
-            seen_by_b.append((u, r.text() if "text" in r.headers.get("content-type", "") or "json" in
-                              r.headers.get("content-type", "") else ""))
+            seen_by_b.append(
+                (
+                    u,
+                    r.text()
+                    if "text" in r.headers.get("content-type", "") or "json" in r.headers.get("content-type", "")
+                    else "",
+                )
+            )
             if r.status in (401, 403):
                 refused.append(u)
             if "text/html" in r.headers.get("content-type", ""):

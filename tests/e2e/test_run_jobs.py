@@ -5,7 +5,6 @@ recording's frames), the dense window moved to 2–4 s and the recording cut to 
 runs take a minute or two; then the command line's --jobs."""
 
 import asyncio
-import json
 import subprocess
 import sys
 
@@ -19,8 +18,8 @@ PROBES = ("packaging", "framing", "recording", "density")
 
 
 def _run(out, jobs):
-    from skycity_bench.running.runner import Profile, execute
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
 
     sc = load_scenario(None, {"viewport": "1280x720", "probes": {"recording": {"end_s": 5}}})
     sc = sc.model_copy(update={"dense_window_s": (2.0, 4.0), "density_sample_times_s": [2.0, 4.0]})
@@ -38,8 +37,9 @@ def test_should_score_the_same_items_whatever_the_number_of_browsers(runs):
     assert one["environment"]["jobs"] == 1 and two["environment"]["jobs"] == 2
     for name in PROBES:
         assert one["probes"][name]["status"] == two["probes"][name]["status"] == "ok", name
-    assert {k: (v["status"], v["points"]) for k, v in one["items"].items()} == \
-           {k: (v["status"], v["points"]) for k, v in two["items"].items()}
+    assert {k: (v["status"], v["points"]) for k, v in one["items"].items()} == {
+        k: (v["status"], v["points"]) for k, v in two["items"].items()
+    }
     assert one["measurements"]["density"] == two["measurements"]["density"]
     # density read the recording's frames in both: it waited for the recording's pass
     assert two["probes"]["density"]["data"]["frames_from"]["main"] == "tour"
@@ -48,6 +48,10 @@ def test_should_score_the_same_items_whatever_the_number_of_browsers(runs):
 
 
 def test_should_refuse_a_jobs_count_below_one_in_one_line():
-    p = subprocess.run([sys.executable, "-m", "skycity_bench", "run", str(fixture("density/liar").html), "--jobs", "0"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "skycity_bench", "run", str(fixture("density/liar").html), "--jobs", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 2 and "--jobs" in p.stderr and "Traceback" not in p.stderr

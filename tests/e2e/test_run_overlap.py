@@ -17,8 +17,10 @@ import pytest
 
 from tests.truth import FIXTURES
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin apart")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to pin apart"),
+]
 
 DEMO = FIXTURES / "frame_pacing" / "steady.html"
 PROBES = ("frame_pacing", "recording")
@@ -44,7 +46,7 @@ class _Watch:
                         s = f.read()
                     with open(f"/proc/{d}/cmdline", "rb") as f:
                         renderer = b"--type=renderer" in f.read()
-                    out[int(d)] = (int(s[s.rindex(")") + 2:].split()[1]), renderer)
+                    out[int(d)] = (int(s[s.rindex(")") + 2 :].split()[1]), renderer)
                 except (OSError, ValueError):
                     pass
         return out
@@ -91,12 +93,18 @@ def _tree(snap: dict, root: int) -> set[int]:
 
 
 def _run(out, limit):
-    from skycity_bench.running.runner import Profile, execute
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
 
-    sc = load_scenario(None, {"duration_s": 4, "viewport": "640x360",
-                              "probes": {"recording": {"end_s": 4}, "frame_pacing": {"noise_reruns": 0}},
-                              "scorers": {"overlap": {"max_p95_change": limit, "max_long_frame_share_change": limit}}})
+    sc = load_scenario(
+        None,
+        {
+            "duration_s": 4,
+            "viewport": "640x360",
+            "probes": {"recording": {"end_s": 4}, "frame_pacing": {"noise_reruns": 0}},
+            "scorers": {"overlap": {"max_p95_change": limit, "max_long_frame_share_change": limit}},
+        },
+    )
     sc = sc.model_copy(update={"overlap": sc.overlap.model_copy(update={"calibration_s": 1.0})})
     mine = os.sched_getaffinity(0)
     prof = Profile(probes=PROBES, jobs=1, calibrate=False, overlap="pinned-force")
@@ -136,7 +144,7 @@ def test_should_pin_the_pacing_browser_apart_and_record_it(runs):
     assert a["pacing_browser"]["threads_off_their_cpus"] == 0 == a["others"]["threads_off_their_cpus"]
     assert {"browser", "gpu-process"} <= set(a["pacing_browser"]["kinds"])
     assert o["pacing_browser_pid"] in a["pacing_browser"]["pids"]
-    assert a["others"]["kinds"].get("browser") == 1 and os.getpid() in a["others"]["pids"]   # side browser, bench
+    assert a["others"]["kinds"].get("browser") == 1 and os.getpid() in a["others"]["pids"]  # side browser, bench
     # ... and what this test saw itself: a moment with the pacing browser's whole tree, the
     # demo's renderer included, on its CPUs while every other process below this one was on
     # the rest (the side browser's renderer stepping the recording among them)
@@ -145,8 +153,9 @@ def test_should_pin_the_pacing_browser_apart_and_record_it(runs):
         tree = _tree(snap, o["pacing_browser_pid"])
         if not any(snap[p][1] for p in tree) or not any(snap[p][1] for p in set(snap) - tree):
             continue
-        if all({_cpus(m) for m in snap[p][2]} == {pace} for p in tree) and \
-                all({_cpus(m) for m in snap[p][2]} == {rest} for p in set(snap) - tree):
+        if all({_cpus(m) for m in snap[p][2]} == {pace} for p in tree) and all(
+            {_cpus(m) for m in snap[p][2]} == {rest} for p in set(snap) - tree
+        ):
             seen.append(snap)
     assert seen, "no sample showed the pacing browser's renderer and the rest pinned apart"
     # every CPU back afterwards, for every thread of this process
@@ -159,8 +168,8 @@ def test_should_run_the_fake_clock_probe_during_the_pacing_pass(runs):
     report, *_ = runs["kept"]
     tl = report["environment"]["overlap"]["timeline"]
     fp, rec = tl["frame_pacing"], tl["recording"]
-    assert rec[0] < fp[1] and rec[1] > fp[0], tl          # the two intervals overlap
-    assert tl["blank page alone"][1] <= rec[0] + 0.05      # alone: before the probes started
+    assert rec[0] < fp[1] and rec[1] > fp[0], tl  # the two intervals overlap
+    assert tl["blank page alone"][1] <= rec[0] + 0.05  # alone: before the probes started
     for name in PROBES:
         assert report["probes"][name]["status"] == "ok", report["probes"][name].get("error")
     assert report["items"]["smoothness.frame_pacing"]["status"] != "untested"
@@ -182,8 +191,10 @@ def test_should_rerun_the_real_time_probes_alone_when_the_overlap_disturbed_them
     kept, *_ = runs["kept"]
     o = report["environment"]["overlap"]
     assert o["rerun_alone"] is True and o["perturbation"]["too_perturbed"]
-    assert any(w.startswith("overlap: the probes beside the real-time run disturbed") and "ran again alone" in w
-               for w in report["warnings"])
+    assert any(
+        w.startswith("overlap: the probes beside the real-time run disturbed") and "ran again alone" in w
+        for w in report["warnings"]
+    )
     both = o["overlapped_pass"]["frame_pacing"], o["solo_pass"]["frame_pacing"]
     assert all(f["status"] == "ok" and f["p95_ms"] > 0 and f["long_frame_share"] is not None for f in both)
     tl = o["timeline"]
@@ -197,8 +208,8 @@ def test_should_rerun_the_real_time_probes_alone_when_the_overlap_disturbed_them
 def test_should_fall_back_to_the_default_order_when_the_overlap_is_refused_inside_a_run(tmp_path):
     """Through the API (`run` refuses it before a browser starts): the real-time probes alone
     first, as without it, the report saying why."""
-    from skycity_bench.running.runner import Profile, execute
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import Profile, execute
 
     sc = load_scenario(None, {"duration_s": 2, "viewport": "640x360", "probes": {"frame_pacing": {"noise_reruns": 0}}})
     sc = sc.model_copy(update={"overlap": sc.overlap.model_copy(update={"min_cpus": 999})})

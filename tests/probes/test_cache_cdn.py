@@ -31,8 +31,10 @@ MISSING = fixture("cache/three_missing")
 def _require_seeded_cache() -> LibraryCache:
     store = LibraryCache()
     if not store.has("three", "0.160.0"):
-        pytest.fail(f"three@0.160.0 is not in the offline cache at {store.root}: run scripts/setup.sh "
-                    f"(it seeds scripts/cache-seed.txt)")
+        pytest.fail(
+            f"three@0.160.0 is not in the offline cache at {store.root}: run scripts/setup.sh "
+            f"(it seeds scripts/cache-seed.txt)"
+        )
     return store
 
 
@@ -42,7 +44,7 @@ def _probes(fx: Fixture) -> list[str]:
 
     want = list(fx.truth.get("probes", []))
     spec = all_scorers().get("packaging.single_file")
-    for p in (spec.probes if spec else ()):
+    for p in spec.probes if spec else ():
         if p != "network" and p in registry.names() and p not in want:
             want.append(p)
     return [p for p in want if p in registry.names()]
@@ -57,12 +59,17 @@ def inline_variant(store: LibraryCache, tmp_path) -> Fixture:
         body = store.read_blob(rel.files[path][0])
         return "data:text/javascript;base64," + base64.b64encode(body).decode()
 
-    imports = {"three": data_url("build/three.module.js"),
-               "three/addons/geometries/RoundedBoxGeometry.js": data_url("examples/jsm/geometries/RoundedBoxGeometry.js")}
+    imports = {
+        "three": data_url("build/three.module.js"),
+        "three/addons/geometries/RoundedBoxGeometry.js": data_url("examples/jsm/geometries/RoundedBoxGeometry.js"),
+    }
     html = CDN.html.read_text(encoding="utf-8")
-    html, n = re.subn(r'<script type="importmap">.*?</script>',
-                      lambda m: '<script type="importmap">' + json.dumps({"imports": imports}) + "</script>",
-                      html, flags=re.S)
+    html, n = re.subn(
+        r'<script type="importmap">.*?</script>',
+        lambda m: '<script type="importmap">' + json.dumps({"imports": imports}) + "</script>",
+        html,
+        flags=re.S,
+    )
     assert n == 1
     p = tmp_path / "three_inline.html"
     p.write_text(html, encoding="utf-8")
@@ -82,7 +89,9 @@ def _split(fx: Fixture, report: dict):
     """(rows to assert, rows about items no scorer of this checkout scores yet)."""
     scorers = all_scorers()
     rows = compare(report, fx.truth)
-    pending = [r for r in rows if r[0].startswith("items.") and not any(r[0].startswith(f"items.{i}.") for i in scorers)]
+    pending = [
+        r for r in rows if r[0].startswith("items.") and not any(r[0].startswith(f"items.{i}.") for i in scorers)
+    ]
     return [r for r in rows if r not in pending], pending
 
 
@@ -105,8 +114,10 @@ def test_should_charge_the_cdn_dependency_once_in_packaging_single_file(runs):
     item = runs["cdn"]["items"]["packaging.single_file"]
     assert item["points"] == 0, item
     text = json.dumps(item["evidence"], ensure_ascii=False)
-    for url in ("https://unpkg.com/three@0.160.0/build/three.module.js",
-                "https://unpkg.com/three@0.160.0/examples/jsm/geometries/RoundedBoxGeometry.js"):
+    for url in (
+        "https://unpkg.com/three@0.160.0/build/three.module.js",
+        "https://unpkg.com/three@0.160.0/examples/jsm/geometries/RoundedBoxGeometry.js",
+    ):
         assert url in text
     assert "served from the offline cache" in text
 
@@ -126,7 +137,7 @@ def test_should_score_every_other_item_as_if_the_library_were_inline(runs):
             assert a["evidence"].get("reason") == b["evidence"].get("reason"), iid
     fp = cdn.get("smoothness.frame_pacing")
     assert fp and fp["status"] != "untested", fp
-    assert fp["evidence"]["scene_update_ratio"] >= 0.9         # it animates, not a blank page
+    assert fp["evidence"]["scene_update_ratio"] >= 0.9  # it animates, not a blank page
     assert runs["inline"]["probes"]["network"]["data"]["served_from_cache"] == []
 
 
@@ -140,8 +151,10 @@ def _three_registry(store: LibraryCache, version: str, *, integrity: str | None 
     rel = store.get("three", "0.160.0")
     pkg = json.loads(store.read_blob(rel.files["package.json"][0]))
     pkg["version"] = version
-    files = {p: store.read_blob(rel.files[p][0])
-             for p in ("build/three.module.js", "examples/jsm/geometries/RoundedBoxGeometry.js")}
+    files = {
+        p: store.read_blob(rel.files[p][0])
+        for p in ("build/three.module.js", "examples/jsm/geometries/RoundedBoxGeometry.js")
+    }
     reg = Registry()
     reg.publish("three", version, tarball({"package.json": json.dumps(pkg), **files}), integrity=integrity)
     return reg
@@ -151,14 +164,15 @@ def test_should_fetch_an_unseeded_version_and_measure_it_like_the_seeded_one(run
     store = _require_seeded_cache()
     reg = _three_registry(store, "0.153.0")
     monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)
-    monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))          # a cache without three@0.153.0
+    monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))  # a cache without three@0.153.0
     monkeypatch.delenv("SKYCITY_NO_FETCH", raising=False)
     html = CDN.html.read_text(encoding="utf-8").replace("three@0.160.0", "three@0.153.0")
     assert html.count("three@0.153.0") == 2
     (tmp_path / "three_153.html").write_text(html, encoding="utf-8")
     try:
-        got = run_fixture(Fixture(html=tmp_path / "three_153.html", truth=CDN.truth), tmp_path / "run",
-                          probes=_probes(CDN))
+        got = run_fixture(
+            Fixture(html=tmp_path / "three_153.html", truth=CDN.truth), tmp_path / "run", probes=_probes(CDN)
+        )
     finally:
         reg.close()
     seeded = runs["cdn"]
@@ -167,12 +181,15 @@ def test_should_fetch_an_unseeded_version_and_measure_it_like_the_seeded_one(run
     assert [(f["package"], f["version"], f["when"]) for f in net["fetched"]] == [("three", "0.153.0", "before the run")]
     assert net["misses"] == [] and {r["outcome"] for r in net["requests"]} == {"served"}
     # the same library bytes as the seeded run, each marked as fetched for this run
-    assert [(e["path"], e["file_sha256"]) for e in net["served_from_cache"]] == \
-        [(e["path"], e["file_sha256"]) for e in seeded["probes"]["network"]["data"]["served_from_cache"]]
+    assert [(e["path"], e["file_sha256"]) for e in net["served_from_cache"]] == [
+        (e["path"], e["file_sha256"]) for e in seeded["probes"]["network"]["data"]["served_from_cache"]
+    ]
     assert all(e["version"] == "0.153.0" and e["fetched_for_this_run"] for e in net["served_from_cache"])
     line = [w for w in got["warnings"] if "offline library cache" in w]
-    assert len(line) == 1 and "three@0.153.0 was not in the offline cache: fetched from the npm registry before the run" \
-        in line[0]
+    assert (
+        len(line) == 1
+        and "three@0.153.0 was not in the offline cache: fetched from the npm registry before the run" in line[0]
+    )
     # measured like the seeded one: every item measured (or not) for the same reason, the same
     # packaging verdict, and the scene draws (frame-pacing verdicts are timing figures: they
     # may differ by machine load between two runs, as in the inline comparison above)
@@ -239,8 +256,10 @@ async def _frames(pages: dict[str, bytes], times: list[float]) -> dict:
                 with DemoServer(html) as srv:
                     dp = await handle.open_page(sc, srv.url, fake_clock=True)
                     try:
-                        out[name] = {"rev": await dp.evaluate("window.__rev || (window.__fixtureTruth || {}).three_revision"),
-                                     "frames": []}
+                        out[name] = {
+                            "rev": await dp.evaluate("window.__rev || (window.__fixtureTruth || {}).three_revision"),
+                            "frames": [],
+                        }
                         for t in times:
                             await dp.seek(t)
                             out[name]["frames"].append(await dp.frame())
@@ -255,13 +274,22 @@ async def _frames(pages: dict[str, bytes], times: list[float]) -> dict:
 def test_should_render_the_same_pixels_as_the_inline_library_and_animate(tmp_path):
     store = _require_seeded_cache()
     inline = inline_variant(store, tmp_path)
-    got = asyncio.run(_frames({"cdn": CDN.html.read_bytes(), "inline": inline.html.read_bytes(),
-                               "esm.sh": _ESM_SH.encode(), "cdnjs": _CDNJS.encode()}, [0.3, 0.6]))
+    got = asyncio.run(
+        _frames(
+            {
+                "cdn": CDN.html.read_bytes(),
+                "inline": inline.html.read_bytes(),
+                "esm.sh": _ESM_SH.encode(),
+                "cdnjs": _CDNJS.encode(),
+            },
+            [0.3, 0.6],
+        )
+    )
     assert {r["outcome"] for r in got["requests"]} == {"served"}, got["requests"]
     (cdn1, cdn2), (in1, in2) = got["cdn"]["frames"], got["inline"]["frames"]
     assert got["cdn"]["rev"] == got["inline"]["rev"] == "160"
-    assert _foreground(cdn1) > 0.05                                   # the cubes are drawn
-    assert np.abs(cdn1.astype(int) - in1.astype(int)).max() <= 2     # same bytes, same pixels
+    assert _foreground(cdn1) > 0.05  # the cubes are drawn
+    assert np.abs(cdn1.astype(int) - in1.astype(int)).max() <= 2  # same bytes, same pixels
     assert np.abs(cdn2.astype(int) - in2.astype(int)).max() <= 2
     assert np.abs(cdn1.astype(int) - cdn2.astype(int)).mean() > 0.5  # and they turn
     for name, rev in (("esm.sh", "187"), ("cdnjs", "128")):

@@ -24,9 +24,11 @@ pytestmark = pytest.mark.browser
 def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path, monkeypatch):
     _require_seeded_cache()
     if LibraryCache().has("three", "0.149.0"):
-        pytest.fail("three@0.149.0 is in the offline cache: this fixture needs it absent "
-                    "(`skycity-bench cache remove three@0.149.0`)")
-    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")   # offline: nothing listens there
+        pytest.fail(
+            "three@0.149.0 is in the offline cache: this fixture needs it absent "
+            "(`skycity-bench cache remove three@0.149.0`)"
+        )
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")  # offline: nothing listens there
     report = run_fixture(MISSING, tmp_path / "missing", probes=_probes(MISSING))
     rows, _ = _split(MISSING, report)
     table = print_table(MISSING.name, rows)
@@ -64,22 +66,28 @@ def test_should_block_with_one_line_a_release_the_registry_cannot_provide(tmp_pa
         report = run_fixture(Fixture(html=tmp_path / "d.html", truth={}), tmp_path / "run", probes=["packaging"])
     finally:
         reg.close()
-    assert not LibraryCache(tmp_path / "cache").has("three", "0.153.0")                 # a bad tarball stores nothing
-    assert report["probes"]["packaging"]["status"] == "ok" and not report.get("exit_reason")   # the run went on
+    assert not LibraryCache(tmp_path / "cache").has("three", "0.153.0")  # a bad tarball stores nothing
+    assert report["probes"]["packaging"]["status"] == "ok" and not report.get("exit_reason")  # the run went on
     net = report["probes"]["network"]["data"]
     by_url = {r["url"]: r for r in net["requests"]}
     three = by_url["https://unpkg.com/three@0.153.0/build/three.module.js"]
     nolib = by_url["https://cdn.jsdelivr.net/npm/skycity-no-such-lib@1.0.0/index.js"]
     assert three["outcome"] == nolib["outcome"] == "blocked"
-    assert three["detail"].startswith("three@0.153.0 is not in the offline cache and could not be fetched: the npm "
-                                      "registry's tarball failed its integrity check (tarball sha512 is ")
-    assert nolib["detail"] == ("skycity-no-such-lib@1.0.0 is not in the offline cache and could not be fetched: "
-                               "no package 'skycity-no-such-lib' on the npm registry")
+    assert three["detail"].startswith(
+        "three@0.153.0 is not in the offline cache and could not be fetched: the npm "
+        "registry's tarball failed its integrity check (tarball sha512 is "
+    )
+    assert nolib["detail"] == (
+        "skycity-no-such-lib@1.0.0 is not in the offline cache and could not be fetched: "
+        "no package 'skycity-no-such-lib' on the npm registry"
+    )
     lines = [w for w in report["warnings"] if "offline library cache" in w]
-    assert lines == [f"offline library cache: {three['detail']}", f"offline library cache: {nolib['detail']}"] or \
-        lines == [f"offline library cache: {nolib['detail']}", f"offline library cache: {three['detail']}"]
+    assert lines == [
+        f"offline library cache: {three['detail']}",
+        f"offline library cache: {nolib['detail']}",
+    ] or lines == [f"offline library cache: {nolib['detail']}", f"offline library cache: {three['detail']}"]
     assert {f["outcome"] for f in net["fetch_failed"]} == {"integrity", "not_on_registry"} and net["fetched"] == []
-    if "packaging.single_file" in all_scorers():          # charged as any missing dependency
+    if "packaging.single_file" in all_scorers():  # charged as any missing dependency
         text = json.dumps(report["items"]["packaging.single_file"]["evidence"], ensure_ascii=False)
         assert "skycity-no-such-lib@1.0.0" in text and "three@0.153.0" in text
 
@@ -91,14 +99,29 @@ def test_run_no_fetch_should_keep_the_cache_frozen_and_the_offline_message(tmp_p
 
     store = _require_seeded_cache()
     reg = _three_registry(store, "0.153.0")
-    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)                   # reachable, but not to be used
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", reg.url)  # reachable, but not to be used
     monkeypatch.setenv("SKYCITY_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("SKYCITY_NO_FETCH", "0")          # restored after the test: --no-fetch sets it in-process
+    monkeypatch.setenv("SKYCITY_NO_FETCH", "0")  # restored after the test: --no-fetch sets it in-process
     monkeypatch.setenv("COLUMNS", "200")
     demo = tmp_path / "three_153.html"
     demo.write_text(CDN.html.read_text(encoding="utf-8").replace("three@0.160.0", "three@0.153.0"), encoding="utf-8")
-    monkeypatch.setattr(sys, "argv", ["skycity-bench", "run", str(demo), "--no-fetch", "-q", "--probe", "packaging",
-                                      "--viewport", "640x360", "-o", str(tmp_path / "run")])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "skycity-bench",
+            "run",
+            str(demo),
+            "--no-fetch",
+            "-q",
+            "--probe",
+            "packaging",
+            "--viewport",
+            "640x360",
+            "-o",
+            str(tmp_path / "run"),
+        ],
+    )
     try:
         with pytest.raises(SystemExit):
             cli.main()

@@ -55,8 +55,7 @@ requestAnimationFrame(frame);
 
 
 def page(work=200_000, slow_after_s=1e9, hang_after_s=1e9, hook="") -> bytes:
-    return (PAGE % {"work": work, "slow_after_s": slow_after_s,
-                    "hang_after_s": hang_after_s, "hook": hook}).encode()
+    return (PAGE % {"work": work, "slow_after_s": slow_after_s, "hang_after_s": hang_after_s, "hook": hook}).encode()
 
 
 async def slow_iters(dp, ms: float) -> int:
@@ -66,7 +65,7 @@ async def slow_iters(dp, ms: float) -> int:
     measured cost, mostly the clock step's own overhead, stayed while the loop got cheap)."""
     loop = "n => { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i); return s; }"
     n, best = 2_000_000, None
-    for _ in range(3):                                   # the first one also warms the JIT
+    for _ in range(3):  # the first one also warms the JIT
         t = time.perf_counter()
         await dp.evaluate(loop, n)
         took = time.perf_counter() - t
@@ -102,8 +101,9 @@ def test_should_keep_waiting_for_a_page_whose_frames_slow_down_while_they_keep_c
     """The measured cost is only the expectation: frames that get far slower after it (the
     interactive cubes at 1920x1080: 21 ms measured, ~250 ms later) are waited for while they
     keep coming, past the budget the measured cost gave the advance."""
+
     async def body(dp):
-        await dp.run_for(200)                            # cost measured at the normal rate
+        await dp.run_for(200)  # cost measured at the normal rate
         t = dp.scenario.timeouts
         cost = dp.clock.frame_cost_ms
         sized = limit_s(t, 1500 / 16.0, cost, dp.budget.left_s())
@@ -113,25 +113,33 @@ def test_should_keep_waiting_for_a_page_whose_frames_slow_down_while_they_keep_c
         await dp.run_for(1500)
         return sized, time.monotonic() - start, dp.clock.to_json()
 
-    sized, took, log = asyncio.run(_with_page(page(work=100_000, slow_after_s=0.3),
-                                              scenario(advance_base_s=1, frame_cost_margin=1, poll_s=0.25), body))
-    assert took > sized, (took, sized)                  # the old rule stopped it here as slow
+    sized, took, log = asyncio.run(
+        _with_page(
+            page(work=100_000, slow_after_s=0.3), scenario(advance_base_s=1, frame_cost_margin=1, poll_s=0.25), body
+        )
+    )
+    assert took > sized, (took, sized)  # the old rule stopped it here as slow
     slowed = log["slowed_past_sized"]
     assert slowed["advances"] == 1 and slowed["first"][0]["demo_ms"] == 1500
     assert slowed["frame_cost_seen_ms"] > 2 * log["frame_cost_ms"]
-    assert log["advanced_s"] == pytest.approx(1.7, abs=0.01)   # the whole advance was played
+    assert log["advanced_s"] == pytest.approx(1.7, abs=0.01)  # the whole advance was played
 
 
-@pytest.mark.parametrize("base_s, left_s, why", [
-    (1, 6, "at that rate"),              # after advance_base_s the rate seen says it cannot finish in time
-    (8, 4, "is spent")])                    # never stopped before advance_base_s: there the run budget is spent
+@pytest.mark.parametrize(
+    "base_s, left_s, why",
+    [
+        (1, 6, "at that rate"),  # after advance_base_s the rate seen says it cannot finish in time
+        (8, 4, "is spent"),
+    ],
+)  # never stopped before advance_base_s: there the run budget is spent
 def test_should_stop_a_page_whose_frames_slow_down_far_past_the_measured_cost_as_slow(base_s, left_s, why):
     """Frames that keep coming are waited for up to the run budget, no further: a page that
     slows down past what is left of it is stopped as slow (frames kept coming), not hung,
     either as soon as the rate seen shows the demo time left cannot be played in the run
     budget left, or when that budget is spent."""
+
     async def body(dp):
-        await dp.run_for(200)                            # cost measured at the normal rate
+        await dp.run_for(200)  # cost measured at the normal rate
         # then every frame costs at least 4x that and 100 ms: the advance below needs ~290
         # such frames, over 28 s, far past left_s of the run budget left and past base_s
         await dp.evaluate("n => { window.SLOW_ITERS = n; }", await slow_iters(dp, max(4 * dp.clock.frame_cost_ms, 100)))
@@ -141,14 +149,17 @@ def test_should_stop_a_page_whose_frames_slow_down_far_past_the_measured_cost_as
             await dp.run_for(5000)
         return str(e.value), time.monotonic() - t, dp.clock.frame_cost_ms
 
-    msg, took, cost = asyncio.run(_with_page(page(work=100_000, slow_after_s=0.3),
-                                             scenario(advance_base_s=base_s, frame_cost_margin=1, hang_s=60), body))
+    msg, took, cost = asyncio.run(
+        _with_page(
+            page(work=100_000, slow_after_s=0.3), scenario(advance_base_s=base_s, frame_cost_margin=1, hang_s=60), body
+        )
+    )
     assert "slow" in msg and "frames kept coming" in msg and "per animation frame measured after load" in msg, msg
     assert why in msg and "run budget" in msg and "hung" not in msg, msg
     if why == "at that rate":
         seen = float(re.search(r"kept coming at (\d+) ms per animation frame", msg).group(1))
-        assert seen > 2 * cost, msg                      # the rate seen, not the measured cost
-    assert took < max(base_s, left_s) + 10               # plus a poll and a loaded machine's slack
+        assert seen > 2 * cost, msg  # the rate seen, not the measured cost
+    assert took < max(base_s, left_s) + 10  # plus a poll and a loaded machine's slack
 
 
 def test_should_stop_a_page_that_loops_for_ever_as_hung_within_hang_s():
@@ -159,10 +170,13 @@ def test_should_stop_a_page_that_loops_for_ever_as_hung_within_hang_s():
             await dp.run_for(3000)
         return str(e.value), time.monotonic() - t
 
-    msg, took = asyncio.run(_with_page(page(hang_after_s=0.5), scenario(hang_s=4, hang_frames=1, advance_base_s=600,
-                                                                          frame_cost_margin=50), body))
+    msg, took = asyncio.run(
+        _with_page(
+            page(hang_after_s=0.5), scenario(hang_s=4, hang_frames=1, advance_base_s=600, frame_cost_margin=50), body
+        )
+    )
     assert "hung: no animation frame for 4 s" in msg, msg
-    assert took < 4 + 10                                 # hang_s plus a poll and the slack of a loaded machine
+    assert took < 4 + 10  # hang_s plus a poll and the slack of a loaded machine
 
 
 # A real-time page whose every frame keeps the main thread busy for FRAME_MS of wall time
@@ -192,6 +206,7 @@ def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for
     ("reading t0", timed with the load timeout) shows how slow, and later calls wait that
     many frames. A page whose first answers were quick and that then loops for ever is still
     stopped at the call's own timeout."""
+
     async def slow(dp):
         t = time.monotonic()
         a = await dp.now_s()
@@ -199,20 +214,22 @@ def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for
         return dp.slowest_answer_s, dp.slow_limit_s(5.0), a, b, time.monotonic() - t
 
     sc = scenario()
-    answer, limit, a, b, took = asyncio.run(_with_page(
-        (SLOW_REALTIME % {"frame_ms": 7000, "hang_after_s": 1e9}).encode(), sc, slow, fake_clock=False))
-    assert answer > 5.0, answer                       # the old 5 s limit would have called it hung
+    answer, limit, a, b, took = asyncio.run(
+        _with_page((SLOW_REALTIME % {"frame_ms": 7000, "hang_after_s": 1e9}).encode(), sc, slow, fake_clock=False)
+    )
+    assert answer > 5.0, answer  # the old 5 s limit would have called it hung
     assert limit >= sc.timeouts.answer_margin * answer - 1e-6, (limit, answer)
     assert b >= a, (a, b)
 
     async def hangs(dp):
-        await asyncio.sleep(1.5)                          # its frames now loop for ever
+        await asyncio.sleep(1.5)  # its frames now loop for ever
         t = time.monotonic()
         with pytest.raises(DemoHang) as e:
             await dp.now_s()
         return str(e.value), time.monotonic() - t
 
-    msg, took = asyncio.run(_with_page((SLOW_REALTIME % {"frame_ms": 1, "hang_after_s": 1}).encode(), sc, hangs,
-                                       fake_clock=False))
+    msg, took = asyncio.run(
+        _with_page((SLOW_REALTIME % {"frame_ms": 1, "hang_after_s": 1}).encode(), sc, hangs, fake_clock=False)
+    )
     assert "reading the clock: no answer within" in msg, msg
-    assert took < 5.0 + 5                                # the call's 5 s plus a loaded machine's slack
+    assert took < 5.0 + 5  # the call's 5 s plus a loaded machine's slack

@@ -26,7 +26,7 @@ def test_should_measure_the_frame_cost_and_wait_for_a_slow_page():
     log = asyncio.run(_with_page(page(), scenario(advance_base_s=2), body))
     assert len(log["frame_cost_samples_ms"]) == 5 and log["frame_cost_ms"] > 0
     assert log["advanced_s"] == pytest.approx(0.5, abs=0.002) and log["fine_s"] == log["advanced_s"]
-    assert log["coarse_steps"] == 0                     # not picture_only: every frame rendered
+    assert log["coarse_steps"] == 0  # not picture_only: every frame rendered
 
 
 def test_should_reach_the_same_picture_in_coarse_steps_as_on_the_fine_clock():
@@ -44,7 +44,7 @@ def test_should_reach_the_same_picture_in_coarse_steps_as_on_the_fine_clock():
     assert fine["coarse_steps"] == 0
     # the demo draws from its rAF time only: the same time, the same picture
     assert np.array_equal(coarse_img, fine_img)
-    assert coarse["demo_clock"].startswith("not checked")        # no hook on this page
+    assert coarse["demo_clock"].startswith("not checked")  # no hook on this page
 
 
 def test_should_check_the_demos_clock_under_coarse_steps_and_halve_the_step_when_it_lagged():
@@ -69,6 +69,7 @@ def test_should_step_a_fast_page_coarsely_only_where_its_clock_is_checked_and_ke
     matters when the hook's clock is read before and after and keeps up: the same picture as
     every frame. A demo counting frames lags under coarse steps once, and is stepped frame by
     frame from then on (not halved towards it); without a hook clock, every frame as before."""
+
     async def body(dp):
         await dp.seek(1.0, picture_only=True)
         after_first = dp.clock.coarse_steps
@@ -79,18 +80,19 @@ def test_should_step_a_fast_page_coarsely_only_where_its_clock_is_checked_and_ke
         await dp.seek(2.0)
         return await dp.frame(), dp.clock.to_json(), 0
 
-    sc = scenario()                                   # the scenario's own threshold: these pages are fast
+    sc = scenario()  # the scenario's own threshold: these pages are fast
     img, by_time, _ = asyncio.run(_with_page(page(work=1000, hook="clock"), sc, body))
     assert by_time["frame_cost_ms"] < sc.timeouts.coarse_above_ms
     assert by_time["coarse_steps"] > 0 and by_time["demo_clock"].startswith("kept up")
     assert all(c["kept_up"] and c.get("fast_page") for c in by_time["demo_clock_checks"])
-    fine_img, fine, _ = asyncio.run(_with_page(page(work=1000, hook="clock"), scenario(coarse_checked_fast=False),
-                                               fine_body))
+    fine_img, fine, _ = asyncio.run(
+        _with_page(page(work=1000, hook="clock"), scenario(coarse_checked_fast=False), fine_body)
+    )
     assert fine["coarse_steps"] == 0 and np.array_equal(img, fine_img)
     _, per_frame, after_first = asyncio.run(_with_page(page(work=1000, hook="frames"), sc, body))
     first = per_frame["demo_clock_checks"][0]
     assert first["kept_up"] is False and first.get("fast_page")
-    assert after_first > 0 and per_frame["coarse_steps"] == after_first        # then every frame
+    assert after_first > 0 and per_frame["coarse_steps"] == after_first  # then every frame
     assert len(per_frame["demo_clock_checks"]) == 1
     _, no_hook, _ = asyncio.run(_with_page(page(work=1000), sc, body))
-    assert no_hook["coarse_steps"] == 0                                       # unchecked: every frame
+    assert no_hook["coarse_steps"] == 0  # unchecked: every frame

@@ -7,7 +7,6 @@ camera-only scene are in benchmarks/density_accuracy.py (run on demand), to keep
 inside its time budget."""
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -79,8 +78,8 @@ async def _page_truths(fxs):
 
     from skycity_bench.browser.server import DemoServer
     from skycity_bench.browser.session import BrowserHandle
-    from skycity_bench.running.runner import extra_resolvers
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import extra_resolvers
 
     out = {}
     async with async_playwright() as pw:

@@ -45,7 +45,7 @@ def test_should_take_the_same_samples_from_the_tour_as_from_its_own_replay(both)
 
 def test_should_list_the_frames_in_the_recordings_evidence_and_remove_them_once_read(both):
     (alone_dir, alone), (d, after) = both
-    assert "recording" not in alone["probes"]                       # not run: density played it
+    assert "recording" not in alone["probes"]  # not run: density played it
     rec = after["probes"]["recording"]["data"]
     assert after["probes"]["recording"]["evidence_version"] == "5"
     df = rec["density_frames"]
@@ -55,4 +55,4 @@ def test_should_list_the_frames_in_the_recordings_evidence_and_remove_them_once_
     assert df["frames"] >= 9 * 3 and df["claims"] == 25
     index = d / df["index"]
     assert index.is_file()
-    assert not list(index.parent.glob("*.png"))                    # read, then removed
+    assert not list(index.parent.glob("*.png"))  # read, then removed

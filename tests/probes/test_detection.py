@@ -24,10 +24,10 @@ import pytest
 from skycity_bench.browser.launch import find_chromium
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle, js
-from skycity_bench.probes._city_name import CANVAS_TEXT_JS
-from skycity_bench.probes.shops.dom_cards import SCRIPT as SHOP_SCRIPT
-from skycity_bench.probes._stepper import RAF_60HZ_JS
 from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.probes._city_name import CANVAS_TEXT_JS
+from skycity_bench.probes._stepper import RAF_60HZ_JS
+from skycity_bench.probes.shops.dom_cards import SCRIPT as SHOP_SCRIPT
 
 pytestmark = pytest.mark.browser
 
@@ -45,9 +45,23 @@ WAYS = {
 }
 # Facts that must read as in a plain Chromium (the rest differ for reasons of their own:
 # the viewport, the locale, the user agent string that says "HeadlessChrome" there).
-SAME_FACTS = ["webdriver", "webdriver_in_navigator", "webdriver_own", "webdriver_getter_native", "brands",
-              "window_chrome", "plugins", "mime_types", "notification_permission", "notification_query",
-              "full_version_list", "tostring_error", "raf_error", "filltext_error", "iframe_window_own_extra"]
+SAME_FACTS = [
+    "webdriver",
+    "webdriver_in_navigator",
+    "webdriver_own",
+    "webdriver_getter_native",
+    "brands",
+    "window_chrome",
+    "plugins",
+    "mime_types",
+    "notification_permission",
+    "notification_query",
+    "full_version_list",
+    "tostring_error",
+    "raf_error",
+    "filltext_error",
+    "iframe_window_own_extra",
+]
 # Machine facts, not the bench's: no GPU here, so WebGL renders in software (SwiftShader).
 MACHINE = {"webgl_software_renderer"}
 
@@ -66,8 +80,12 @@ def baseline() -> dict:
     # while the virtual time budget runs on: beside a busy xdist worker the DOM was dumped before
     # they answered (once in a suite run). A plain browser's facts do not change between tries.
     for _ in range(3):
-        out = subprocess.run([path, "--headless", "--no-sandbox", "--virtual-time-budget=5000", "--dump-dom",
-                              FIXTURE.as_uri()], capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [path, "--headless", "--no-sandbox", "--virtual-time-budget=5000", "--dump-dom", FIXTURE.as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         rep = _report_of(out.stdout)
         if rep["done"]:
             break
@@ -119,7 +137,7 @@ def bench() -> dict:
 def seen(rep: dict, headers: dict, base: dict) -> set[str]:
     """Every detection check that fired on a bench page: the page's own flags, and what
     differs from the plain Chromium."""
-    flags = set(rep["flags"])        # absolute checks (a plain headless Chromium fails some itself)
+    flags = set(rep["flags"])  # absolute checks (a plain headless Chromium fails some itself)
     flags |= {f"window_own:{k}" for k in set(rep["window_own"]) - set(base["window_own"])}
     for path, shape in rep["natives"].items():
         b = base["natives"].get(path)
@@ -167,8 +185,17 @@ def test_should_leave_only_the_fake_clocks_listed_traces_on_fake_clock_pages(ben
     got = seen(rep, headers, baseline)
     # What the bench hides on these pages too: automation, the user agent, its own globals
     # and wrappers (draw calls, rAF, canvas text), the clock's names, lengths and sources.
-    for hidden in ("webdriver", "ua_headless", "uad_headless", "uad_version_mismatch", "outer_no_browser_ui",
-                   "header:user-agent", "header:sec-ch-ua", "fact:raf_error", "fact:filltext_error"):
+    for hidden in (
+        "webdriver",
+        "ua_headless",
+        "uad_headless",
+        "uad_version_mismatch",
+        "outer_no_browser_ui",
+        "header:user-agent",
+        "header:sec-ch-ua",
+        "fact:raf_error",
+        "fact:filltext_error",
+    ):
         assert hidden not in got
     assert not [f for f in got if f.startswith(("native_tostring:", "iframe_tostring:", "window_own_known:__skycity"))]
     assert not [f for f in got if f.startswith("window_own:") and f != "window_own:__pwClock"]
@@ -182,4 +209,5 @@ def test_should_list_in_the_readme_only_what_the_bench_cannot_hide():
     assert listed, "the stealth section lists nothing"
     for name in listed:
         assert not name.startswith(("webdriver", "ua_", "uad_", "header:", "native_tostring:", "iframe_tostring:")), (
-            f"{name} is one the bench hides: it must not be excused in the README")
+            f"{name} is one the bench hides: it must not be excused in the README"
+        )

@@ -49,8 +49,13 @@ async def _walk_page(direct: bool, times: list[float]):
         async with async_playwright() as pw:
             h = await BrowserHandle(pw).start()
             try:
-                dp = await h.open_page(scenario(), srv.url, viewport=Viewport(width=320, height=240),
-                                       fake_clock=True, init_scripts=[RAF_60HZ_JS])
+                dp = await h.open_page(
+                    scenario(),
+                    srv.url,
+                    viewport=Viewport(width=320, height=240),
+                    fake_clock=True,
+                    init_scripts=[RAF_60HZ_JS],
+                )
                 dp.direct_clock = direct
                 st = await Stepper(dp).start()
                 out = []
@@ -98,4 +103,4 @@ def test_should_keep_playwrights_call_on_a_page_with_a_subframe():
 
     frames, moved = asyncio.run(_with_page(FRAMED, scenario(), body))
     assert frames == 2
-    assert moved == pytest.approx(1000, abs=1)      # the subframe's clock moved with the page's
+    assert moved == pytest.approx(1000, abs=1)  # the subframe's clock moved with the page's

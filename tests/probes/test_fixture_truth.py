@@ -21,8 +21,8 @@ import yaml
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
 from skycity_bench.common.errors import BenchError
-from skycity_bench.running.runner import extra_resolvers
 from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, Scenario, parse_viewport
+from skycity_bench.running.runner import extra_resolvers
 from tests.truth import FIXTURES, check_value
 
 pytestmark = pytest.mark.browser
@@ -116,15 +116,18 @@ def test_should_find_the_truth_files_page_section_in_the_page(page_truths, name)
     html = path.with_name(path.name.replace(".truth.json", ".html"))
     assert html.is_file(), f"{name}: the truth file has no fixture beside it ({html.name} missing)"
     assert isinstance(truth.get("page"), dict) and truth["page"], (
-        f"{name}: the truth file has no \"page\" section: every fixture must pin, from inside the page, "
-        "the values its truth rests on (window.__fixtureTruth), see tests/truth.py")
+        f'{name}: the truth file has no "page" section: every fixture must pin, from inside the page, '
+        "the values its truth rests on (window.__fixtureTruth), see tests/truth.py"
+    )
     assert page is not None, f"{name}: the page never set window.__fixtureTruth within {STEP_MS * MAX_STEPS} ms"
     bad = []
     for key, expected in truth["page"].items():
         if key not in page:
             bad.append(f"  {key}: truth file {json.dumps(expected, ensure_ascii=False)}, page has no such key")
         elif not check_value(expected, page[key]):
-            bad.append(f"  {key}: truth file {json.dumps(expected, ensure_ascii=False)}, page {json.dumps(page[key], ensure_ascii=False)}")
+            bad.append(
+                f"  {key}: truth file {json.dumps(expected, ensure_ascii=False)}, page {json.dumps(page[key], ensure_ascii=False)}"
+            )
     assert not bad, f"{name}: the truth file disagrees with the page:\n" + "\n".join(bad)
 
 

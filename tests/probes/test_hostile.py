@@ -26,8 +26,8 @@ from tests.truth import FIXTURES, assert_truth, fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = FIXTURES / "hostile"
-BUDGET_S = 60            # --candidate-timeout: the hard wall-clock bound of each run
-SECRET_PORT = 18765      # local_fetch.html tries this loopback port
+BUDGET_S = 60  # --candidate-timeout: the hard wall-clock bound of each run
+SECRET_PORT = 18765  # local_fetch.html tries this loopback port
 SECRET = "skycity-secret-4b1d9e"
 NAMES = sorted(p.stem for p in HOSTILE.glob("*.html"))
 
@@ -89,12 +89,34 @@ def batch(tmp_path_factory):
     batch_tmp = tempfile.mkdtemp(prefix="skh-")
     t = time.monotonic()
     try:
-        r = subprocess.run([sys.executable, "-m", "skycity_bench", "run", str(HOSTILE), "--out", str(out),
-                            "--duration", "3", "--viewport", "640x360", "--probe", "frame_pacing",
-                            "--scenario", str(fast_scenario(tmp / "scenario.yaml")), "--max-memory-mb", "1024",
-                            "--candidate-timeout", str(BUDGET_S)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=len(NAMES) * (BUDGET_S + 20),
-                           env=dict(os.environ, TMPDIR=batch_tmp))
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "skycity_bench",
+                "run",
+                str(HOSTILE),
+                "--out",
+                str(out),
+                "--duration",
+                "3",
+                "--viewport",
+                "640x360",
+                "--probe",
+                "frame_pacing",
+                "--scenario",
+                str(fast_scenario(tmp / "scenario.yaml")),
+                "--max-memory-mb",
+                "1024",
+                "--candidate-timeout",
+                str(BUDGET_S),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=len(NAMES) * (BUDGET_S + 20),
+            env=dict(os.environ, TMPDIR=batch_tmp),
+        )
     finally:
         srv.shutdown()
         srv.server_close()
@@ -102,8 +124,17 @@ def batch(tmp_path_factory):
     manifest = json.loads((out / "batch.json").read_text())
     runs = {Path(manifest["candidates"][x["candidate"]]["labels"][0]).stem: x for x in manifest["runs"]}
     reports = {n: json.loads((out / runs[n]["dir"] / "report.json").read_text()) for n in runs}
-    yield {"proc": r, "out": out, "runs": runs, "reports": reports, "manifest": manifest, "elapsed": elapsed,
-           "repo_before": before, "hits": list(_Secret.hits), "tmp": batch_tmp}
+    yield {
+        "proc": r,
+        "out": out,
+        "runs": runs,
+        "reports": reports,
+        "manifest": manifest,
+        "elapsed": elapsed,
+        "repo_before": before,
+        "hits": list(_Secret.hits),
+        "tmp": batch_tmp,
+    }
     shutil.rmtree(batch_tmp, ignore_errors=True)
 
 
@@ -123,7 +154,7 @@ def _common(batch, name: str) -> dict:
 def test_should_run_every_hostile_candidate_to_the_end_of_the_batch(batch):
     assert sorted(batch["runs"]) == NAMES, batch["proc"].stderr[-2000:]
     assert all(r["state"] == "done" for r in batch["runs"].values())
-    assert batch["proc"].returncode == 1           # some probes could not collect: exit 1, not a crash
+    assert batch["proc"].returncode == 1  # some probes could not collect: exit 1, not a crash
     assert "Traceback" not in batch["proc"].stderr
     summary = json.loads((batch["out"] / "summary.json").read_text())
     assert len(summary["candidates"]) == len(NAMES)
@@ -190,7 +221,7 @@ def test_should_keep_local_files_and_loopback_ports_out_of_the_demos_reach(batch
     assert "READ" not in results[0], results[0]
     assert batch["hits"] == [], "a loopback port outside the bench was reached"
     urls = {r["url"] for r in rep["probes"]["network"]["data"]["requests"]}
-    assert any(":18765/" in u for u in urls)       # recorded and blocked by the router
+    assert any(":18765/" in u for u in urls)  # recorded and blocked by the router
     passwd = Path("/etc/passwd").read_text().splitlines()[0]
     for p in batch["out"].rglob("*"):
         if p.is_file() and ".inputs" not in p.parts:

@@ -97,9 +97,13 @@ def _with_hogs(fn):
     cpu = min(os.sched_getaffinity(0))
     # each in a session of its own: with autogroup scheduling (Debian's default) the CPU is
     # shared between sessions first, and Chromium runs in a session of its own
-    hogs = [subprocess.Popen([sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"],
-                             start_new_session=True)
-            for _ in range(HOGS)]
+    hogs = [
+        subprocess.Popen(
+            [sys.executable, "-c", f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"],
+            start_new_session=True,
+        )
+        for _ in range(HOGS)
+    ]
     try:
         time.sleep(0.5)
         return fn()
@@ -121,8 +125,16 @@ def test_should_load_a_page_within_its_own_time_on_a_busy_cpu_and_stop_one_that_
     # beside the busy processes: the demo's own time within `limit` though the wall went past
     # it (plain wall time, the old rule, would have stopped it); then plain wall time
     # (busy_wall_cap 1) at the quiet load's own time: stopped, and the message says why
-    new, old = _pinned_to_one_cpu(lambda: _with_hogs(lambda: asyncio.run(_loads(page(work), [
-        scenario(load_s=limit, busy_wall_cap=10, poll_s=0.25), scenario(load_s=quiet, busy_wall_cap=1)]))))
+    new, old = _pinned_to_one_cpu(
+        lambda: _with_hogs(
+            lambda: asyncio.run(
+                _loads(
+                    page(work),
+                    [scenario(load_s=limit, busy_wall_cap=10, poll_s=0.25), scenario(load_s=quiet, busy_wall_cap=1)],
+                )
+            )
+        )
+    )
     _, clock, err = new
     assert err is None, (quiet, limit, new)
     assert clock["wall_s"] > limit and clock["wall_s"] - clock["cpu_wait_s"] < limit, (quiet, limit, new)

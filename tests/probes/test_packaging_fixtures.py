@@ -52,7 +52,8 @@ def test_should_give_the_clean_fixture_five_of_five(runs):
     report, _ = runs["clean"]
     items = {k: v for k, v in report["items"].items() if k.startswith("packaging.")}
     assert sum(v["points"] for v in items.values()) == 5, json.dumps(
-        {k: v["evidence"].get("reason") for k, v in items.items()}, ensure_ascii=False, indent=1)
+        {k: v["evidence"].get("reason") for k, v in items.items()}, ensure_ascii=False, indent=1
+    )
 
 
 def test_should_split_the_family_between_the_two_passes():

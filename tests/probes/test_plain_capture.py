@@ -50,8 +50,9 @@ async def _capture_both(html: str, viewport: str):
                 theirs = [_playwright_frame(await dp.page.screenshot(type="png", scale="css", caret="hide"))]
                 for clip in CLIPS:
                     ours.append(_playwright_frame(await dp.screenshot_png(clip=clip)))
-                    theirs.append(_playwright_frame(await dp.page.screenshot(type="png", scale="css", caret="hide",
-                                                                             clip=clip)))
+                    theirs.append(
+                        _playwright_frame(await dp.page.screenshot(type="png", scale="css", caret="hide", clip=clip))
+                    )
                 await dp.close()
                 return plain_ok, ours, theirs
             finally:
@@ -63,7 +64,7 @@ def test_plain_capture_matches_playwright_on_webgl():
     assert plain_ok, "the reference demo focuses nothing editable: the plain capture must be used"
     assert ours[0].shape == theirs[0].shape == (360, 640, 3)
     assert ours[0].std() > 5, "a blank frame proves nothing"
-    assert [o.shape for o in ours[1:]] == [(120, 200, 3), (60, 80, 3)]    # the second trimmed to the viewport
+    assert [o.shape for o in ours[1:]] == [(120, 200, 3), (60, 80, 3)]  # the second trimmed to the viewport
     for o, t in zip(ours, theirs):
         assert o.shape == t.shape and np.array_equal(o, t)
 

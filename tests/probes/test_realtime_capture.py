@@ -14,11 +14,12 @@ import json
 import av
 import numpy as np
 import pytest
+
 from tests.shared_runs import JANK, JANK_CAPTURE_S, jank_capture_run
 from tests.truth import FIXTURES
 
 VSYNC_S = 1 / 60
-FLOOD = FIXTURES / "realtime_capture" / "flood.html"      # full-screen noise every frame
+FLOOD = FIXTURES / "realtime_capture" / "flood.html"  # full-screen noise every frame
 
 
 def decode_gray(path) -> list[np.ndarray]:
@@ -38,8 +39,8 @@ def shown_runs(frames: list[np.ndarray], min_changed_px: int = 20) -> list[tuple
 
 
 def _run(html, tmp_path, *, duration, viewport, capture: dict) -> dict:
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     sc = load_scenario(None, {"duration_s": duration, "viewport": viewport, "probes": {"realtime_capture": capture}})
     return asyncio.run(run_candidate(html, sc, tmp_path, probes=["frame_pacing"])).to_json()
@@ -48,13 +49,17 @@ def _run(html, tmp_path, *, duration, viewport, capture: dict) -> dict:
 # ------------------------------------------------------------------ with a real browser
 @pytest.mark.browser
 @pytest.mark.parametrize("capture_in", ["measured_pass", "second_pass"])
-def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(capture_in, tmp_path,
-                                                                                tmp_path_factory):
-    if capture_in == "measured_pass":       # the run test_review_realtime plays too (made once)
+def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(capture_in, tmp_path, tmp_path_factory):
+    if capture_in == "measured_pass":  # the run test_review_realtime plays too (made once)
         tmp_path, report = jank_capture_run(tmp_path_factory)
     else:
-        report = _run(JANK, tmp_path, duration=JANK_CAPTURE_S, viewport="640x360",
-                      capture={"when": "always", "capture_in": capture_in})
+        report = _run(
+            JANK,
+            tmp_path,
+            duration=JANK_CAPTURE_S,
+            viewport="640x360",
+            capture={"when": "always", "capture_in": capture_in},
+        )
     rc = report["probes"]["realtime_capture"]
     assert rc["status"] == "ok", rc["error"]
     data = rc["data"]
@@ -63,8 +68,11 @@ def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(
     assert report["measurements"]["smoothness"]["realtime_video"] == data["file"]
     ev = report["items"]["smoothness.frame_pacing"]["evidence"]["realtime_capture"]
     assert ev["frames_captured"] == cap["frames_received"] > 0 and "frames_dropped" in ev
-    raf = (report["probes"]["frame_pacing"]["data"]["raf_ms"] if capture_in == "measured_pass"
-           else data["second_pass"]["raf_ms"])
+    raf = (
+        report["probes"]["frame_pacing"]["data"]["raf_ms"]
+        if capture_in == "measured_pass"
+        else data["second_pass"]["raf_ms"]
+    )
     fps = cap["fps"]
     slot = 1 / fps
     frames = decode_gray(tmp_path / data["file"])
@@ -75,9 +83,14 @@ def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(
     # The sampler's long frames once the screencast runs (its first frames come a few
     # hundred ms after t = 0) and not at the video's end or in a span the capture dropped.
     begin = cap["first_frame_s"] + 0.3
-    longs = [(a / 1000, (b - a) / 1000) for a, b in zip(raf, raf[1:])
-             if b - a > long_ms and a / 1000 > begin and b / 1000 < JANK_CAPTURE_S - slot
-             and not any(x0 - slot <= a / 1000 <= x1 for x0, x1 in dropped)]
+    longs = [
+        (a / 1000, (b - a) / 1000)
+        for a, b in zip(raf, raf[1:])
+        if b - a > long_ms
+        and a / 1000 > begin
+        and b / 1000 < JANK_CAPTURE_S - slot
+        and not any(x0 - slot <= a / 1000 <= x1 for x0, x1 in dropped)
+    ]
     assert len(longs) >= 8, f"the fixture stalls ~14 times in 6 s; the sampler saw {len(longs)}"
     bad = []
     for a, d in longs:
@@ -85,22 +98,34 @@ def test_should_show_each_stall_as_a_held_frame_as_long_as_the_sampler_measured(
         # next one: its run starts within one output frame (+ that vsync) of the stall.
         near = [(s, h) for s, h in runs if -slot <= s - a <= slot + 2 * VSYNC_S]
         if not any(abs(h - d) <= slot + 0.002 for _, h in near):
-            bad.append(f"stall at {a:.3f} s of {d * 1000:.0f} ms: video runs near it {[(round(s, 3), round(h * 1000)) for s, h in near]}")
+            bad.append(
+                f"stall at {a:.3f} s of {d * 1000:.0f} ms: video runs near it {[(round(s, 3), round(h * 1000)) for s, h in near]}"
+            )
     assert not bad, "held frames do not match the sampler's long frames within one capture frame:\n" + "\n".join(bad)
 
 
 @pytest.mark.browser
 def test_should_count_drops_and_stay_bounded_when_a_demo_floods_the_capture(tmp_path):
     queue = 4
-    report = _run(FLOOD, tmp_path, duration=4, viewport="1280x720",
-                  capture={"when": "always", "capture_in": "measured_pass", "queue_frames": queue})
+    report = _run(
+        FLOOD,
+        tmp_path,
+        duration=4,
+        viewport="1280x720",
+        capture={"when": "always", "capture_in": "measured_pass", "queue_frames": queue},
+    )
     rc = report["probes"]["realtime_capture"]
     assert rc["status"] == "ok", rc["error"]
     assert report["probes"]["frame_pacing"]["status"] == "ok", report["probes"]["frame_pacing"]["error"]
     cap = rc["data"]["capture"]
     # Every frame Chromium sent is accounted for: shown, superseded, dropped, late or stale.
-    assert cap["frames_received"] == (cap["frames_shown"] + cap["frames_superseded"] + cap["frames_dropped"]
-                                      + cap["frames_after_end"] + cap["frames_out_of_order"]), cap
+    assert cap["frames_received"] == (
+        cap["frames_shown"]
+        + cap["frames_superseded"]
+        + cap["frames_dropped"]
+        + cap["frames_after_end"]
+        + cap["frames_out_of_order"]
+    ), cap
     assert cap["frames_received"] >= 5, "the flood should reach the capture"
     # Bounded: never more than queue_frames waiting, each a 960x540 JPEG (< 1 MB base64).
     assert cap["max_queue_frames"] <= queue and cap["max_queue_mb"] <= queue * 1.0

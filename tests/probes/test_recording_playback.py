@@ -25,7 +25,7 @@ import pytest
 from tests.probes.test_timeline_recording import _clock_ms, _Quiet, _QuietServer
 from tests.truth import fixture
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]   # one 65 s pass: 1950 steps
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # one 65 s pass: 1950 steps
 
 FX = fixture("timeline/clock_bars")
 SEEK_TO = (20.0, 35.0, 60.0)
@@ -34,11 +34,11 @@ W, H = 320, 240
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory) -> tuple[dict, Path]:
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     out = tmp_path_factory.mktemp("recording_65s")
-    sc = load_scenario(None, {"viewport": f"{W}x{H}"})        # the scenario's own 65 s at 30 fps
+    sc = load_scenario(None, {"viewport": f"{W}x{H}"})  # the scenario's own 65 s at 30 fps
     report = asyncio.run(run_candidate(FX.html, sc, out, probes=["recording"])).to_json()
     return report, out
 
@@ -53,7 +53,8 @@ async def _seek_in_chromium(url: str, times: tuple[float, ...]) -> dict:
         try:
             page = await browser.new_page()
             await page.goto(url)
-            return await page.evaluate("""async (times) => {
+            return await page.evaluate(
+                """async (times) => {
               // from a blob: seekable whatever the test server does with Range requests
               // (Python's http.server answers none, and Chromium cannot seek in such a file)
               const blob = await (await fetch('recording.webm')).blob();
@@ -88,7 +89,9 @@ async def _seek_in_chromium(url: str, times: tuple[float, ...]) -> dict:
               });
               return {duration: v.duration, width: v.videoWidth, height: v.videoHeight, ended: v.ended,
                       error: v.error && v.error.code, frames};
-            }""", list(times))
+            }""",
+                list(times),
+            )
         finally:
             await browser.close()
 
@@ -101,7 +104,7 @@ def _png(data_url: str) -> np.ndarray:
 def _serve_and_seek(video: Path, site: Path, times: tuple[float, ...] = SEEK_TO) -> dict:
     site.mkdir(exist_ok=True)
     shutil.copy(video, site / "recording.webm")
-    (site / "index.html").write_text('<!doctype html><video muted playsinline></video>')
+    (site / "index.html").write_text("<!doctype html><video muted playsinline></video>")
     httpd = _QuietServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
@@ -161,13 +164,20 @@ def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_f
     frame (Chromium's scaled JPEG, the timeline's full-size JPEG scaled by the encoder's
     thread at its sample times); every frame still shows t = i / 30 s; the keyframes stay at
     the viewport's full size; and Chromium plays it and seeks to its frames."""
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
     from tests.probes.test_timeline_recording import _video_clock_ms
 
-    sc = load_scenario(None, {"viewport": "480x360", "probes": {
-        "recording": {"end_s": 3, "keyframe_interval_s": 1, "max_video_height": 240},
-        "timeline": {"end_s": 3, "tour_s": 2.5, "opening_window_s": 0.5, "ending_window_s": 1}}})
+    sc = load_scenario(
+        None,
+        {
+            "viewport": "480x360",
+            "probes": {
+                "recording": {"end_s": 3, "keyframe_interval_s": 1, "max_video_height": 240},
+                "timeline": {"end_s": 3, "tour_s": 2.5, "opening_window_s": 0.5, "ending_window_s": 1},
+            },
+        },
+    )
     report = asyncio.run(run_candidate(FX.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()
     rec = report["probes"]["recording"]
     assert rec["status"] == "ok", rec.get("error")
@@ -175,7 +185,7 @@ def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_f
     assert (d["width"], d["height"], d["frames"]) == (320, 240, 90)
     shown = _video_clock_ms(tmp_path, d)
     assert len(shown) == 90
-    err = np.array(shown[d["late_frames"]:]) - (np.arange(90) * 1000 / 30)[d["late_frames"]:]
+    err = np.array(shown[d["late_frames"] :]) - (np.arange(90) * 1000 / 30)[d["late_frames"] :]
     assert np.abs(err).max() <= 2.01, shown
     key = cv2.imread(str(tmp_path / d["keyframes"][2]["file"]))
     assert key.shape[:2] == (360, 480) and d["keyframes"][2]["t_s"] == 2.0
@@ -186,4 +196,3 @@ def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_f
     bits, unit = FX.truth["page"]["bits"], FX.truth["page"]["unit_ms"]
     assert _clock_ms(shown2, bits, unit) == 2000
     assert cv2.PSNR(shown2, small) > 25
-

@@ -31,10 +31,10 @@ pytestmark = pytest.mark.browser
 
 DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demos" / "reference.html"
 DENSITY_TIMES = (20.0, 25.0, 30.0, 35.0)
-AUTO_PROBES = (19.0, 25.5, 32.0)          # inside the demo's three automatic cards (3 s each from 17.6, 23.8, 30.6 s)
+AUTO_PROBES = (19.0, 25.5, 32.0)  # inside the demo's three automatic cards (3 s each from 17.6, 23.8, 30.6 s)
 NAME_TIMES = (50.5, 59.5)
 DELTA_MS = 50
-DEBUG = os.environ.get("SKYCITY_REFERENCE_DEBUG_DIR")   # keeps the sampled frames there
+DEBUG = os.environ.get("SKYCITY_REFERENCE_DEBUG_DIR")  # keeps the sampled frames there
 
 STEP_JS = """(() => {
   const later = window.setTimeout.bind(window);   // the fake clock's, installed before us
@@ -65,7 +65,7 @@ CARD_JS = """() => {
 
 
 def _scenario() -> Scenario:
-    raw = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))   # 1920x1080
+    raw = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))  # 1920x1080
     return Scenario.model_validate(raw)
 
 
@@ -91,8 +91,8 @@ def _moved(f1: np.ndarray, f2: np.ndarray, objs: list[dict]) -> tuple[list[bool]
         y0, y1 = int(max(0, o["y"] - o["h"] / 2 - 2)), int(min(H, o["y"] + o["h"] / 2 + 2))
         box = diff[y0:y1, x0:x1]
         out.append(box.size > 0 and float(box.mean()) >= 0.08)
-        mask[max(0, y0 - 8):y1 + 8, max(0, x0 - 8):x1 + 8] = True
-    margin = 12   # the frame's border shows what the camera brought in: not evidence
+        mask[max(0, y0 - 8) : y1 + 8, max(0, x0 - 8) : x1 + 8] = True
+    margin = 12  # the frame's border shows what the camera brought in: not evidence
     inner = (~mask)[margin:-margin, margin:-margin]
     bg = float(diff[margin:-margin, margin:-margin][inner].mean())
     return out, bg
@@ -124,8 +124,11 @@ async def _play(handle: BrowserHandle, url: str) -> dict:
             now = {s2["id"]: s2 for s2 in (await dp.hook.call("getShops")).value}[s["id"]]
             await dp.page.mouse.move(now["x"], now["y"])
             await dp.run_for(100)
-            opened = [c for c in await _visible_cards(dp) if s["name"] in c["text"] and
-                      not any(n in c["text"] for n in names if n != s["name"])]
+            opened = [
+                c
+                for c in await _visible_cards(dp)
+                if s["name"] in c["text"] and not any(n in c["text"] for n in names if n != s["name"])
+            ]
             active = (await dp.hook.call("getActiveCard")).value
             await dp.page.mouse.move(3, dp.viewport.height - 3)
             await dp.run_for(100)
@@ -134,7 +137,15 @@ async def _play(handle: BrowserHandle, url: str) -> dict:
         rec["phases"].append((await dp.now_s(), (await dp.hook.call("getState")).value))
         # then the tour from where the hovering left it, sampling the state every 2 s
         start = await dp.now_s()
-        steps = sorted(set([float(t) for t in range(8, 63, 2)] + list(DENSITY_TIMES) + list(AUTO_PROBES) + list(NAME_TIMES) + [60.0, 62.0]))
+        steps = sorted(
+            set(
+                [float(t) for t in range(8, 63, 2)]
+                + list(DENSITY_TIMES)
+                + list(AUTO_PROBES)
+                + list(NAME_TIMES)
+                + [60.0, 62.0]
+            )
+        )
         steps = [t for t in steps if t > start]
         start_frame_t = None
         for t in steps:
@@ -151,14 +162,17 @@ async def _play(handle: BrowserHandle, url: str) -> dict:
                 moved, bg = _moved(f1, f2, vis)
                 rec["density"].append({"t": t, "visible": vis, "moved": moved, "background_changed": bg})
                 if DEBUG:
-                    cv2.imwrite(f"{DEBUG}/d{t:.0f}_a.png", f1); cv2.imwrite(f"{DEBUG}/d{t:.0f}_b.png", f2)
+                    cv2.imwrite(f"{DEBUG}/d{t:.0f}_a.png", f1)
+                    cv2.imwrite(f"{DEBUG}/d{t:.0f}_b.png", f2)
             else:
                 await dp.seek(t)
             st = (await dp.hook.call("getState")).value
             rec.setdefault("timing", []).append((t, round(time.monotonic() - T0, 1)))
             rec["phases"].append((t, st))
             if t in AUTO_PROBES:
-                rec["auto"].append({"t": t, "cards": await _visible_cards(dp), "active": (await dp.hook.call("getActiveCard")).value})
+                rec["auto"].append(
+                    {"t": t, "cards": await _visible_cards(dp), "active": (await dp.hook.call("getActiveCard")).value}
+                )
             if t in NAME_TIMES:
                 rec["names"].append({"t": t, "cards": await _visible_cards(dp)})
             if t in (start_frame_t, 60.0, 62.0):
@@ -237,7 +251,12 @@ def test_should_show_sixty_moving_objects_in_five_categories_throughout_20_to_35
         assert len(vis) >= 60 and len(cats) >= 5, (s["t"], len(vis), cats)
         assert len(verified) >= 60 and len(vcats) >= 5, (s["t"], len(verified), vcats)
         # the hook does not claim more than the pixels show (crude: ≥ 90 % of claims move)
-        assert len(verified) >= 0.9 * len(vis), (s["t"], len(verified), len(vis), [o["id"] for o, m in zip(vis, moved) if not m])
+        assert len(verified) >= 0.9 * len(vis), (
+            s["t"],
+            len(verified),
+            len(vis),
+            [o["id"] for o, m in zip(vis, moved) if not m],
+        )
         # and the camera compensation worked: the static city itself did not "move"
         assert s["background_changed"] < 0.02, s["background_changed"]
 
@@ -259,7 +278,7 @@ def test_should_show_the_city_name_as_page_text_in_the_last_10_s(played):
 
 def test_should_hold_the_closing_shot_after_60_s(played):
     hold = played[0]["hold"]
-    assert hold[60.0] < hold[0.5] / 2, hold      # 62 s looks like 60 s, not like the opening
+    assert hold[60.0] < hold[0.5] / 2, hold  # 62 s looks like 60 s, not like the opening
 
 
 def test_should_load_nothing_from_outside_and_raise_no_errors(played):

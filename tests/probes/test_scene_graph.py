@@ -38,13 +38,16 @@ async def _claims_and_truth() -> list[tuple[float, dict, list, list]]:
         h = await BrowserHandle(pw, resolvers=extra_resolvers("offline")).start()
         try:
             with DemoServer(FX.html.read_bytes()) as srv:
-                dp = await h.open_page(sc, srv.url, fake_clock=True,
-                                       init_scripts=[RAF_60HZ_JS, _scene_graph.SCENE_GRAPH_JS])
+                dp = await h.open_page(
+                    sc, srv.url, fake_clock=True, init_scripts=[RAF_60HZ_JS, _scene_graph.SCENE_GRAPH_JS]
+                )
                 st = await Stepper(dp).start()
-                assert _scene_graph.usable(await _scene_graph.state(dp)) and (await _scene_graph.arm(dp))["armed"] is True
+                assert (
+                    _scene_graph.usable(await _scene_graph.state(dp)) and (await _scene_graph.arm(dp))["armed"] is True
+                )
                 for t in AT_S:
                     await st.to(t - 0.5, picture_only=True)
-                    await st.to(t)                      # every frame of the last half second
+                    await st.to(t)  # every frame of the last half second
                     state = await _scene_graph.state(dp)
                     ok, claims, err = await _scene_graph.claims(dp, s)
                     assert ok, err

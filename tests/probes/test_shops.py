@@ -24,8 +24,11 @@ def _no_hook_run(root: Path) -> dict:
     """The correct fixture with its hook renamed away."""
     from skycity_bench.inputs.scenario import load_scenario
 
-    html = (FIXTURES / "shops" / "correct.html").read_text(encoding="utf-8").replace(
-        "window.skyCityTest = {", "window.notTheHook = {")
+    html = (
+        (FIXTURES / "shops" / "correct.html")
+        .read_text(encoding="utf-8")
+        .replace("window.skyCityTest = {", "window.notTheHook = {")
+    )
     demo = root / "no_hook.html"
     demo.write_text(html, encoding="utf-8")
     return run_bench(demo, load_scenario(None, {"viewport": "960x540"}), root / "no_hook", probes=["shops"]).to_json()
@@ -42,8 +45,8 @@ def reports(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
         return fx.name, (run_fixture(fx, out), out)
 
     # Load the registries here: their lazy first load is not thread-safe.
-    from skycity_bench.probes import registry
     from skycity_bench.judging.scorers import all_scorers
+    from skycity_bench.probes import registry
 
     registry.names()
     all_scorers()
@@ -89,7 +92,8 @@ def test_should_time_the_automatic_cards_to_one_sample(reports):
     autos = reports["shops/correct"][0]["measurements"]["shops"]["auto_display"]
     assert [(a["shop_id"], a["start_s"], a["end_s"]) for a in autos] == [
         (a["shop_id"], pytest.approx(s, abs=0.15), pytest.approx(e, abs=0.15))
-        for a, (s, e) in zip(autos, [(16, 19), (22, 25), (28, 31)])]
+        for a, (s, e) in zip(autos, [(16, 19), (22, 25), (28, 31)])
+    ]
 
 
 def test_should_reset_the_page_between_shops_when_a_card_stays_open(reports):
@@ -144,13 +148,12 @@ def test_should_give_zero_when_the_automatic_card_really_wins_over_the_moving_sh
     item, man = _manual(reports, "shops/moving_shop_auto_wins")
     assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("fail", 0, "auto_kept_stage")
     assert "automatic display (s2)" in item["evidence"]["verdict"]
-    assert man["follow"]["max_lag_px"] <= 12          # the pointer was on the shop all along
+    assert man["follow"]["max_lag_px"] <= 12  # the pointer was on the shop all along
 
 
 def test_should_end_where_the_lying_hook_says_and_blame_the_hooks_position(reports):
     item, man = _manual(reports, "shops/moving_shop_hook_lies")
-    assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("untested", None,
-                                                                          "hook_position_mismatch")
+    assert (item["status"], item["points"], item["evidence"]["outcome"]) == ("untested", None, "hook_position_mismatch")
     assert "does not match the card or pixels" in item["evidence"]["verdict"]
     last = man["steps"][-1]
     assert abs(last["moved_to"][0] - last["hook"][0]) < 1 and abs(last["moved_to"][1] - last["hook"][1]) < 1

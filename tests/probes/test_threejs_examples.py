@@ -37,10 +37,16 @@ def single_file_variant(tmp_path) -> Fixture:
     rel = store.get("three", "0.160.0")
     body = store.read_blob(rel.files["build/three.module.js"][0])
     src = FIXTURES["interactive_cubes"]
-    html, n = re.subn(r'<script type="importmap">.*?</script>',
-                      lambda m: '<script type="importmap">' + json.dumps(
-                          {"imports": {"three": "data:text/javascript;base64," + base64.b64encode(body).decode()}})
-                      + "</script>", src.html.read_text(encoding="utf-8"), flags=re.S)
+    html, n = re.subn(
+        r'<script type="importmap">.*?</script>',
+        lambda m: (
+            '<script type="importmap">'
+            + json.dumps({"imports": {"three": "data:text/javascript;base64," + base64.b64encode(body).decode()}})
+            + "</script>"
+        ),
+        src.html.read_text(encoding="utf-8"),
+        flags=re.S,
+    )
     assert n == 1
     p = tmp_path / "interactive_cubes_single_file.html"
     p.write_text(html, encoding="utf-8")
@@ -65,16 +71,23 @@ SLOWEST_FIRST = ("shadowmap_pointlight",)
 
 
 def test_should_have_the_four_examples_and_the_single_file_variant(runs):
-    assert set(runs["reports"]) == {"interactive_cubes", "points_waves", "shadowmap_pointlight", "obb_intersection",
-                                    "interactive_cubes_single_file"}
+    assert set(runs["reports"]) == {
+        "interactive_cubes",
+        "points_waves",
+        "shadowmap_pointlight",
+        "obb_intersection",
+        "interactive_cubes_single_file",
+    }
     single = runs["reports"]["interactive_cubes_single_file"]
-    assert single["probes"]["network"]["data"]["requests"] == []          # loads nothing
+    assert single["probes"]["network"]["data"]["requests"] == []  # loads nothing
     cdn = runs["reports"]["interactive_cubes"]["probes"]["network"]["data"]["served_from_cache"]
     assert cdn and cdn[0]["package"] == "three"
 
 
-@pytest.mark.parametrize("name", ["interactive_cubes", "points_waves", "shadowmap_pointlight",
-                                  "obb_intersection", "interactive_cubes_single_file"])
+@pytest.mark.parametrize(
+    "name",
+    ["interactive_cubes", "points_waves", "shadowmap_pointlight", "obb_intersection", "interactive_cubes_single_file"],
+)
 def test_should_get_framing_and_playback_results_on_a_slow_renderer(runs, name):
     rep = runs["reports"][name]
     rows = compare(rep, runs["cases"][name].truth)
@@ -119,7 +132,7 @@ def test_should_report_how_slow_the_renderer_was(runs, name):
     rep = runs["reports"][name]
     cost = rep["environment"]["render_cost"]
     vp = cost["viewports"]["1280x720"]
-    assert vp["frame_cost_ms"] > 0 and vp["pages"] >= 2          # framing's page and playback's
+    assert vp["frame_cost_ms"] > 0 and vp["pages"] >= 2  # framing's page and playback's
     assert cost["run_budget_s"] > 0
     # each fake-clock page's own figures are in its probe's evidence
     fr = rep["probes"]["framing"]["data"]["viewports"][0]["clock"]
@@ -135,7 +148,7 @@ def test_should_report_how_slow_the_renderer_was(runs, name):
         # median: under load the cubes' framing page can measure under the line while the
         # playback pages beside it measure over it, and it steps finely, rightly):
         # its pictures were reached in coarse steps whose demo-clock check is stated
-        assert fr["coarse_steps"] > 0 and fr["demo_clock"].startswith("not checked")   # no hook here
+        assert fr["coarse_steps"] > 0 and fr["demo_clock"].startswith("not checked")  # no hook here
 
 
 def test_should_replay_exactly_under_coarse_steps(runs):

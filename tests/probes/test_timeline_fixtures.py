@@ -31,8 +31,13 @@ def reports(tmp_path_factory) -> dict[str, tuple[dict, Path]]:
 
 
 def test_should_cover_every_finding_the_issue_names():
-    assert {"timeline/clean", "timeline/three_phases", "timeline/no_city_name", "timeline/reset_at_60",
-            "timeline/cut_mid_tour"} <= set(NAMES)
+    assert {
+        "timeline/clean",
+        "timeline/three_phases",
+        "timeline/no_city_name",
+        "timeline/reset_at_60",
+        "timeline/cut_mid_tour",
+    } <= set(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -49,13 +49,20 @@ def _clock_ms(frame: np.ndarray, bits: int, unit_ms: int) -> int:
 def both(tmp_path_factory) -> tuple[dict, Path]:
     """recording + timeline on the same fixture: the timeline at 4 fps to 2 s, so its samples
     at .25 and .75 s fall between video frames and those at 0, .5, 1, ... on them."""
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     out = tmp_path_factory.mktemp("tour_pass")
-    sc = load_scenario(None, {"viewport": "320x240", "probes": {
-        "recording": {"end_s": 2}, "timeline": {"end_s": 2, "tour_s": 1.5, "sample_fps": 4, "opening_window_s": 0.5,
-                                                "ending_window_s": 1}}})
+    sc = load_scenario(
+        None,
+        {
+            "viewport": "320x240",
+            "probes": {
+                "recording": {"end_s": 2},
+                "timeline": {"end_s": 2, "tour_s": 1.5, "sample_fps": 4, "opening_window_s": 0.5, "ending_window_s": 1},
+            },
+        },
+    )
     report = asyncio.run(run_candidate(FX.html, sc, out, probes=["recording", "timeline"]))
     return report.to_json(), out
 
@@ -78,7 +85,7 @@ def test_should_yield_both_artifacts_from_one_pass(both):
     assert rec["status"] == "ok" and tl["status"] == "ok", (rec.get("error"), tl.get("error"))
     assert rec["evidence_version"] == "5" and "timeline_pass" not in rec["data"]
     assert tl["data"]["stepped_by"] == "recording"
-    assert tl["duration_s"] == rec["duration_s"]            # one pass, timed once
+    assert tl["duration_s"] == rec["duration_s"]  # one pass, timed once
     assert not (out / "timeline" / "pass_from_recording.json").exists()
     # the timeline's samples at its own times, also between video frames: 0 (or the first
     # frame load left on screen), .25, .5, ... 2.0
@@ -145,7 +152,7 @@ class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def handle_error(self, request, client_address):
-        pass          # Chromium drops media connections it no longer needs (connection reset)
+        pass  # Chromium drops media connections it no longer needs (connection reset)
 
 
 async def _play_in_chromium(url: str) -> dict:
@@ -199,13 +206,21 @@ def test_should_give_both_records_the_passs_hang_and_step_the_demo_once(tmp_path
     """A demo whose main thread hangs 1.5 s into the pass (tests/fixtures/hostile/infinite_loop):
     the one pass stops once, and both records say so, each with what it had collected
     until then; the camera items are untested, never judged from half a pass."""
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     hang = fixture("hostile/infinite_loop")
-    sc = load_scenario(None, {"viewport": "320x240", "timeouts": {"load_s": 5, "probe_grace_s": 8}, "probes": {
-        "recording": {"end_s": 3}, "timeline": {"end_s": 3, "tour_s": 2.5, "sample_fps": 4, "opening_window_s": 0.5,
-                                                "ending_window_s": 1}}})
+    sc = load_scenario(
+        None,
+        {
+            "viewport": "320x240",
+            "timeouts": {"load_s": 5, "probe_grace_s": 8},
+            "probes": {
+                "recording": {"end_s": 3},
+                "timeline": {"end_s": 3, "tour_s": 2.5, "sample_fps": 4, "opening_window_s": 0.5, "ending_window_s": 1},
+            },
+        },
+    )
     report = asyncio.run(run_candidate(hang.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()
     rec, tl = report["probes"]["recording"], report["probes"]["timeline"]
     assert rec["status"] == tl["status"] == "error"
@@ -223,8 +238,8 @@ def test_should_shorten_the_recording_to_what_its_wall_budget_captured(tmp_path)
     what was captured and says so (truncated, with the reason); the timeline, which needs the
     whole tour, is an error with that reason, so the camera items are untested — never a
     silently short video."""
-    from skycity_bench.running.runner import run_candidate
     from skycity_bench.inputs.scenario import load_scenario
+    from skycity_bench.running.runner import run_candidate
 
     sc = load_scenario(None, {"viewport": "320x240", "probes": {"recording": {"wall_budget_s": 4}}})
     report = asyncio.run(run_candidate(FX.html, sc, tmp_path, probes=["recording", "timeline"])).to_json()

@@ -66,12 +66,17 @@ class Registry:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def publish(self, name: str, version: str, tgz: bytes, *, integrity: str | None = None, latest: bool = True) -> None:
+    def publish(
+        self, name: str, version: str, tgz: bytes, *, integrity: str | None = None, latest: bool = True
+    ) -> None:
         key = f"-/{name}-{version}.tgz"
         self.blobs[key] = tgz
         doc = self.docs.setdefault(name, {"name": name, "versions": {}, "dist-tags": {}})
-        doc["versions"][version] = {"name": name, "version": version,
-                                    "dist": {"tarball": f"{self.url}/{key}", "integrity": integrity or sri(tgz)}}
+        doc["versions"][version] = {
+            "name": name,
+            "version": version,
+            "dist": {"tarball": f"{self.url}/{key}", "integrity": integrity or sri(tgz)},
+        }
         if latest:
             doc["dist-tags"]["latest"] = version
 

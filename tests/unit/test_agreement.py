@@ -35,8 +35,8 @@ def units_of(matrix):
 @pytest.mark.parametrize("level,published", [("ordinal", 0.815), ("nominal", 0.743), ("interval", 0.849)])
 def test_should_give_krippendorffs_published_values(level, published):
     units = units_of(PUBLISHED)
-    assert round(ag.package_alpha(units, level), 3) == published          # the point estimate shown
-    assert round(ag.alpha_from_units(units, level), 3) == published       # the bootstrap's own formula
+    assert round(ag.package_alpha(units, level), 3) == published  # the point estimate shown
+    assert round(ag.alpha_from_units(units, level), 3) == published  # the bootstrap's own formula
     assert round(krippendorff.alpha(PUBLISHED, level_of_measurement=level), 3) == published
 
 
@@ -46,7 +46,7 @@ def test_should_compute_the_same_alpha_as_the_package_on_random_data(seed, level
     rng = np.random.default_rng(seed)
     truth = rng.integers(0, 5, 30)
     data = np.clip(truth + rng.integers(-1, 2, (3, 30)), 0, 4).astype(float)
-    data[rng.random(data.shape) < 0.2] = np.nan                               # some scores missing
+    data[rng.random(data.shape) < 0.2] = np.nan  # some scores missing
     units = units_of(data)
     ours = ag.alpha_from_units(units, level, domain=[0, 1, 2, 3, 4])
     theirs = krippendorff.alpha(data, level_of_measurement=level, value_domain=[0, 1, 2, 3, 4])
@@ -57,7 +57,7 @@ def test_should_give_a_reproducible_bootstrap_interval_around_the_estimate():
     units = units_of(PUBLISHED)
     cands = [f"u{i}" for i in range(len(units))]
     a = ag.measure("x", units, cands)
-    assert a == ag.measure("x", units, cands)                                # seeded: the same every time
+    assert a == ag.measure("x", units, cands)  # seeded: the same every time
     assert a.low is not None and a.low <= a.alpha <= a.high <= 1
     other = ag.measure("x", units, cands, seed=ag.BOOTSTRAP_SEED + 1)
     assert (other.low, other.high) != (a.low, a.high) and other.alpha == a.alpha
@@ -74,13 +74,23 @@ def test_should_say_undefined_when_nothing_can_disagree():
 
 
 def grade(who, item_id, percent):
-    return Review(who, item_id, "grade", R.level(percent).share * R.item(item_id).points, R.level(percent).share,
-                  created_at="2026-01-01T00:00:00")
+    return Review(
+        who,
+        item_id,
+        "grade",
+        R.level(percent).share * R.item(item_id).points,
+        R.level(percent).share,
+        created_at="2026-01-01T00:00:00",
+    )
 
 
 def report():
-    return {"items": {it.id: ({"points": None, "status": "review"} if it.graded else
-                              {"points": it.points, "status": "pass"}) for it in R.items}}
+    return {
+        "items": {
+            it.id: ({"points": None, "status": "review"} if it.graded else {"points": it.points, "status": "pass"})
+            for it in R.items
+        }
+    }
 
 
 def sheets_with(levels_a, levels_b, n=8):

@@ -66,7 +66,7 @@ def test_should_seed_from_a_file_and_need_no_registry_once_seeded(env, capsys, m
     seed.write_text("# the releases\nfakelib@1.0.0   # first\n\nfakelib@1.1.0\n")
     code, out = bench(capsys, monkeypatch, "cache", "seed", str(seed))
     assert code == 0 and out.count("added fakelib@") == 2
-    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")      # nothing listens there
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")  # nothing listens there
     code, out = bench(capsys, monkeypatch, "cache", "seed", str(seed))
     assert code == 0 and out.count("is already cached") == 2
     seed.write_text("fakelib@2.0.0\n")
@@ -84,15 +84,19 @@ def test_the_shipped_seed_file_should_pin_exact_three_releases():
 
     specs = read_seed(Path(__file__).resolve().parents[2] / "scripts" / "cache-seed.txt")
     assert "three@0.160.0" in specs and "three@0.128.0" in specs
-    assert all(semver.is_exact(s.rpartition("@")[2]) for s in specs)   # pins, so every machine has the same bytes
+    assert all(semver.is_exact(s.rpartition("@")[2]) for s in specs)  # pins, so every machine has the same bytes
 
 
 def test_should_prefetch_what_the_demos_of_a_folder_or_glob_name(env, capsys, monkeypatch, tmp_path):
     demos = tmp_path / "demos"
     demos.mkdir()
-    (demos / "a.html").write_text('<html><script type="importmap">{"imports": {"fakelib": '
-                                  '"https://unpkg.com/fakelib@1.1.0/a.js"}}</script></html>')
-    (demos / "b.html").write_text('<html><script type="module">import "https://esm.sh/fakelib@1.0.0/a.js";</script></html>')
+    (demos / "a.html").write_text(
+        '<html><script type="importmap">{"imports": {"fakelib": '
+        '"https://unpkg.com/fakelib@1.1.0/a.js"}}</script></html>'
+    )
+    (demos / "b.html").write_text(
+        '<html><script type="module">import "https://esm.sh/fakelib@1.0.0/a.js";</script></html>'
+    )
     code, out = bench(capsys, monkeypatch, "cache", "prefetch", str(demos))
     assert code == 0, out
     assert "added fakelib@1.1.0: 2 files" in out and "added fakelib@1.0.0" in out
@@ -104,13 +108,18 @@ def test_should_prefetch_what_the_demos_of_a_folder_or_glob_name(env, capsys, mo
 
 def test_should_prefetch_with_one_line_per_release_that_cannot_be_had(env, capsys, monkeypatch, tmp_path):
     demo = tmp_path / "d.html"
-    demo.write_text('<html><script src="https://unpkg.com/nolib@1.0.0/x.js"></script>'
-                    '<script src="https://unpkg.com/fakelib@1.0.0/a.js"></script></html>')
+    demo.write_text(
+        '<html><script src="https://unpkg.com/nolib@1.0.0/x.js"></script>'
+        '<script src="https://unpkg.com/fakelib@1.0.0/a.js"></script></html>'
+    )
     code, out = bench(capsys, monkeypatch, "cache", "prefetch", str(demo))
     assert code == 1
-    assert "nolib@1.0.0 is not in the offline cache and could not be fetched: no package 'nolib' on the npm registry" in out
+    assert (
+        "nolib@1.0.0 is not in the offline cache and could not be fetched: no package 'nolib' on the npm registry"
+        in out
+    )
     assert "added fakelib@1.0.0" in out and "1 fetched, 0 already cached, 1 not cached" in out
-    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")      # nothing listens there
+    monkeypatch.setenv("SKYCITY_NPM_REGISTRY", "http://127.0.0.1:9")  # nothing listens there
     code, out = bench(capsys, monkeypatch, "cache", "prefetch", str(demo))
     assert code == 1 and "Traceback" not in out
     assert "the npm registry is unreachable (" in out and "not cached: nolib@1.0.0" in out

@@ -42,7 +42,7 @@ def test_should_refuse_a_tampered_tarball_and_store_nothing(store):
     with pytest.raises(npm.IntegrityError, match="sha512"):
         npm.install_tarball(store, "fakelib", "1.0.0", bad, integrity=sri(good))
     assert not store.has("fakelib", "1.0.0")
-    assert not (store.root / "blobs").exists()      # checked before unpacking
+    assert not (store.root / "blobs").exists()  # checked before unpacking
 
 
 def test_should_check_sha1_shasum_when_the_registry_has_no_integrity(store):
@@ -86,7 +86,7 @@ def test_should_share_identical_files_between_releases_and_free_them_only_when_u
     assert ra.files["LICENSE"][0] == rb.files["LICENSE"][0]
     assert store.versions("fakelib") == ["1.0.0", "1.1.0"]
     store.remove("fakelib", "1.0.0")
-    assert store.read_blob(rb.files["LICENSE"][0]) == same["LICENSE"].encode()   # still used by 1.1.0
+    assert store.read_blob(rb.files["LICENSE"][0]) == same["LICENSE"].encode()  # still used by 1.1.0
     with pytest.raises(CacheError, match="missing"):
         store.read_blob(ra.files["a.js"][0])
     with pytest.raises(CacheError, match="not in the offline cache"):
@@ -108,8 +108,8 @@ def test_should_fetch_from_the_registry_resolving_ranges_and_tags(store, registr
         registry.publish("fakelib", v, package("fakelib", v), latest=(v == "1.2.0"))
     rel, fetched = npm.add(store, "fakelib@^1.0.0")
     assert (rel.version, fetched) == ("1.2.0", True)
-    assert npm.add(store, "fakelib@1.2.0") == (store.get("fakelib", "1.2.0"), False)   # no fetch
-    assert npm.add(store, "fakelib")[0].version == "1.2.0"                             # dist-tag latest
+    assert npm.add(store, "fakelib@1.2.0") == (store.get("fakelib", "1.2.0"), False)  # no fetch
+    assert npm.add(store, "fakelib")[0].version == "1.2.0"  # dist-tag latest
     assert npm.add(store, "fakelib@2")[0].version == "2.0.0"
     assert store.get("fakelib", "2.0.0").tarball.endswith("fakelib-2.0.0.tgz")
 

@@ -5,14 +5,13 @@ ES-module CDNs do, and logs every served file for the report. Packages built her
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 
 from skycity_bench.browser.network import Resolved
 from skycity_bench.cache import npm
-from skycity_bench.cache.resolver import CacheResolver
 from skycity_bench.cache.package_store import LibraryCache
+from skycity_bench.cache.resolver import CacheResolver
 
 from ._cache_pkg import package, sri
 
@@ -24,14 +23,26 @@ ADDON = "import { v } from 'fakelib';\nimport * as D from \"depkg/sub.js\";\nexp
 def store(tmp_path):
     s = LibraryCache(tmp_path / "cache")
     for ver in ("1.0.0", "1.2.0"):
-        tgz = package("fakelib", ver, {
-            "build/main.module.js": MAIN, "build/lib/helper.js": "export const helper = 1;",
-            "build/main.cjs": "module.exports = 1;", "examples/jsm/addon.js": ADDON,
-            "data/info.json": '{"ok": true}', "style.css": "body{}", "bin/mod.wasm": b"\0asm".decode()},
-            main="./build/main.cjs", module="./build/main.module.js",
-            exports={".": {"import": "./build/main.module.js", "require": "./build/main.cjs"},
-                     "./addons/*": "./examples/jsm/*"},
-            dependencies={"depkg": "^2.0.0"})
+        tgz = package(
+            "fakelib",
+            ver,
+            {
+                "build/main.module.js": MAIN,
+                "build/lib/helper.js": "export const helper = 1;",
+                "build/main.cjs": "module.exports = 1;",
+                "examples/jsm/addon.js": ADDON,
+                "data/info.json": '{"ok": true}',
+                "style.css": "body{}",
+                "bin/mod.wasm": b"\0asm".decode(),
+            },
+            main="./build/main.cjs",
+            module="./build/main.module.js",
+            exports={
+                ".": {"import": "./build/main.module.js", "require": "./build/main.cjs"},
+                "./addons/*": "./examples/jsm/*",
+            },
+            dependencies={"depkg": "^2.0.0"},
+        )
         npm.install_tarball(s, "fakelib", ver, tgz, integrity=sri(tgz))
     tgz = package("cjsonly", "1.0.0", {"index.js": "module.exports = 1;"}, main="index.js")
     npm.install_tarball(s, "cjsonly", "1.0.0", tgz, integrity=sri(tgz))
@@ -42,12 +53,14 @@ def test_should_serve_a_cached_file_with_its_content_type_and_a_note(store):
     r = CacheResolver(store)
     got = r("https://unpkg.com/fakelib@1.0.0/build/main.module.js")
     assert isinstance(got, Resolved)
-    assert got.body == MAIN.encode()              # a file CDN serves the file as it is
+    assert got.body == MAIN.encode()  # a file CDN serves the file as it is
     assert got.content_type == "application/javascript"
     assert got.note.startswith("served from the offline cache: fakelib@1.0.0/build/main.module.js (sha512-")
-    for url, ctype in [("https://unpkg.com/fakelib@1.0.0/data/info.json", "application/json"),
-                       ("https://cdn.jsdelivr.net/npm/fakelib@1.0.0/style.css", "text/css"),
-                       ("https://unpkg.com/fakelib@1.0.0/bin/mod.wasm", "application/wasm")]:
+    for url, ctype in [
+        ("https://unpkg.com/fakelib@1.0.0/data/info.json", "application/json"),
+        ("https://cdn.jsdelivr.net/npm/fakelib@1.0.0/style.css", "text/css"),
+        ("https://unpkg.com/fakelib@1.0.0/bin/mod.wasm", "application/wasm"),
+    ]:
         assert r(url).content_type == ctype, url
 
 
@@ -64,8 +77,10 @@ def test_should_log_each_served_url_once_with_the_bytes_hash(store):
 
 def test_should_name_the_missing_release_and_the_command_that_adds_it(store):
     r = CacheResolver(store)
-    assert r("https://unpkg.com/three@0.999.0/build/three.module.js") == \
-        "three@0.999.0 is not in the offline cache: run `skycity-bench cache add three@0.999.0`"
+    assert (
+        r("https://unpkg.com/three@0.999.0/build/three.module.js")
+        == "three@0.999.0 is not in the offline cache: run `skycity-bench cache add three@0.999.0`"
+    )
     miss = r("https://esm.sh/fakelib@^3.0.0")
     assert "fakelib@^3.0.0: no release in the offline cache matches (cached: 1.0.0, 1.2.0)" in miss
     assert "`skycity-bench cache add 'fakelib@^3.0.0'`" in miss
@@ -90,9 +105,9 @@ def test_should_answer_a_missing_file_like_the_cdn_would(store):
 
 def test_should_serve_the_package_entry_for_a_url_without_a_file(store):
     raw = CacheResolver(store)("https://unpkg.com/fakelib@1.0.0")
-    assert "fakelib@1.0.0/build/main.cjs" in raw.note          # unpkg: the main field
+    assert "fakelib@1.0.0/build/main.cjs" in raw.note  # unpkg: the main field
     es = CacheResolver(store)("https://esm.sh/fakelib@1.0.0")
-    assert "fakelib@1.0.0/build/main.module.js" in es.note     # esm.sh: exports' import
+    assert "fakelib@1.0.0/build/main.module.js" in es.note  # esm.sh: exports' import
     text = es.body.decode()
     # the entry's relative import points at the file's real folder (the CDN would redirect)
     assert "from 'https://esm.sh/fakelib@1.0.0/build/lib/helper.js'" in text
@@ -102,8 +117,8 @@ def test_should_serve_the_package_entry_for_a_url_without_a_file(store):
 def test_should_rewrite_bare_imports_back_to_the_same_cdn_and_version(store):
     r = CacheResolver(store)
     text = r("https://esm.sh/fakelib@1.0.0/addons/addon.js").body.decode()
-    assert "from 'https://esm.sh/fakelib@1.0.0'" in text                 # itself: same version
-    assert 'from "https://esm.sh/depkg@^2.0.0/sub.js"' in text           # dependency: its range
+    assert "from 'https://esm.sh/fakelib@1.0.0'" in text  # itself: same version
+    assert 'from "https://esm.sh/depkg@^2.0.0/sub.js"' in text  # dependency: its range
     assert "import('https://esm.sh/fakelib@1.0.0/extra.js')" in text
     assert r.served[0]["rewritten_imports"] == ["depkg/sub.js", "fakelib", "fakelib/extra.js"]
     js = r("https://cdn.jsdelivr.net/npm/fakelib@1.0.0/examples/jsm/addon.js/+esm").body.decode()
@@ -148,8 +163,7 @@ def test_should_serve_real_three_releases_from_the_seeded_cache():
 
 def test_should_leave_an_undeclared_dependency_unversioned_for_the_cache_to_pick(tmp_path):
     s = LibraryCache(tmp_path / "c")
-    tgz = package("solo", "1.0.0", {"index.js": "import x from 'stray';\nexport default x;\n"},
-                  module="index.js")
+    tgz = package("solo", "1.0.0", {"index.js": "import x from 'stray';\nexport default x;\n"}, module="index.js")
     npm.install_tarball(s, "solo", "1.0.0", tgz, integrity=sri(tgz))
     text = CacheResolver(s)("https://esm.sh/solo@1.0.0").body.decode()
     assert "from 'https://esm.sh/stray'" in text

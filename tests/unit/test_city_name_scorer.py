@@ -11,9 +11,21 @@ from skycity_bench.judging.scorers.city_name import CityName, judge
 
 
 def look(t_s, share, *, drawn=False, offscreen=False, dom=1):
-    return {"t_s": t_s, "dom_elements": dom, "changed_share": share, "diff_level": 40, "elements": [],
-            "canvas": {"calls": int(drawn), "full_name": drawn, "all_characters": drawn,
-                       "onscreen": drawn and not offscreen, "offscreen_only": drawn and offscreen, "where": None}}
+    return {
+        "t_s": t_s,
+        "dom_elements": dom,
+        "changed_share": share,
+        "diff_level": 40,
+        "elements": [],
+        "canvas": {
+            "calls": int(drawn),
+            "full_name": drawn,
+            "all_characters": drawn,
+            "onscreen": drawn and not offscreen,
+            "offscreen_only": drawn and offscreen,
+            "where": None,
+        },
+    }
 
 
 def settings(**over):
@@ -28,15 +40,18 @@ def test_should_see_page_text_whose_hiding_changes_enough_of_its_clip():
 
 def test_should_rejudge_the_same_checks_under_a_new_share():
     checks = [look(51.5, 0.004), look(55.0, 0.004)]
-    assert judge(checks, "X", settings())["code"] == "missing"                  # 0.4 % < 1 %
+    assert judge(checks, "X", settings())["code"] == "missing"  # 0.4 % < 1 %
     assert judge(checks, "X", settings(name_min_changed_share=0.003))["code"] == "page_text"
 
 
-@pytest.mark.parametrize("checks, code, visible", [
-    ([look(52, 0.0, drawn=True)], CityName.CANVAS, None),
-    ([look(52, 0.0, drawn=True, offscreen=True)], CityName.CANVAS_OFFSCREEN, None),
-    ([look(52, 0.0, dom=0)], CityName.MISSING, False),
-])
+@pytest.mark.parametrize(
+    "checks, code, visible",
+    [
+        ([look(52, 0.0, drawn=True)], CityName.CANVAS, None),
+        ([look(52, 0.0, drawn=True, offscreen=True)], CityName.CANVAS_OFFSCREEN, None),
+        ([look(52, 0.0, dom=0)], CityName.MISSING, False),
+    ],
+)
 def test_should_leave_canvas_text_to_reviewers_and_call_nothing_missing(checks, code, visible):
     v = judge(checks, "X", settings())
     assert (v["code"], v["visible"]) == (code.value, visible)

@@ -7,7 +7,7 @@ import os
 
 from skycity_bench.browser.cpu_wait import WaitClock, thread_times
 
-S = 1_000_000_000      # ns in a second
+S = 1_000_000_000  # ns in a second
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -29,8 +29,8 @@ def test_should_credit_nothing_when_only_the_browsers_own_threads_were_busy():
 def test_should_credit_the_others_share_of_a_threads_wait():
     # the renderer ran 2 s and waited 18 s; others ran 18 s; its siblings 0.5 s
     c = _clock({1: (0, 0), 2: (0, 0)}, {1: (2 * S, 18 * S), 2: (int(0.5 * S), int(0.2 * S))}, busy_s=20.5)
-    assert abs(c.waited_s - 18 * 18 / 18.5) < 1e-6          # its own 2 s do not dilute the share
-    c.start -= 20                                           # 20 s of wall
+    assert abs(c.waited_s - 18 * 18 / 18.5) < 1e-6  # its own 2 s do not dilute the share
+    c.start -= 20  # 20 s of wall
     assert abs(c.own_s() - (c.wall_s - c.waited_s)) < 1e-2 and c.own_s() < 3
 
 

@@ -72,9 +72,13 @@ def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(
     from skycity_bench.probes.density import TourFrames
     from skycity_bench.reporting.run_report import ProbeRecord
 
-    index = {"version": 1, "hook": {"ok": True, "value": {}, "error": None},
-             "frames": {str(k): {"file": f"f{k:06d}.png", "now_s": k / 60} for k in range(1185, 1250)},
-             "claims": {}, "page_errors": []}
+    index = {
+        "version": 1,
+        "hook": {"ok": True, "value": {}, "error": None},
+        "frames": {str(k): {"file": f"f{k:06d}.png", "now_s": k / 60} for k in range(1185, 1250)},
+        "claims": {},
+        "page_errors": [],
+    }
     (tmp_path / "recordings" / "density_frames").mkdir(parents=True)
     (tmp_path / "recordings" / "density_frames" / "index.json").write_text(json.dumps(index))
 
@@ -88,7 +92,7 @@ def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(
     assert TourFrames.of_run(SimpleNamespace(artifacts={}, out_dir=tmp_path)) is None
     tour = TourFrames.of_run(ctx("ok", df))
     plan = plan_pass([20.0, 21.0], 6, [-6, 15, -15], hook=True)
-    assert tour.has(_keys(plan[:1], 6)) and not tour.has(_keys(plan, 6))   # stopped before 21 s
+    assert tour.has(_keys(plan[:1], 6)) and not tour.has(_keys(plan, 6))  # stopped before 21 s
 
 
 def test_should_take_the_still_point_views_frames_and_claims_with_a_hook_only():
@@ -108,7 +112,7 @@ def test_should_find_every_frame_and_claim_a_still_point_sample_needs_among_the_
     got = density_frame_times(times, [0, 6, *others, *views], 3, views)
     frames = {round(t * 60) for t in got["frames_at"]}
     claims = {round(t * 60) for t in got["claims_at"]}
-    assert claims <= frames                       # claims are asked right after their frame
+    assert claims <= frames  # claims are asked right after their frame
     for ts in [times] + [[round(a + 0.25 * k, 3) for k in (1, 2, 3)] for a in times[:-1]]:
         plan = plan_pass(ts, 6, others, True, views)
         assert set(_keys(plan, 6)) <= frames

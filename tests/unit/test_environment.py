@@ -5,8 +5,13 @@ from skycity_bench.inputs.scenario import load_scenario
 
 
 def env(**kw):
-    e = environment.build("156.0", "/usr/bin/chromium", {"renderer": "ANGLE (SwiftShader Device)"}, load_scenario(),
-                          {"refresh_interval_ms": 16.7, "within_tolerance": True})
+    e = environment.build(
+        "156.0",
+        "/usr/bin/chromium",
+        {"renderer": "ANGLE (SwiftShader Device)"},
+        load_scenario(),
+        {"refresh_interval_ms": 16.7, "within_tolerance": True},
+    )
     e.update(kw)
     return e
 

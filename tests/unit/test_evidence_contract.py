@@ -16,12 +16,12 @@ from skycity_bench import evidence
 from skycity_bench.cli import app
 from skycity_bench.common.errors import UserError
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
-from skycity_bench.probes import registry
-from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
 from skycity_bench.inputs.rubric import DEFAULT_RUBRIC, load_rubric, rubric_sha256
 from skycity_bench.inputs.scenario import load_scenario
-from skycity_bench.judging.scorers import all_scorers
 from skycity_bench.judging.score_items import score_report
+from skycity_bench.judging.scorers import all_scorers
+from skycity_bench.probes import registry
+from skycity_bench.reporting.run_report import Candidate, ProbeRecord, Report, save
 
 RUBRIC = load_rubric()
 QUIET = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped": True}, "cpu": None, "too_noisy": []}
@@ -30,18 +30,33 @@ QUIET = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped
 def steady_pass(seconds: float = 5) -> FramePacingEvidence:
     n = int(seconds * 60)
     t = [round(k * 1000 / 60, 3) for k in range(n + 1)]
-    return FramePacingEvidence(duration_s=seconds, frames=n + 1, raf_ms=t, entry_ms=t, entry_to_raf_ms=0.0,
-                               drew=[1] * (n + 1), chromium={"source": "test", "error": "tracing is off"},
-                               page_errors=[], dialogs=[], noise=QUIET, passes=1, noise_of_passes=[QUIET])
+    return FramePacingEvidence(
+        duration_s=seconds,
+        frames=n + 1,
+        raf_ms=t,
+        entry_ms=t,
+        entry_to_raf_ms=0.0,
+        drew=[1] * (n + 1),
+        chromium={"source": "test", "error": "tracing is off"},
+        page_errors=[],
+        dialogs=[],
+        noise=QUIET,
+        passes=1,
+        noise_of_passes=[QUIET],
+    )
 
 
 def stored_run(tmp_path: Path) -> Path:
     """A scored run folder whose report holds one real evidence model (frame pacing)."""
     sc = load_scenario(None, {"duration_s": 5})
-    rep = Report(bench_version="test", rubric_id=RUBRIC.id, candidate=Candidate(id="c", sha256="0" * 64),
-                 scenario={"name": sc.name, "sha256": sc.sha256(), "effective": sc.model_dump(mode="json")})
+    rep = Report(
+        bench_version="test",
+        rubric_id=RUBRIC.id,
+        candidate=Candidate(id="c", sha256="0" * 64),
+        scenario={"name": sc.name, "sha256": sc.sha256(), "effective": sc.model_dump(mode="json")},
+    )
     rec = ProbeRecord(name="frame_pacing", version=registry.get("frame_pacing").version, duration_s=5.0)
-    rec.data = steady_pass()                    # as the runner assigns what a probe returns
+    rec.data = steady_pass()  # as the runner assigns what a probe returns
     rep.probes["frame_pacing"] = rec
     # scored as live, without drawing the frame-pacing plot (no item or check here reads it;
     # drawing is checked in test_golden_evidence): a second of matplotlib per test saved
@@ -185,8 +200,9 @@ def test_rescore_accepts_its_own_report_unchanged(tmp_path):
 def test_rescore_exits_2_with_one_line(tmp_path):
     run = stored_run(tmp_path)
     edit(run, lambda d: d["probes"]["frame_pacing"]["data"].update({"smooth": True}))
-    p = subprocess.run([sys.executable, "-m", "skycity_bench", "rescore", str(run)], capture_output=True, text=True,
-                       timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "skycity_bench", "rescore", str(run)], capture_output=True, text=True, timeout=120
+    )
     assert p.returncode == 2, p.stderr
     lines = [x for x in p.stderr.splitlines() if x.strip()]
     assert len(lines) == 1 and "probes.frame_pacing.data.smooth" in lines[0] and "Traceback" not in p.stderr
@@ -210,9 +226,19 @@ def test_the_runners_page_events_are_typed_evidence_and_a_hand_edit_is_refused(t
     run = stored_run(tmp_path)
 
     def add(d):
-        rec = ProbeRecord(name="page_events", data=PageEventsEvidence(   # as runner._page_events writes it
-            pages=2, dialogs=[{"type": "alert", "message": "hi"}], dialog_count=1, popups=[], popup_count=0,
-            left_document=[], renderer_crashes=0, page_errors=[]))
+        rec = ProbeRecord(
+            name="page_events",
+            data=PageEventsEvidence(  # as runner._page_events writes it
+                pages=2,
+                dialogs=[{"type": "alert", "message": "hi"}],
+                dialog_count=1,
+                popups=[],
+                popup_count=0,
+                left_document=[],
+                renderer_crashes=0,
+                page_errors=[],
+            ),
+        )
         d["probes"]["page_events"] = rec.model_dump(mode="json")
 
     edit(run, add)

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.judging.scorers import ScoreInput
 from skycity_bench.judging.scorers.frame_pacing import frame_pacing, noise_reasons, scene_updates
+from skycity_bench.reporting.run_report import ProbeRecord
 
 RUBRIC = load_rubric()
 ITEM = RUBRIC.item("smoothness.frame_pacing")
@@ -27,8 +27,12 @@ def chromium_frames(raf, dropped_at=(), comp=False, extra_dropped=0):
         fate[np.argmin(np.abs(t - x))] = "D"
     if extra_dropped:
         fate[np.linspace(0, t.size - 1, extra_dropped).astype(int)] = "D"
-    return {"source": "test", "t_ms": t.tolist(), "fate": "".join(fate),
-            "compositor_animation": ("1" if comp else "0") * t.size}
+    return {
+        "source": "test",
+        "t_ms": t.tolist(),
+        "fate": "".join(fate),
+        "compositor_animation": ("1" if comp else "0") * t.size,
+    }
 
 
 def evidence(intervals_ms, entry_extra=None, drew=None, duration=60.0, chromium=None):
@@ -38,8 +42,13 @@ def evidence(intervals_ms, entry_extra=None, drew=None, duration=60.0, chromium=
     if entry_extra is not None:
         entry = entry + np.asarray(entry_extra, float)
     drew = np.ones(raf.size, int) if drew is None else np.asarray(drew, int)
-    d = {"duration_s": duration, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
-         "drew": drew.tolist()}
+    d = {
+        "duration_s": duration,
+        "frames": int(raf.size),
+        "raf_ms": raf.tolist(),
+        "entry_ms": entry.tolist(),
+        "drew": drew.tolist(),
+    }
     if chromium is not None:
         d["chromium"] = chromium(raf) if callable(chromium) else chromium
     return d
@@ -51,8 +60,14 @@ QUIET = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped
 def whole(data: dict) -> dict:
     """The synthetic pass as whole evidence (skycity_bench/evidence/frame_pacing.py): what a
     test leaves out is what a quiet pass without Chromium's account would hold."""
-    d = {"entry_to_raf_ms": 0.0, "chromium": {"source": "test", "error": "tracing is off"}, "page_errors": [],
-         "dialogs": [], "passes": 1, **data}
+    d = {
+        "entry_to_raf_ms": 0.0,
+        "chromium": {"source": "test", "error": "tracing is off"},
+        "page_errors": [],
+        "dialogs": [],
+        "passes": 1,
+        **data,
+    }
     d["noise"] = {**QUIET, **data.get("noise", {})}
     d.setdefault("noise_of_passes", [d["noise"]])
     return d
@@ -60,8 +75,12 @@ def whole(data: dict) -> dict:
 
 def score(data, duration=60.0):
     sc = load_scenario(None, {"duration_s": duration})
-    inp = ScoreInput(item=ITEM, rubric=RUBRIC, scenario=sc,
-                     records={"frame_pacing": ProbeRecord(name="frame_pacing", data=whole(data))})
+    inp = ScoreInput(
+        item=ITEM,
+        rubric=RUBRIC,
+        scenario=sc,
+        records={"frame_pacing": ProbeRecord(name="frame_pacing", data=whole(data))},
+    )
     return frame_pacing(inp)
 
 
@@ -88,7 +107,7 @@ def test_should_let_the_dense_window_decide_when_it_is_worse():
 
 
 def test_should_let_the_full_window_decide_when_it_is_worse():
-    bad_start = [100.0 if i % 10 == 0 else 1000 / 60 for i in range(600)]   # ≈ 15 s, before 20 s
+    bad_start = [100.0 if i % 10 == 0 else 1000 / 60 for i in range(600)]  # ≈ 15 s, before 20 s
     r = score(evidence(bad_start + steady(40)))
     assert r.measurements["smoothness.dense"]["tier"] == 10
     assert r.measurements["smoothness.full"]["tier"] == r.points < 10
@@ -102,7 +121,7 @@ def stall_every(n_frames, stall_ms, seconds=60):
     while raf[-1] < seconds * 1000:
         k += 1
         if k % n_frames == 0:
-            raf.append(raf[-1] + VSYNC * max(1, int(stall_ms // VSYNC)))   # the BeginFrame issued during the stall
+            raf.append(raf[-1] + VSYNC * max(1, int(stall_ms // VSYNC)))  # the BeginFrame issued during the stall
             entry.append(entry[-1] + stall_ms + 1.0)
         else:
             raf.append(raf[-1] + VSYNC)
@@ -112,9 +131,14 @@ def stall_every(n_frames, stall_ms, seconds=60):
 
 def stall_evidence(n_frames, stall_ms, chromium=True, seconds=60):
     raf, entry = stall_every(n_frames, stall_ms, seconds)
-    stalled = raf[:-1][np.diff(raf) > 1.5 * VSYNC]      # the stalled callback's own frame is dropped
-    d = {"duration_s": seconds, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
-         "drew": [1] * raf.size}
+    stalled = raf[:-1][np.diff(raf) > 1.5 * VSYNC]  # the stalled callback's own frame is dropped
+    d = {
+        "duration_s": seconds,
+        "frames": int(raf.size),
+        "raf_ms": raf.tolist(),
+        "entry_ms": entry.tolist(),
+        "drew": [1] * raf.size,
+    }
     if chromium:
         d["chromium"] = chromium_frames(raf, dropped_at=stalled)
     return d
@@ -138,10 +162,16 @@ def test_should_count_vsyncs_dropped_before_a_late_callback_was_entered():
     # after raf[i], before its entry: interval i is late and the entry clock lengthens it.
     raf = np.arange(0, 601) * VSYNC
     entry = raf + 0.3
-    entry[300:] += 120.0                 # from frame 300 on every callback runs 120 ms later (begin times stay regular)
-    d = {"duration_s": 10, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
-         "entry_to_raf_ms": 0.0, "drew": [1] * raf.size,
-         "chromium": chromium_frames(raf, dropped_at=raf[300] + VSYNC * np.arange(1, 7))}
+    entry[300:] += 120.0  # from frame 300 on every callback runs 120 ms later (begin times stay regular)
+    d = {
+        "duration_s": 10,
+        "frames": int(raf.size),
+        "raf_ms": raf.tolist(),
+        "entry_ms": entry.tolist(),
+        "entry_to_raf_ms": 0.0,
+        "drew": [1] * raf.size,
+        "chromium": chromium_frames(raf, dropped_at=raf[300] + VSYNC * np.arange(1, 7)),
+    }
     r = score(d, duration=10)
     clocks = r.measurements["smoothness.clocks"]
     assert clocks["late_by_chromium"] >= 1 and clocks["late_by_frame_clock"] == 0
@@ -167,7 +197,7 @@ def test_should_never_let_entry_jitter_count_in_frames_presented_on_time():
     for chromium in (lambda raf: chromium_frames(raf), None):
         r = score(evidence(iv, entry_extra=rng.uniform(0, 9, len(iv) + 1), chromium=chromium))
         full = r.measurements["smoothness.full"]
-        assert full["entry"]["p95_ms"] > 20          # the entry clock alone would lose the tier
+        assert full["entry"]["p95_ms"] > 20  # the entry clock alone would lose the tier
         assert full["p95_decided_by"] == "rAF timestamp"
         assert r.points == 10 and r.status == "pass"
 
@@ -176,8 +206,14 @@ def test_should_let_a_skipped_vsync_count_where_chromium_saw_no_drop():
     # Seen on a real run: some stalls' vsyncs are reported presented (by the compositor
     # alone); the frame clock's skipped vsync still marks them late, and only them.
     raf, entry = stall_every(8, 42)
-    d = {"duration_s": 60, "frames": int(raf.size), "raf_ms": raf.tolist(), "entry_ms": entry.tolist(),
-         "drew": [1] * raf.size, "chromium": chromium_frames(raf)}
+    d = {
+        "duration_s": 60,
+        "frames": int(raf.size),
+        "raf_ms": raf.tolist(),
+        "entry_ms": entry.tolist(),
+        "drew": [1] * raf.size,
+        "chromium": chromium_frames(raf),
+    }
     r = score(d)
     clocks = r.measurements["smoothness.clocks"]
     assert clocks["late_by_chromium"] == 0 and clocks["late_by_frame_clock"] == clocks["late_intervals"] > 0
@@ -189,11 +225,11 @@ def test_should_let_a_skipped_vsync_count_where_chromium_saw_no_drop():
 
 def test_should_not_use_a_trace_that_does_not_line_up_with_rAF():
     d = stall_evidence(8, 42)
-    d["chromium"]["t_ms"] = [t + 7.0 for t in d["chromium"]["t_ms"]]     # wrong anchor
+    d["chromium"]["t_ms"] = [t + 7.0 for t in d["chromium"]["t_ms"]]  # wrong anchor
     r = score(d)
     clocks = r.measurements["smoothness.clocks"]
     assert clocks["late_frames_from"] == "frame_clock" and "rAF timestamps found" in clocks["trace_unusable"]
-    assert r.points == 3                 # the frame clock alone still catches the stalls
+    assert r.points == 3  # the frame clock alone still catches the stalls
 
 
 def test_should_report_chromium_figure_over_the_pass():
@@ -207,8 +243,10 @@ def test_should_report_chromium_figure_over_the_pass():
 
 def test_should_review_a_compositor_only_animation_with_both_figures():
     iv = steady(10)
-    r = score(evidence(iv, drew=[0] * (len(iv) + 1), duration=10,
-                       chromium=lambda raf: chromium_frames(raf, comp=True)), duration=10)
+    r = score(
+        evidence(iv, drew=[0] * (len(iv) + 1), duration=10, chromium=lambda raf: chromium_frames(raf, comp=True)),
+        duration=10,
+    )
     assert r.status == "review" and r.points is None
     assert r.evidence["disagreement"] == "compositor_only_animation"
     assert "Chromium" in r.evidence["reason"] and r.evidence["chromium"]["dropped_frame_pct"] == 0
@@ -221,19 +259,31 @@ def test_should_review_smooth_raf_when_chromium_dropped_many_frames():
 
 
 def test_should_review_janky_raf_when_chromium_presented_every_frame():
-    r = score(evidence([100.0 if i % 10 == 0 else VSYNC for i in range(600)], duration=10,
-                       chromium=lambda raf: chromium_frames(raf)), duration=10)
+    r = score(
+        evidence(
+            [100.0 if i % 10 == 0 else VSYNC for i in range(600)],
+            duration=10,
+            chromium=lambda raf: chromium_frames(raf),
+        ),
+        duration=10,
+    )
     assert r.status == "review" and r.evidence["disagreement"] == "raf_janky_chromium_smooth"
 
 
 def test_noise_reasons_name_each_cause():
     sc = load_scenario(None, {})
     s = sc.scorer_settings("frame_pacing")
-    quiet = {"cpu": {"foreign_load": 0.05, "steal": 0.0}, "calibration_before": {"p95_ms": 16.8},
-             "calibration_after": {"p95_ms": 16.9}}
+    quiet = {
+        "cpu": {"foreign_load": 0.05, "steal": 0.0},
+        "calibration_before": {"p95_ms": 16.8},
+        "calibration_after": {"p95_ms": 16.9},
+    }
     assert noise_reasons(quiet, s) == []
-    loud = {"cpu": {"foreign_load": 0.9, "steal": 0.1}, "calibration_before": {"p95_ms": 16.8},
-            "calibration_after": {"p95_ms": 33.4}}
+    loud = {
+        "cpu": {"foreign_load": 0.9, "steal": 0.1},
+        "calibration_before": {"p95_ms": 16.8},
+        "calibration_after": {"p95_ms": 33.4},
+    }
     why = noise_reasons(loud, s)
     assert len(why) == 3 and any("after" in w for w in why)
 
@@ -256,7 +306,7 @@ def test_should_put_a_scene_that_draws_every_third_frame_to_review():
 
 def test_should_put_a_frozen_scene_to_review():
     iv = steady(10)
-    drew = [0 if 200 <= i < 260 else 1 for i in range(len(iv) + 1)]   # 1 s without drawing
+    drew = [0 if 200 <= i < 260 else 1 for i in range(len(iv) + 1)]  # 1 s without drawing
     r = score(evidence(iv, drew=drew, duration=10), duration=10)
     assert r.status == "review"
     assert r.evidence["longest_scene_freeze_s"] == pytest.approx(1.0, abs=0.05)
@@ -275,7 +325,7 @@ def test_a_whole_page_stall_is_no_scene_freeze():
     raf = np.array([0, 16.7, 33.4, 833.4, 850.1, 866.8])
     ratio, longest = scene_updates(raf, np.ones(6, int))
     assert ratio == 1.0 and longest == 0.0
-    _, longest = scene_updates(raf, np.array([1, 1, 0, 1, 1, 1]))      # one frame ran without a draw
+    _, longest = scene_updates(raf, np.array([1, 1, 0, 1, 1, 1]))  # one frame ran without a draw
     assert longest == pytest.approx(0.8167, abs=1e-3)
 
 

@@ -1,33 +1,54 @@
 """Chromium's frame reporting read from trace events (browser/frame_trace.py) and the CPU
 noise figures (browser/calibration.py), on synthetic events and samples."""
 
-from skycity_bench.browser.rate_calibration import cpu_noise
 from skycity_bench.browser.frame_trace import FrameTrace
+from skycity_bench.browser.rate_calibration import cpu_noise
 
 URL = "http://127.0.0.1:1234/demo.html"
 
 
 def reporter(pid, ts_us, seq, state, comp=False):
-    return {"name": "PipelineReporter", "ph": "b", "pid": pid, "ts": ts_us,
-            "args": {"frame_reporter": {"frame_sequence": seq, "state": state,
-                                        "has_compositor_animation": comp, "has_main_animation": True}}}
+    return {
+        "name": "PipelineReporter",
+        "ph": "b",
+        "pid": pid,
+        "ts": ts_us,
+        "args": {
+            "frame_reporter": {
+                "frame_sequence": seq,
+                "state": state,
+                "has_compositor_animation": comp,
+                "has_main_animation": True,
+            }
+        },
+    }
 
 
 def nav(pid, ts_us, url):
-    return {"name": "navigationStart", "ph": "R", "pid": pid, "ts": ts_us,
-            "args": {"data": {"documentLoaderURL": url, "isLoadingMainFrame": True}}}
+    return {
+        "name": "navigationStart",
+        "ph": "R",
+        "pid": pid,
+        "ts": ts_us,
+        "args": {"data": {"documentLoaderURL": url, "isLoadingMainFrame": True}},
+    }
 
 
 def test_frames_are_the_demo_renderers_on_the_page_clock():
     tr = FrameTrace(None, None)
-    tr._collect({"value": [
-        nav(7, 1_000_000, ""), nav(7, 2_000_000, URL),
-        reporter(7, 2_100_000, 1, "STATE_PRESENTED_ALL"),
-        reporter(7, 2_116_667, 2, "STATE_PRESENTED_PARTIAL"),
-        reporter(7, 2_116_667, 2, "STATE_DROPPED"),          # same vsync, dropped wins
-        reporter(7, 2_133_333, 3, "STATE_NO_UPDATE_DESIRED"),  # nothing to draw: not a frame
-        reporter(9, 2_100_000, 1, "STATE_DROPPED"),           # the browser's own UI compositor
-    ]})
+    tr._collect(
+        {
+            "value": [
+                nav(7, 1_000_000, ""),
+                nav(7, 2_000_000, URL),
+                reporter(7, 2_100_000, 1, "STATE_PRESENTED_ALL"),
+                reporter(7, 2_116_667, 2, "STATE_PRESENTED_PARTIAL"),
+                reporter(7, 2_116_667, 2, "STATE_DROPPED"),  # same vsync, dropped wins
+                reporter(7, 2_133_333, 3, "STATE_NO_UPDATE_DESIRED"),  # nothing to draw: not a frame
+                reporter(9, 2_100_000, 1, "STATE_DROPPED"),  # the browser's own UI compositor
+            ]
+        }
+    )
     f = tr.frames(URL)
     assert f["pid"] == 7
     assert f["t_ms"] == [100.0, 116.667]

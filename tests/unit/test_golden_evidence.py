@@ -18,7 +18,7 @@ from tests.golden_evidence import GOLDEN_DIR, all_golden, as_report, load
 
 FILES = all_golden()
 IDS = [str(p.relative_to(GOLDEN_DIR).with_suffix("")) for p in FILES]
-TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline", "density", "shops"}   # probes with a scorer
+TYPED = {"frame_pacing", "packaging", "playback", "framing", "timeline", "density", "shops"}  # probes with a scorer
 
 
 @pytest.mark.parametrize("probe", sorted(TYPED))
@@ -73,9 +73,11 @@ def test_rescoring_golden_evidence_reproduces_the_live_items(path):
 # One golden file per scorer that draws (frame pacing's plot, the camera timeline, density's
 # behaviour figure): rescored into a run folder, each figure is written and named in its
 # item's evidence, and the items are those of the rescoring that draws nothing.
-DRAWN = {"frame_pacing/jank_tier6": {"smoothness.frame_pacing"},
-         "timeline/clean": {"camera.phases", "camera.motion", "camera.ending"},
-         "density/liar": {"density.behavior"}}
+DRAWN = {
+    "frame_pacing/jank_tier6": {"smoothness.frame_pacing"},
+    "timeline/clean": {"camera.phases", "camera.motion", "camera.ending"},
+    "density/liar": {"density.behavior"},
+}
 
 
 @pytest.mark.parametrize("name", sorted(DRAWN))
@@ -91,8 +93,9 @@ def test_rescoring_into_a_run_folder_draws_each_figure_and_judges_alike(name, tm
         assert pngs, f"{iid}: no figure named in its evidence"
         for f in pngs:
             assert (tmp_path / f).stat().st_size > 5_000, f"{iid}: {f} is missing or empty"
-    assert {i: (r.status, r.points) for i, r in drawn.items.items()} == \
-        {i: (r.status, r.points) for i, r in plain.items.items()}
+    assert {i: (r.status, r.points) for i, r in drawn.items.items()} == {
+        i: (r.status, r.points) for i, r in plain.items.items()
+    }
 
 
 def _rescore(name: str, scorers: dict | None = None):
@@ -123,7 +126,7 @@ def test_rescore_rejudges_density_and_shops_evidence_under_new_thresholds():
     # A hookless particle field goes to reviewers; a scorer that tolerated any doubt would
     # give points from its plain count (what the doubt limits are there to prevent).
     assert _rescore("density/points_wave").items["density.count"].status == "review"
-    lax = _rescore("density/points_wave", {"density": {"hookless_doubt_min": 10 ** 6}})
+    lax = _rescore("density/points_wave", {"density": {"hookless_doubt_min": 10**6}})
     assert lax.items["density.count"].status != "review" and lax.items["density.count"].points is not None
     # The never-closing card fails every hover at 500 ms; a close limit longer than the whole
     # watch still fails it (closed_after_ms is null: never seen to close), the correct fixture's
@@ -137,8 +140,11 @@ def test_rescore_rejudges_density_and_shops_evidence_under_new_thresholds():
 # Each packaging fixture is built to show one fault (tests/fixtures/packaging/make_fixtures.py):
 # on its golden evidence the scorers name that fault by its code.
 CODES = {
-    "clean": {"packaging.autoplay": "plays_muted", "packaging.framing": "fits_no_overlay",
-              "packaging.single_file": "pass"},
+    "clean": {
+        "packaging.autoplay": "plays_muted",
+        "packaging.framing": "fits_no_overlay",
+        "packaging.single_file": "pass",
+    },
     "click_to_start": {"packaging.autoplay": "click_to_start"},
     "unmuted_sound": {"packaging.autoplay": "audible"},
     "dead_reference": {"packaging.single_file": "P1"},

@@ -77,8 +77,12 @@ fetch(someUrl);
     assert u["models/ship.glb"] == (8, "loader .load()")
     assert u["sprites/car.png"] == (9, ".src/.href assignment")
     assert u["wss://example.com/live"] == (11, "WebSocket")
-    for absent in ("commented-out.json", "old-worker.js", "https://example.com/next",
-                   "https://example.com/not-loaded-just-a-string"):
+    for absent in (
+        "commented-out.json",
+        "old-worker.js",
+        "https://example.com/next",
+        "https://example.com/not-loaded-just-a-string",
+    ):
         assert absent not in u
     assert {"call": "fetch", "argument": "someUrl", "line": 13} in found["dynamic"]
 
@@ -95,11 +99,13 @@ def test_should_report_embedded_base64_binaries_with_size_and_kind():
     png = cv2.imencode(".png", rng.integers(0, 256, (40, 40, 3), dtype=np.uint8))[1].tobytes()
     b64 = base64.b64encode(png).decode()
     font = base64.b64encode(b"wOF2" + bytes(range(256)) * 4).decode()
-    html = (f'<img src="data:image/png;base64,{b64}">\n'
-            f'<script>\nconst FONT = "{font}";\nconst SVG = "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=";\n</script>')
+    html = (
+        f'<img src="data:image/png;base64,{b64}">\n'
+        f'<script>\nconst FONT = "{font}";\nconst SVG = "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=";\n</script>'
+    )
     emb = audit(html)["embedded"]
     kinds = {(e["kind"], e["line"], e["bytes"]) for e in emb}
     assert ("image/png", 1, len(png)) in kinds
     assert ("font/woff2", 3, 4 + 1024) in kinds
-    assert not any("svg" in e["kind"] for e in emb)        # SVG is markup, written by code
+    assert not any("svg" in e["kind"] for e in emb)  # SVG is markup, written by code
     assert audit(html)["references"] == []

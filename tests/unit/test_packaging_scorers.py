@@ -8,12 +8,12 @@ import copy
 import numpy as np
 import pytest
 
-from skycity_bench.probes._pixel_compare import change_stats, changed_mask, ssim
-from skycity_bench.probes.framing import blank_bands
-from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.judging.scorers import ScoreInput, all_scorers
+from skycity_bench.probes._pixel_compare import change_stats, changed_mask, ssim
+from skycity_bench.probes.framing import blank_bands
+from skycity_bench.reporting.run_report import ProbeRecord
 
 RUBRIC = load_rubric()
 SCENARIO = load_scenario()
@@ -23,14 +23,34 @@ SCENARIO = load_scenario()
 # record is a valid evidence model (skycity_bench/evidence/: unknown or missing fields fail).
 _QUIET_CHANGE = {"changed_share": 0.0, "changed_cells": 0, "grid": [16, 9], "bbox": None}
 BASE = {
-    "packaging": {"file_bytes": 1000, "lines": 40, "references": [], "embedded": [], "dynamic": [],
-                  "page": {"watched_s": 1.0, "bench_errors": [], "page_errors": [], "navigations": []}},
-    "playback": {"viewport": [1280, 720],
-                 "autoplay": {"frames": [{"t_s": 0.1}], "changes": [], "union": _QUIET_CHANGE, "sound": None,
-                              "dialogs": [], "page_errors": [], "files": []},
-                 "pause_resume_replay": {"hook_methods": [], "hook_has_time": False, "ways": {
-                     "hook": {"way": "hook", "untested": "no hook"},
-                     "keyboard": {"way": "keyboard", "untested": "keyboard not enabled"}}}},
+    "packaging": {
+        "file_bytes": 1000,
+        "lines": 40,
+        "references": [],
+        "embedded": [],
+        "dynamic": [],
+        "page": {"watched_s": 1.0, "bench_errors": [], "page_errors": [], "navigations": []},
+    },
+    "playback": {
+        "viewport": [1280, 720],
+        "autoplay": {
+            "frames": [{"t_s": 0.1}],
+            "changes": [],
+            "union": _QUIET_CHANGE,
+            "sound": None,
+            "dialogs": [],
+            "page_errors": [],
+            "files": [],
+        },
+        "pause_resume_replay": {
+            "hook_methods": [],
+            "hook_has_time": False,
+            "ways": {
+                "hook": {"way": "hook", "untested": "no hook"},
+                "keyboard": {"way": "keyboard", "untested": "keyboard not enabled"},
+            },
+        },
+    },
     "framing": {"viewports": [], "times_s": [1.0]},
 }
 
@@ -45,8 +65,12 @@ def whole(probe: str, data: dict) -> dict:
 
 
 def score(item_id: str, **records):
-    inp = ScoreInput(item=RUBRIC.item(item_id), rubric=RUBRIC, scenario=SCENARIO,
-                     records={k: ProbeRecord(name=k, data=whole(k, v)) for k, v in records.items()})
+    inp = ScoreInput(
+        item=RUBRIC.item(item_id),
+        rubric=RUBRIC,
+        scenario=SCENARIO,
+        records={k: ProbeRecord(name=k, data=whole(k, v)) for k, v in records.items()},
+    )
     return all_scorers()[item_id].fn(inp)
 
 
@@ -56,37 +80,51 @@ def pk(references=(), embedded=(), dynamic=()):
 
 
 def net(*reqs):
-    return {"requests": [{"url": u, "method": "GET", "resource_type": "script", "t_wall": 1.0e9 + i,
-                          "outcome": o, "detail": d} for i, (u, o, d) in enumerate(reqs)],
-            "misses": [], "mode": "offline"}
+    return {
+        "requests": [
+            {"url": u, "method": "GET", "resource_type": "script", "t_wall": 1.0e9 + i, "outcome": o, "detail": d}
+            for i, (u, o, d) in enumerate(reqs)
+        ],
+        "misses": [],
+        "mode": "offline",
+    }
 
 
 def test_should_fail_single_file_when_a_cdn_import_was_served_from_the_offline_cache():
     url = "https://cdn.jsdelivr.net/npm/three@0.160.0/build/three.module.js"
-    r = score("packaging.single_file",
-              packaging=pk([{"url": url, "line": 12, "where": "static import"}]),
-              network=net((url, "served", "served from the offline cache: three@0.160.0")))
+    r = score(
+        "packaging.single_file",
+        packaging=pk([{"url": url, "line": 12, "where": "static import"}]),
+        network=net((url, "served", "served from the offline cache: three@0.160.0")),
+    )
     assert (r.status, r.points, r.evidence["rule"]) == ("fail", 0, "F1")
     assert url in r.evidence["reason"] and "offline cache" in r.evidence["reason"]
     assert r.evidence["external_requests"][0]["outcome"] == "served"
 
 
 def test_should_fail_single_file_for_a_markup_reference_even_when_nothing_was_requested():
-    r = score("packaging.single_file", packaging=pk([{"url": "style.css", "line": 4, "where": "<link rel=stylesheet>"}]),
-              network=net())
+    r = score(
+        "packaging.single_file",
+        packaging=pk([{"url": "style.css", "line": 4, "where": "<link rel=stylesheet>"}]),
+        network=net(),
+    )
     assert (r.status, r.evidence["rule"]) == ("fail", "F2")
     assert "line 4" in r.evidence["reason"]
 
 
 def test_should_give_partial_for_a_loading_call_that_never_ran():
-    r = score("packaging.single_file", packaging=pk([{"url": "data/city.json", "line": 9, "where": "fetch()"}]),
-              network=net())
+    r = score(
+        "packaging.single_file", packaging=pk([{"url": "data/city.json", "line": 9, "where": "fetch()"}]), network=net()
+    )
     assert (r.status, r.points, r.evidence["rule"]) == ("partial", 1.0, "P1")
 
 
 def test_should_fail_a_loading_call_that_did_run():
-    r = score("packaging.single_file", packaging=pk([{"url": "data/city.json", "line": 9, "where": "fetch()"}]),
-              network=net(("http://127.0.0.1:4000/data/city.json", "blocked", "blocked")))
+    r = score(
+        "packaging.single_file",
+        packaging=pk([{"url": "data/city.json", "line": 9, "where": "fetch()"}]),
+        network=net(("http://127.0.0.1:4000/data/city.json", "blocked", "blocked")),
+    )
     assert r.evidence["rule"] == "F1"
 
 
@@ -102,17 +140,25 @@ def test_should_give_partial_for_embedded_binaries_over_the_size_limit_only():
 
 
 def test_should_ignore_the_browsers_own_favicon_request_and_inline_urls():
-    r = score("packaging.single_file", packaging=pk(),
-              network=net(("http://127.0.0.1:4000/favicon.ico", "blocked", ""), ("data:image/png;base64,AA", "blocked", "")))
+    r = score(
+        "packaging.single_file",
+        packaging=pk(),
+        network=net(("http://127.0.0.1:4000/favicon.ico", "blocked", ""), ("data:image/png;base64,AA", "blocked", "")),
+    )
     assert r.status == "pass" and r.evidence["external_requests"] == []
 
 
 # ------------------------------------------------------------------ autoplay
 def autoplay_data(cells=40, share=0.05, sound=None, after_click=None):
-    d = {"frames": [{"t_s": 0.1}, {"t_s": 1.5}, {"t_s": 3.0}],
-         "union": {"changed_share": share, "changed_cells": cells, "grid": [16, 9], "bbox": None},
-         "changes": [], "sound": sound or {"media": [], "audio": [], "input_listeners": []}, "files": [],
-         "dialogs": [], "page_errors": []}
+    d = {
+        "frames": [{"t_s": 0.1}, {"t_s": 1.5}, {"t_s": 3.0}],
+        "union": {"changed_share": share, "changed_cells": cells, "grid": [16, 9], "bbox": None},
+        "changes": [],
+        "sound": sound or {"media": [], "audio": [], "input_listeners": []},
+        "files": [],
+        "dialogs": [],
+        "page_errors": [],
+    }
     if after_click:
         d["after_click"] = after_click
     return {"autoplay": d}
@@ -127,15 +173,29 @@ def test_should_pass_autoplay_when_the_scene_moves_widely_and_silently():
 def test_should_fail_a_spinner_and_name_click_to_start():
     r = score("packaging.autoplay", playback=autoplay_data(cells=2, share=0.004))
     assert r.status == "fail" and "spinner" in r.evidence["reason"]
-    r = score("packaging.autoplay", playback=autoplay_data(cells=0, share=0.0, after_click={
-        "changed_share": 0.2, "changed_cells": 50, "grid": [16, 9], "bbox": None}))
+    r = score(
+        "packaging.autoplay",
+        playback=autoplay_data(
+            cells=0, share=0.0, after_click={"changed_share": 0.2, "changed_cells": 50, "grid": [16, 9], "bbox": None}
+        ),
+    )
     assert r.status == "fail" and "click-to-start" in r.evidence["reason"] and r.evidence["started_after_click"]
 
 
 def test_should_give_partial_autoplay_when_it_makes_sound():
-    sound = {"media": [{"tag": "audio", "src": "data:audio/wav", "volume": 1, "audible": True}],
-             "audio": [{"state": "running", "feeds_destination": ["GainNode"], "feed_gains": [0],
-                        "sources_started": 1, "audible": False}], "input_listeners": []}
+    sound = {
+        "media": [{"tag": "audio", "src": "data:audio/wav", "volume": 1, "audible": True}],
+        "audio": [
+            {
+                "state": "running",
+                "feeds_destination": ["GainNode"],
+                "feed_gains": [0],
+                "sources_started": 1,
+                "audible": False,
+            }
+        ],
+        "input_listeners": [],
+    }
     r = score("packaging.autoplay", playback=autoplay_data(sound=sound))
     assert (r.status, r.points) == ("partial", 0.5)
     assert len(r.evidence["audible"]) == 1 and "<audio>" in r.evidence["audible"][0]
@@ -144,21 +204,39 @@ def test_should_give_partial_autoplay_when_it_makes_sound():
 # ------------------------------------------------------------------ pause / resume / replay
 def cycle(pause_share=0.0, resume_share=0.2, ssim_v=0.999, block=0.99, times=(1.0, 1.0, 2.5)):
     t_before, t0, t1 = times
-    return {"pause": {"changed_share": pause_share, "changed_cells": 0, "hook_time": [t_before, t0, t1]},
-            "resume": {"changed_share": resume_share, "changed_cells": 40, "hook_time": [t1, None if t1 is None else t1 + 0.5]},
-            "replay": [{"t_s": 2.0, "ssim": ssim_v, "worst_block": block, "offset_frames": 0},
-                       {"t_s": 5.0, "ssim": ssim_v, "worst_block": block, "offset_frames": 0}]}
+    return {
+        "pause": {"changed_share": pause_share, "changed_cells": 0, "hook_time": [t_before, t0, t1]},
+        "resume": {
+            "changed_share": resume_share,
+            "changed_cells": 40,
+            "hook_time": [t1, None if t1 is None else t1 + 0.5],
+        },
+        "replay": [
+            {"t_s": 2.0, "ssim": ssim_v, "worst_block": block, "offset_frames": 0},
+            {"t_s": 5.0, "ssim": ssim_v, "worst_block": block, "offset_frames": 0},
+        ],
+    }
 
 
 def way(name, cycles):
-    return {"way": name, "first_play_times_s": [2.0, 5.0],
-            "first_play_change": {"changed_share": 0.3, "changed_cells": 80}, "cycles": cycles}
+    return {
+        "way": name,
+        "first_play_times_s": [2.0, 5.0],
+        "first_play_change": {"changed_share": 0.3, "changed_cells": 80},
+        "cycles": cycles,
+    }
 
 
 def prr(hook=None, keyboard=None):
-    return {"pause_resume_replay": {"hook_methods": [], "ways": {
-        "hook": hook or {"way": "hook", "untested": "no hook"},
-        "keyboard": keyboard or {"way": "keyboard", "untested": "keyboard not enabled"}}}}
+    return {
+        "pause_resume_replay": {
+            "hook_methods": [],
+            "ways": {
+                "hook": hook or {"way": "hook", "untested": "no hook"},
+                "keyboard": keyboard or {"way": "keyboard", "untested": "keyboard not enabled"},
+            },
+        }
+    }
 
 
 def test_should_pass_pause_resume_replay_only_when_both_cycles_hold():
@@ -198,20 +276,58 @@ def test_should_take_the_better_way_and_keep_the_other_ways_failures():
 
 # ------------------------------------------------------------------ framing
 def vp(w, h, *, overlays=(), blank=0.0, buffer=None, scroll=False, texts=()):
-    smp = {"t_s": 1.0, "page": {"inner": [w, h], "client": [w, h], "scroll": [w, h], "scrollbar": [0, 0],
-                                "scrollable_x": False, "scrollable_y": scroll},
-           "scene": {"tag": "canvas", "id": "c", "rect": [0, 0, w, h], "buffer": list(buffer or (w, h)),
-                     "object_fit": "fill", "visible_share": 1},
-           "overlays": list(overlays), "canvas_texts": [{"text": t, "draws": 9} for t in texts], "excused_texts": []}
-    return {"viewport": [w, h], "samples": [smp], "blank_bands": [{"side": "top", "px": 9, "share": blank,
-                                                                   "counted_share": blank, "sharp_edge_share": 1.0,
-                                                                   "colour_bgr": [0, 0, 0]}],
-            "blank_share": blank, "file": f"framing/framing-{w}x{h}.png", "clock": {}}
+    smp = {
+        "t_s": 1.0,
+        "page": {
+            "inner": [w, h],
+            "client": [w, h],
+            "scroll": [w, h],
+            "scrollbar": [0, 0],
+            "scrollable_x": False,
+            "scrollable_y": scroll,
+        },
+        "scene": {
+            "tag": "canvas",
+            "id": "c",
+            "rect": [0, 0, w, h],
+            "buffer": list(buffer or (w, h)),
+            "object_fit": "fill",
+            "visible_share": 1,
+        },
+        "overlays": list(overlays),
+        "canvas_texts": [{"text": t, "draws": 9} for t in texts],
+        "excused_texts": [],
+    }
+    return {
+        "viewport": [w, h],
+        "samples": [smp],
+        "blank_bands": [
+            {
+                "side": "top",
+                "px": 9,
+                "share": blank,
+                "counted_share": blank,
+                "sharp_edge_share": 1.0,
+                "colour_bgr": [0, 0, 0],
+            }
+        ],
+        "blank_share": blank,
+        "file": f"framing/framing-{w}x{h}.png",
+        "clock": {},
+    }
 
 
 VPS = [(1920, 1080), (1280, 720), (1024, 768)]
-PANEL = {"tag": "div", "id": "stats", "cls": "", "text": "60 FPS", "why": "text", "rect": [0, 0, 80, 48],
-         "position": "fixed", "excused": False}
+PANEL = {
+    "tag": "div",
+    "id": "stats",
+    "cls": "",
+    "text": "60 FPS",
+    "why": "text",
+    "rect": [0, 0, 80, 48],
+    "position": "fixed",
+    "excused": False,
+}
 
 
 def test_should_pass_framing_that_fits_everywhere_without_overlays():
@@ -241,13 +357,13 @@ def test_should_fail_framing_that_never_fits_or_has_both_problems():
 def test_should_count_letterbox_bars_but_not_a_gradient_sky():
     h, w = 200, 300
     sky = np.zeros((h, w, 3), np.uint8)
-    sky[:] = np.linspace(20, 200, h, dtype=np.uint8)[:, None, None]   # a vertical gradient, static
-    sky[150:, ::7] = 255                                               # a ragged skyline
+    sky[:] = np.linspace(20, 200, h, dtype=np.uint8)[:, None, None]  # a vertical gradient, static
+    sky[150:, ::7] = 255  # a ragged skyline
     bands, mask = blank_bands([sky, sky.copy()], 8, [0, 0, w, h])
     assert mask.mean() == 0
     boxed = sky.copy()
     boxed[:20] = 0
-    boxed[-20:] = 0                                                    # letterbox bars drawn in the canvas
+    boxed[-20:] = 0  # letterbox bars drawn in the canvas
     bands, mask = blank_bands([boxed, boxed.copy()], 8, [0, 0, w, h])
     assert mask.mean() == pytest.approx(40 / 200)
     bands, mask = blank_bands([sky, sky.copy()], 8, [0, 20, w, 160])  # the canvas does not reach the top
@@ -276,4 +392,5 @@ def test_should_tell_a_spinner_from_a_scene_by_changed_cells():
 
 def cv2_blur(img):
     import cv2
+
     return cv2.GaussianBlur(img, (9, 9), 3)

@@ -44,17 +44,17 @@ def test_should_never_force_onto_a_single_cpu():
 
 
 def test_should_give_the_pacing_browser_whole_physical_cores():
-    smt = {c: {c % 4, c % 4 + 4} for c in range(8)}          # 0&4, 1&5, ... share a core
+    smt = {c: {c % 4, c % 4 + 4} for c in range(8)}  # 0&4, 1&5, ... share a core
     s = plan_split(_settings(pacing=2), allowed=range(8), siblings=lambda c: smt[c])
     assert s.pacing == (0, 4) and s.others == (1, 2, 3, 5, 6, 7) and s.whole_cores
     s = plan_split(_settings(pacing=3), allowed=range(8), siblings=lambda c: smt[c])
-    assert s.pacing == (0, 1, 4, 5)                            # 3 asked: two whole cores
+    assert s.pacing == (0, 1, 4, 5)  # 3 asked: two whole cores
     s = plan_split(_settings(pacing=2), allowed=range(4), siblings=_no_smt)
     assert (s.pacing, s.others) == ((0, 1), (2, 3))
 
 
 def test_should_refuse_when_the_siblings_take_every_cpu_unless_forced():
-    both = lambda c: {0, 1}                                   # noqa: E731  two threads of one core
+    both = lambda c: {0, 1}  # noqa: E731  two threads of one core
     with pytest.raises(UserError, match="SMT"):
         plan_split(_settings(pacing=1, min_cpus=2), allowed=[0, 1], siblings=both)
     s = plan_split(_settings(pacing=1, min_cpus=2), force=True, allowed=[0, 1], siblings=both)
@@ -70,7 +70,7 @@ def test_the_default_scenario_has_the_section_and_its_thresholds():
     sc = load_scenario()
     assert sc.overlap.min_cpus > sc.overlap.pacing_cpus >= 1
     t = sc.scorer_settings("overlap")
-    assert t.max_p95_change == 0.02 and t.max_long_frame_share_change == 0.02   # issue 18: "more than 2 %"
+    assert t.max_p95_change == 0.02 and t.max_long_frame_share_change == 0.02  # issue 18: "more than 2 %"
 
 
 # ----------------------------------------------------------------- pinning real processes
@@ -104,7 +104,7 @@ def test_should_pin_every_thread_of_the_pacing_tree_and_everything_else_apart_th
         try:
             p.apply()
             want_p, want_o = {tuple(split.pacing)}, {tuple(split.others)}
-            assert _masks(pacing.pid) == want_p and _masks(grandchild) == want_p   # its thread too
+            assert _masks(pacing.pid) == want_p and _masks(grandchild) == want_p  # its thread too
             assert _masks(other.pid) == want_o and _masks(os.getpid()) == want_o
             back = p.read_back()
             assert back["pacing_browser"]["pids"] == sorted([pacing.pid, grandchild])
@@ -161,8 +161,9 @@ def test_should_flag_even_identical_figures_under_a_negative_limit():
 
 # ----------------------------------------------------------------- the command line
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "skycity_bench", "run", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "skycity_bench", "run", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_should_refuse_overlap_without_spare_cores_in_one_line_before_a_browser_starts(tmp_path):
@@ -184,7 +185,7 @@ def test_should_refuse_overlap_without_spare_cores_in_one_line_before_a_browser_
 def test_should_size_the_default_jobs_by_the_cores_the_pacing_browser_leaves():
     from skycity_bench.running.side_by_side import SOLO_MAX_CPUS, default_jobs
 
-    assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1     # as on a machine that small
+    assert default_jobs(1) == 1 and default_jobs(SOLO_MAX_CPUS) == 1  # as on a machine that small
     assert 1 <= default_jobs(SOLO_MAX_CPUS + 2) <= SOLO_MAX_CPUS + 2
 
 
@@ -194,4 +195,4 @@ def test_a_report_written_before_the_overlap_section_still_reads_back():
     d = load_scenario().model_dump(mode="json")
     assert Scenario.model_validate(d).overlap == load_scenario().overlap
     d.pop("overlap")
-    assert Scenario.model_validate(d).overlap is None            # rescore of an older report
+    assert Scenario.model_validate(d).overlap is None  # rescore of an older report

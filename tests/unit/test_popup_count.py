@@ -21,7 +21,7 @@ class _Popup:
 
 
 def _page() -> DemoPage:
-    dp = DemoPage.__new__(DemoPage)        # only what _on_popup reads
+    dp = DemoPage.__new__(DemoPage)  # only what _on_popup reads
     dp.page, dp.events = object(), PageEvents()
     return dp
 
@@ -31,11 +31,12 @@ def test_should_count_every_popup_once_when_each_is_closed_and_freed_before_the_
         dp = _page()
         for n in range(9):
             p = _Popup(n)
-            dp._on_popup(p)                 # the page's "popup" event
-            dp._on_popup(p)                 # ... and the context's "page" event: the same window
+            dp._on_popup(p)  # the page's "popup" event
+            dp._on_popup(p)  # ... and the context's "page" event: the same window
             del p
-            await asyncio.sleep(0)          # the close runs; the object is freed
+            await asyncio.sleep(0)  # the close runs; the object is freed
             await asyncio.sleep(0)
             gc.collect()
         return len(dp.events.popups)
+
     assert asyncio.run(main()) == 9

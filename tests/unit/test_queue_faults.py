@@ -40,11 +40,14 @@ async def _die_holding_a_job(w: QueueWorker, name: str) -> int:
 
 
 def test_should_requeue_a_stalled_job_then_fail_it_after_max_deaths(pg_url):
-    res = CliRunner().invoke(app, ["queue", "add", str(TINY / "tiny1.html"), str(TINY / "tiny2.html"),
-                                   "--db", pg_url, "--probe", "packaging"])
+    res = CliRunner().invoke(
+        app,
+        ["queue", "add", str(TINY / "tiny1.html"), str(TINY / "tiny2.html"), "--db", pg_url, "--probe", "packaging"],
+    )
     assert res.exit_code == 0, res.output
-    w = QueueWorker(pg_url, WorkerOptions(name="rescuer", stalled_after_s=STALLED_AFTER, max_deaths=2),
-                    log=lambda m: None)
+    w = QueueWorker(
+        pg_url, WorkerOptions(name="rescuer", stalled_after_s=STALLED_AFTER, max_deaths=2), log=lambda m: None
+    )
 
     async def scenario():
         async with w.app.open_async():
@@ -74,7 +77,7 @@ def test_should_requeue_a_stalled_job_then_fail_it_after_max_deaths(pg_url):
     evs = [h["ev"] for h in json.loads(failed["history"])]
     assert evs == ["queued", "start", "stalled", "start", "failed"]
     other = next(r for r in rows if r["job_id"] != first)
-    assert other["state"] == "queued"                     # the rest of the queue goes on
+    assert other["state"] == "queued"  # the rest of the queue goes on
     with w.store.db.read() as con:
         st = dict(con.execute(sa.text("SELECT id, status FROM procrastinate_jobs")).all())
     assert st[first] == "failed" and st[other["job_id"]] == "todo"
@@ -90,11 +93,11 @@ def test_should_store_nothing_when_the_run_was_taken_over(pg_url, tmp_path):
     rid = _queue_rows(w)[0]["id"]
     mine = w._claim(rid, job_id=0)
     other = QueueWorker(pg_url, WorkerOptions(name="fast"), log=lambda m: None)
-    theirs = other._claim(rid, job_id=0)                     # the job was queued again and taken by another worker
+    theirs = other._claim(rid, job_id=0)  # the job was queued again and taken by another worker
     run = make_run(tmp_path / "runs", "m.html", seed="late")
     assert w._store_result(mine, run).startswith("not stored")
     assert other._store_result(theirs, run).startswith("stored as run")
-    assert other._claim(rid, job_id=0) is None              # done: a retried job runs nothing twice
+    assert other._claim(rid, job_id=0) is None  # done: a retried job runs nothing twice
     with w.store.db.read() as con:
         assert con.execute(sa.text("SELECT COUNT(*) FROM runs")).scalar() == 1
     w.store.close()

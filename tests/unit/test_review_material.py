@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.probes import registry
 from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.running.runner import Profile, review_material_wanted
-from skycity_bench.inputs.scenario import Scenario
 from tests.golden_evidence import GOLDEN_DIR, as_report, load
 
 ITEM = "smoothness.frame_pacing"
@@ -49,7 +49,7 @@ def test_never_and_always_need_no_scoring():
     g = load(GOLDEN[0])
     for when, yes in (("never", False), ("always", True)):
         report, sc = _so_far(g, when)
-        report.probes.clear()              # nothing collected: the setting alone decides
+        report.probes.clear()  # nothing collected: the setting alone decides
         told = review_material_wanted(SPEC, sc, report, Profile())
         assert told.yes is yes and "probes.realtime_capture.when" in told.reason
 

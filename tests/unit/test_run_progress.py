@@ -35,7 +35,7 @@ def test_should_show_each_running_probes_phase_and_the_runs_share_and_estimate()
     t.update(8, note="t = 27 s")
     assert rows.rows["density"] == (0.5, 1.0, "density: frame pairs 20–35 s · t = 27 s")
     done, total, note = rows.rows["run"]
-    assert abs(done / total - 0.375) < 1e-6              # half of 300 of 400
+    assert abs(done / total - 0.375) < 1e-6  # half of 300 of 400
     assert "0/2 probes" in note and "running density" in note and "left" in note
     t.close()
     p.finish()
@@ -59,7 +59,7 @@ def test_should_write_plain_lines_without_a_terminal():
 
 def test_should_pick_plain_lines_when_stderr_is_not_a_terminal():
     assert for_terminal(quiet=True) is None
-    assert isinstance(for_terminal(), LineProgress)       # pytest captures stderr: no terminal
+    assert isinstance(for_terminal(), LineProgress)  # pytest captures stderr: no terminal
 
 
 def test_should_take_a_long_phases_own_estimate_when_the_weights_say_less(monkeypatch):
@@ -69,8 +69,8 @@ def test_should_take_a_long_phases_own_estimate_when_the_weights_say_less(monkey
     monkeypatch.setattr(pg.time, "monotonic", lambda: now[0])
     rows = _Rows()
     view = RunProgress(rows, {"short": 900, "recording": 100})
-    view.probe("short").finish()                      # 90 % of the weight done at once
+    view.probe("short").finish()  # 90 % of the weight done at once
     t = view.probe("recording").task("recording: 65 s", 2000)
     now[0] += 60
-    t.update(200)                                     # 10 % in 60 s: 9 min left by its own rate
+    t.update(200)  # 10 % in 60 s: 9 min left by its own rate
     assert "about 9 min 00 s left" in rows.rows["run"][2]

@@ -19,28 +19,34 @@ def test_should_apply_validated_overrides():
     assert (sc.viewport.width, sc.viewport.height, sc.duration_s) == (1280, 720, 20)
 
 
-@pytest.mark.parametrize("over,needle", [
-    ({"viewport": "1280"}, "--viewport"),
-    ({"viewport": "10x10"}, "viewport.width"),
-    ({"duration_s": 0}, "duration_s"),
-])
+@pytest.mark.parametrize(
+    "over,needle",
+    [
+        ({"viewport": "1280"}, "--viewport"),
+        ({"viewport": "10x10"}, "viewport.width"),
+        ({"duration_s": 0}, "duration_s"),
+    ],
+)
 def test_should_reject_bad_overrides_with_one_line(over, needle):
     with pytest.raises(UserError) as e:
         load_scenario(None, over)
     assert needle in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("viewport: {width: -5}\n", "viewport.width"),
-    ("duration_s: soon\n", "duration_s"),
-    ("dense_window_s: [35, 20]\n", "dense_window_s"),
-    ("colour: red\n", "colour"),
-    ("hook: {methods: {getShop: x}}\n", "getShop"),
-    ("probes: {frame_pacing: {max_freeze_s: -1}}\n", "probes.frame_pacing"),
-    ("probes: {nosuch: {}}\n", "nosuch"),
-    ("viewport: [\n", "not valid YAML"),
-    ("- 1\n- 2\n", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        ("viewport: {width: -5}\n", "viewport.width"),
+        ("duration_s: soon\n", "duration_s"),
+        ("dense_window_s: [35, 20]\n", "dense_window_s"),
+        ("colour: red\n", "colour"),
+        ("hook: {methods: {getShop: x}}\n", "getShop"),
+        ("probes: {frame_pacing: {max_freeze_s: -1}}\n", "probes.frame_pacing"),
+        ("probes: {nosuch: {}}\n", "nosuch"),
+        ("viewport: [\n", "not valid YAML"),
+        ("- 1\n- 2\n", "mapping"),
+    ],
+)
 def test_should_name_the_field_and_problem_of_a_bad_file(tmp_path, text, needle):
     p = tmp_path / "bad.yaml"
     p.write_text(text)

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.probes import registry
 from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
 from skycity_bench.judging.scorers import all_scorer_settings
+from skycity_bench.probes import registry
 
 PKG = Path(__file__).resolve().parents[2] / "skycity_bench"
 YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
@@ -26,13 +26,14 @@ YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
 # What is left, by name (issue 17): the lead removes an entry when its part is done.
 LEFT_PROBE_DEFAULTS: dict[str, str] = {}
 LEFT_SCORER_IMPORTS: dict[str, str] = {}
-LEFT_SCORER_LITERALS = {
-}
+LEFT_SCORER_LITERALS = {}
 
 
 def _cases(left: dict, names) -> list:
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=f"left: {left[n]}")) if n in left else n
-            for n in names]
+    return [
+        pytest.param(n, marks=pytest.mark.xfail(strict=False, reason=f"left: {left[n]}")) if n in left else n
+        for n in names
+    ]
 
 
 # ----------------------------------------------------------------- YAML <-> models
@@ -137,14 +138,13 @@ def _imports(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", _cases(LEFT_SCORER_IMPORTS, SCORERS))
 def test_scorers_import_nothing_from_probes_or_browser(name):
-    bad = [m for m in _imports(PKG / "scorers" / name)
-           if re.match(r"^(\.\.|skycity_bench\.)(probes|browser)\b", m)]
+    bad = [m for m in _imports(PKG / "scorers" / name) if re.match(r"^(\.\.|skycity_bench\.)(probes|browser)\b", m)]
     assert bad == [], f"scorers/{name} imports {bad}"
 
 
 # Numbers that are not thresholds: identities, indices, unit factors, percent, and 2 (two
 # points make the first interval).
-_NEUTRAL = {0, 1, 2, -1, 0.0, 1.0, 100, 100.0, 1000, 1000.0}
+_NEUTRAL = {0, 1, 2, -1, 100, 1000}
 
 
 def _literals(path: Path) -> list[str]:
@@ -154,16 +154,24 @@ def _literals(path: Path) -> list[str]:
     found = []
 
     def num(n):
-        return isinstance(n, ast.Constant) and isinstance(n.value, (int, float)) and not isinstance(n.value, bool) \
+        return (
+            isinstance(n, ast.Constant)
+            and isinstance(n.value, (int, float))
+            and not isinstance(n.value, bool)
             and n.value not in _NEUTRAL
+        )
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
             for c in [node.left, *node.comparators]:
                 if num(c):
                     found.append(f"line {node.lineno}: compares with {c.value!r}")
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("get", "getattr") \
-                and len(node.args) >= 2 and num(node.args[-1]):
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) in ("get", "getattr")
+            and len(node.args) >= 2
+            and num(node.args[-1])
+        ):
             found.append(f"line {node.lineno}: falls back to {node.args[-1].value!r}")
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and num(node.values[-1]):
             found.append(f"line {node.lineno}: falls back to {node.values[-1].value!r}")

@@ -36,28 +36,42 @@ def all_grades(who, percent):
 
 
 def test_should_take_the_mean_of_two_reviewers_one_level_apart():
-    line = aggregate_item(R, R.item("camera.motion"), None, [grade("a", "camera.motion", 100), grade("b", "camera.motion", 75)])
+    line = aggregate_item(
+        R, R.item("camera.motion"), None, [grade("a", "camera.motion", 100), grade("b", "camera.motion", 75)]
+    )
     assert line.method == "mean" and line.missing is None
     assert line.points == (pts("camera.motion", 100) + pts("camera.motion", 75)) / 2
     assert [r["reviewer"] for r in line.raw] == ["a", "b"]
 
 
 def test_should_ask_for_a_third_reviewer_when_two_are_more_than_one_level_apart():
-    line = aggregate_item(R, R.item("camera.motion"), None, [grade("a", "camera.motion", 100), grade("b", "camera.motion", 50)])
+    line = aggregate_item(
+        R, R.item("camera.motion"), None, [grade("a", "camera.motion", 100), grade("b", "camera.motion", 50)]
+    )
     assert line.points is None and "needs third reviewer" in line.flags
     assert "2 levels apart" in line.missing and "third reviewer" in line.missing
 
 
 def test_should_take_the_median_of_three():
-    line = aggregate_item(R, R.item("camera.motion"), None, [grade("a", "camera.motion", 100), grade("b", "camera.motion", 25),
-                                                            grade("c", "camera.motion", 75)])
+    line = aggregate_item(
+        R,
+        R.item("camera.motion"),
+        None,
+        [grade("a", "camera.motion", 100), grade("b", "camera.motion", 25), grade("c", "camera.motion", 75)],
+    )
     assert line.method == "median" and line.points == pts("camera.motion", 75)
 
 
 def test_should_mark_a_single_reviewer_item_and_count_only_each_reviewers_latest_score():
-    line = aggregate_item(R, R.item("visual.composition"), None,
-                          [grade("a", "visual.composition", 25, "2026-01-01T00:00:00"),
-                           grade("a", "visual.composition", 75, "2026-01-02T00:00:00")])
+    line = aggregate_item(
+        R,
+        R.item("visual.composition"),
+        None,
+        [
+            grade("a", "visual.composition", 25, "2026-01-01T00:00:00"),
+            grade("a", "visual.composition", 75, "2026-01-02T00:00:00"),
+        ],
+    )
     assert line.points == pts("visual.composition", 75) and line.flags == ["single reviewer"]
 
 
@@ -70,12 +84,15 @@ def test_should_keep_the_bench_value_beside_an_override_with_its_reason():
 
 
 def test_should_give_no_total_while_an_item_is_untested_or_waiting():
-    s = build_sheet(R, "c-000000000001", full_report(untested=("shops.touch",)), all_grades("a", 75) + all_grades("b", 75))
+    s = build_sheet(
+        R, "c-000000000001", full_report(untested=("shops.touch",)), all_grades("a", 75) + all_grades("b", 75)
+    )
     assert s.total is None and any(m.startswith("shops.touch: untested") for m in s.missing)
     row = next(r for r in s.rows if r.row_id == "shops")
     assert row.subtotal is None
     assert next(r for r in s.rows if r.row_id == "visual").subtotal == sum(
-        pts(i, 75) for i in next(x for x in R.rows if x.id == "visual").items)
+        pts(i, 75) for i in next(x for x in R.rows if x.id == "visual").items
+    )
     s2 = build_sheet(R, "c-000000000001", full_report(), all_grades("a", 75))
     assert s2.total == round(sum(pts(i.id, 75) if i.graded else i.points for i in R.items), 1)
     assert s2.missing == []
@@ -94,7 +111,9 @@ def test_should_rank_only_across_comparable_environments():
 
 
 def test_should_render_md_csv_and_json_with_subtotals_and_the_missing_list():
-    s = build_sheet(R, "c-00000000000a", full_report(), [grade("a", "camera.motion", 100), grade("b", "camera.motion", 50)])
+    s = build_sheet(
+        R, "c-00000000000a", full_report(), [grade("a", "camera.motion", 100), grade("b", "camera.motion", 50)]
+    )
     md = to_markdown([s], rank([s]))
     assert "**total: —**" in md and "waiting for a third reviewer" in md and "subtotal" in md
     csv_text = to_csv([s])

@@ -8,11 +8,11 @@ from typer.testing import CliRunner
 
 from skycity_bench.cli import app
 from skycity_bench.common.errors import UserError
-from skycity_bench.reporting.run_report import ProbeRecord, load, save
+from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import load_scenario
+from skycity_bench.reporting.run_report import ProbeRecord, load, save
 from skycity_bench.store.review_store import ReviewStore
-from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from tests.review_reports import make_run
 
 R = load_rubric()
@@ -24,8 +24,10 @@ def invoke(*args):
 
 
 def test_should_import_runs_print_the_sheet_and_rebuild_from_an_export(tmp_path):
-    runs = [make_run(tmp_path / "runs", "model-north.html", seed="n"),
-            make_run(tmp_path / "runs", "model-south.html", seed="s", partial=("shops.touch",))]
+    runs = [
+        make_run(tmp_path / "runs", "model-north.html", seed="n"),
+        make_run(tmp_path / "runs", "model-south.html", seed="s", partial=("shops.touch",)),
+    ]
     db = tmp_path / "a.sqlite"
     res = invoke("import", *runs, "--db", db)
     assert res.exit_code == 0, res.output
@@ -51,8 +53,10 @@ def test_should_import_runs_print_the_sheet_and_rebuild_from_an_export(tmp_path)
     assert len(doc["reviews"]) == 2 * 2 * len(GRADED) and doc["ranking"]["groups"]
     again = invoke("import", *runs, "--db", tmp_path / "b.sqlite", "--reviews", tmp_path / "sheet.json", "--no-html")
     assert again.exit_code == 0, again.output
-    assert json.loads(invoke("sheet", "--db", tmp_path / "b.sqlite", "--format", "json").stdout)["candidates"] == \
-        doc["candidates"]
+    assert (
+        json.loads(invoke("sheet", "--db", tmp_path / "b.sqlite", "--format", "json").stdout)["candidates"]
+        == doc["candidates"]
+    )
 
 
 def test_should_refuse_a_bad_format_and_a_missing_store(tmp_path):
@@ -65,22 +69,39 @@ def test_should_refuse_a_bad_format_and_a_missing_store(tmp_path):
 def test_should_rescore_a_run_from_stored_evidence_without_a_browser(tmp_path):
     run = make_run(tmp_path / "runs", "m.html", seed="r")
     report = load(run)
-    sc = load_scenario(None, {"duration_s": 5})     # short: the evidence only has to be well-formed
+    sc = load_scenario(None, {"duration_s": 5})  # short: the evidence only has to be well-formed
     report.scenario = {"name": sc.name, "sha256": sc.sha256(), "effective": sc.model_dump(mode="json")}
     n = int(sc.duration_s * 60)
     steady = [round(k * 1000 / 60, 3) for k in range(n + 1)]
-    quiet = {"calibration_before": {"skipped": True}, "calibration_after": {"skipped": True}, "cpu": None,
-             "too_noisy": []}
-    report.probes["frame_pacing"] = ProbeRecord(name="frame_pacing", data=FramePacingEvidence(
-        duration_s=sc.duration_s, frames=n + 1, raf_ms=steady, entry_ms=steady, entry_to_raf_ms=0.0, drew=[1] * (n + 1),
-        chromium={"source": "test", "error": "tracing is off"}, page_errors=[], dialogs=[], noise=quiet, passes=1,
-        noise_of_passes=[quiet]))
+    quiet = {
+        "calibration_before": {"skipped": True},
+        "calibration_after": {"skipped": True},
+        "cpu": None,
+        "too_noisy": [],
+    }
+    report.probes["frame_pacing"] = ProbeRecord(
+        name="frame_pacing",
+        data=FramePacingEvidence(
+            duration_s=sc.duration_s,
+            frames=n + 1,
+            raf_ms=steady,
+            entry_ms=steady,
+            entry_to_raf_ms=0.0,
+            drew=[1] * (n + 1),
+            chromium={"source": "test", "error": "tracing is off"},
+            page_errors=[],
+            dialogs=[],
+            noise=quiet,
+            passes=1,
+            noise_of_passes=[quiet],
+        ),
+    )
     item = R.item("smoothness.frame_pacing")
-    report.items[item.id].points, report.items[item.id].status = 0.0, "fail"      # stale: evidence says smooth
+    report.items[item.id].points, report.items[item.id].status = 0.0, "fail"  # stale: evidence says smooth
     save(report, run)
     check = invoke("rescore", run, "--check")
     assert check.exit_code == 1 and "changed smoothness.frame_pacing" in check.output
-    assert load(run).items[item.id].points == 0.0                                   # --check writes nothing
+    assert load(run).items[item.id].points == 0.0  # --check writes nothing
     res = invoke("rescore", run)
     assert res.exit_code == 0, res.output
     top = max(t["points"] for t in item.get("tiers"))

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
 from skycity_bench.judging.scorers import ScoreInput, all_scorers
 from skycity_bench.judging.scorers.shops import ShopsScorerSettings
+from skycity_bench.reporting.run_report import ProbeRecord
 from tests.golden_evidence import GOLDEN_DIR, load
 
 
@@ -35,9 +35,12 @@ def judge(rec: dict, item: str, **thresholds):
     changed (validated by the scenario loader, as a scenario file's would be)."""
     rubric = load_rubric()
     sc = load_scenario(None, {"scorers": {"shops": thresholds}} if thresholds else None)
-    inp = ScoreInput(item=rubric.item(item), rubric=rubric, scenario=sc,
-                     records={"shops": ProbeRecord(name="shops", data=rec["data"],
-                                                   evidence_version=rec["evidence_version"])})
+    inp = ScoreInput(
+        item=rubric.item(item),
+        rubric=rubric,
+        scenario=sc,
+        records={"shops": ProbeRecord(name="shops", data=rec["data"], evidence_version=rec["evidence_version"])},
+    )
     return all_scorers()[item].fn(inp)
 
 

@@ -39,7 +39,7 @@ def test_should_run_probes_side_by_side_and_a_reader_after_what_it_reads():
     specs = [_spec("reader", after=["timeline"]), _spec("a"), _spec("long", produces=["timeline"]), _spec("b")]
     log, most = _run(specs, 2)
     assert most == 2
-    assert _at(log, "start", "reader") > _at(log, "end", "long")     # reads what long's pass produces
+    assert _at(log, "start", "reader") > _at(log, "end", "long")  # reads what long's pass produces
     assert {e[1] for e in log} == {"reader", "a", "long", "b"}
     assert len({e[2] for e in log}) == 2
 
@@ -59,7 +59,7 @@ def test_should_run_one_browser_on_two_cores_and_one_per_core_beyond(monkeypatch
     """side_by_side.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
     import skycity_bench.running.side_by_side as side_by_side
 
-    monkeypatch.setattr(side_by_side, "JOB_MEMORY_MB", 1)    # memory never the limit here
+    monkeypatch.setattr(side_by_side, "JOB_MEMORY_MB", 1)  # memory never the limit here
     for cpus, jobs in ((1, 1), (2, 1), (3, 3), (8, 8)):
         monkeypatch.setattr(side_by_side.os, "sched_getaffinity", lambda _pid, n=cpus: set(range(n)))
         assert default_jobs() == jobs, cpus
@@ -78,4 +78,4 @@ def test_should_start_the_longest_probe_first_when_there_are_several_browsers():
     assert log[:2] == ["long", "b"] and log.index("reader") > log.index("long")
     log.clear()
     asyncio.run(run_side_by_side(specs, ["b0"], one, weight=lambda s: weight[s.name]))
-    assert log == ["a", "b", "long", "reader"]                     # one browser: the run order
+    assert log == ["a", "b", "long", "reader"]  # one browser: the run order

@@ -17,7 +17,7 @@ def intervals(n=1000, base=16.7, p95=None, long_share=0.0, long_ms=80.0):
     a = np.full(n, base)
     k_long = int(round(long_share * n))
     if p95 is not None:
-        a[: int(0.10 * n)] = p95          # 10 % at p95 puts the nearest-rank P95 there
+        a[: int(0.10 * n)] = p95  # 10 % at p95 puts the nearest-rank P95 there
     if k_long:
         a[-k_long:] = long_ms
     return a
@@ -33,21 +33,32 @@ def test_should_count_long_frames_strictly_over_threshold():
     assert stats.share_over([50.0, 50.0, 50.1, 10], LONG) == 0.25
 
 
-@pytest.mark.parametrize("p95,long_share,tier", [
-    (20.0, 0.01, 10), (20.01, 0.0, 8), (16.7, 0.0101, 8),
-    (25.0, 0.03, 8), (25.01, 0.0, 6), (16.7, 0.031, 6),
-    (34.0, 0.05, 6), (34.01, 0.0, 3), (16.7, 0.051, 3),
-    (50.0, 0.10, 3), (50.01, 0.0, 0), (16.7, 0.101, 0),
-    (16.7, 0.0, 10),
-])
+@pytest.mark.parametrize(
+    "p95,long_share,tier",
+    [
+        (20.0, 0.01, 10),
+        (20.01, 0.0, 8),
+        (16.7, 0.0101, 8),
+        (25.0, 0.03, 8),
+        (25.01, 0.0, 6),
+        (16.7, 0.031, 6),
+        (34.0, 0.05, 6),
+        (34.01, 0.0, 3),
+        (16.7, 0.051, 3),
+        (50.0, 0.10, 3),
+        (50.01, 0.0, 0),
+        (16.7, 0.101, 0),
+        (16.7, 0.0, 10),
+    ],
+)
 def test_should_apply_every_tier_boundary_inclusively(p95, long_share, tier):
     assert stats.tier(p95, long_share, TIERS) == tier
 
 
 def test_should_require_both_conditions_for_a_tier():
-    assert stats.tier(16.7, 0.2, TIERS) == 0      # great P95, too many long frames
-    assert stats.tier(60.0, 0.0, TIERS) == 0      # no long frames, P95 too high
-    assert stats.tier(19.0, 0.04, TIERS) == 6     # P95 fits 10, long share fits only 6
+    assert stats.tier(16.7, 0.2, TIERS) == 0  # great P95, too many long frames
+    assert stats.tier(60.0, 0.0, TIERS) == 0  # no long frames, P95 too high
+    assert stats.tier(19.0, 0.04, TIERS) == 6  # P95 fits 10, long share fits only 6
 
 
 @pytest.mark.parametrize("share", [0.0, 0.005, 0.02, 0.04, 0.07, 0.2])

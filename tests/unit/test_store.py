@@ -15,9 +15,9 @@ import sqlalchemy as sa
 
 from skycity_bench.common.errors import UserError
 from skycity_bench.inputs.rubric import load_rubric
-from skycity_bench.store.validate import InvalidReview
 from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION
+from skycity_bench.store.validate import InvalidReview
 from tests.review_reports import make_run
 
 R = load_rubric()
@@ -43,6 +43,7 @@ def new_store(backend, request, tmp_path):
             st = ReviewStore(pg.url(pg.new_db()), **kw)
         made.append(st)
         return st
+
     yield make
     for st in made:
         st.close()
@@ -65,8 +66,9 @@ def template(tmp_path_factory):
             for r in runs:
                 st.import_run(r)
             built[backend] = st.db.engine.url.database
-            st.close()                 # no connection left: the file / the template database is copied
+            st.close()  # no connection left: the file / the template database is copied
         return built[backend]
+
     return root, get
 
 
@@ -76,7 +78,7 @@ def store(template, backend, request, tmp_path):
     src = get(backend, request)
     shutil.copytree(root / "runs", tmp_path / "runs")
     if backend == "sqlite":
-        shutil.copy(src, tmp_path / "db.sqlite")      # all connections closed: no WAL left
+        shutil.copy(src, tmp_path / "db.sqlite")  # all connections closed: no WAL left
         st = ReviewStore(tmp_path / "db.sqlite")
     else:
         pg = request.getfixturevalue("postgres")
@@ -135,17 +137,20 @@ def test_should_refuse_a_run_under_another_rubric(store, tmp_path):
         store.import_run(run)
 
 
-@pytest.mark.parametrize("grades,overrides,status,msg", [
-    ([{"item": "camera.motion", "points": 5}], [], 422, "not a level"),
-    ([{"item": "camera.motion", "points": 9}], [], 422, "out of range"),
-    ([{"item": "camera.motion", "level": 60}], [], 422, "not one of the levels"),
-    ([{"item": "camera.zoom", "level": 75}], [], 422, "unknown item"),
-    ([{"item": "shops.touch", "level": 75}], [], 422, "override"),
-    ([], [{"item": "shops.touch", "points": 1, "reason": "short"}], 422, "reason"),
-    ([], [{"item": "shops.touch", "points": 0.3, "reason": "seen on the recording"}], 422, "steps"),
-    ([], [{"item": "camera.motion", "points": 4, "reason": "seen on the recording"}], 422, "grade it"),
-    ([{"item": "camera.motion", "level": "good"}, {"item": "camera.motion", "level": "good"}], [], 422, "twice"),
-])
+@pytest.mark.parametrize(
+    "grades,overrides,status,msg",
+    [
+        ([{"item": "camera.motion", "points": 5}], [], 422, "not a level"),
+        ([{"item": "camera.motion", "points": 9}], [], 422, "out of range"),
+        ([{"item": "camera.motion", "level": 60}], [], 422, "not one of the levels"),
+        ([{"item": "camera.zoom", "level": 75}], [], 422, "unknown item"),
+        ([{"item": "shops.touch", "level": 75}], [], 422, "override"),
+        ([], [{"item": "shops.touch", "points": 1, "reason": "short"}], 422, "reason"),
+        ([], [{"item": "shops.touch", "points": 0.3, "reason": "seen on the recording"}], 422, "steps"),
+        ([], [{"item": "camera.motion", "points": 4, "reason": "seen on the recording"}], 422, "grade it"),
+        ([{"item": "camera.motion", "level": "good"}, {"item": "camera.motion", "level": "good"}], [], 422, "twice"),
+    ],
+)
 def test_should_refuse_bad_scores_and_store_nothing(store, grades, overrides, status, msg):
     store.sign_in("ann")
     cid = store.candidates()[0]
@@ -205,7 +210,9 @@ def test_should_supersede_a_revision_and_keep_the_history(store):
     assert store.submit(cid, "ann", R.id, [{"item": "camera.ending", "level": 25}])["unchanged"] == 1
     store.submit(cid, "ann", R.id, [{"item": "camera.ending", "level": 75, "comment": "looked again"}])
     standing = store.reviews(cid, "ann")
-    assert [(r.item_id, r.points) for r in standing] == [("camera.ending", R.level(75).share * R.item("camera.ending").points)]
+    assert [(r.item_id, r.points) for r in standing] == [
+        ("camera.ending", R.level(75).share * R.item("camera.ending").points)
+    ]
     hist = store.export_reviews()
     assert [h["superseded"] for h in hist] == [True, False]
     assert all(h["rubric_sha256"] == R.sha256 and h["source"] == "api" for h in hist)
@@ -230,7 +237,7 @@ def test_should_give_the_second_reviewer_the_reverse_order(new_store, tmp_path):
     assert (a["seat"], b["seat"], c["seat"]) == (0, 1, 2)
     assert qb == qa[::-1] and sorted(qa) == st.candidates()
     again = ReviewStore(st.db.engine.url.database if st.db.path else st.db.engine.url.render_as_string(False))
-    assert st.order_for(0) == again.order_for(0)     # the seed is the store's
+    assert st.order_for(0) == again.order_for(0)  # the seed is the store's
     again.close()
 
 
@@ -239,8 +246,13 @@ def test_should_rebuild_the_same_sheet_from_reports_and_exported_reviews(store, 
         store.sign_in(n)
     cid = store.candidates()[0]
     store.submit(cid, "ann", R.id, [{"item": i, "level": 75} for i in GRADED])
-    store.submit(cid, "bob", R.id, [{"item": i, "level": 100} for i in GRADED],
-                 [{"item": "shops.touch", "points": 1, "reason": "half the taps missed on the recording"}])
+    store.submit(
+        cid,
+        "bob",
+        R.id,
+        [{"item": i, "level": 100} for i in GRADED],
+        [{"item": "shops.touch", "points": 1, "reason": "half the taps missed on the recording"}],
+    )
     exported = json.loads(json.dumps(store.export_reviews()))
     fresh = new_store("rebuilt")
     for run in sorted((tmp_path / "runs").iterdir()):

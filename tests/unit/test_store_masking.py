@@ -11,6 +11,7 @@ from skycity_bench.common import blinding as masking
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import make_run
 
+
 @pytest.fixture()
 def store(tmp_path):
     s = ReviewStore(tmp_path / "reviews.sqlite", seed=5)
@@ -19,8 +20,10 @@ def store(tmp_path):
         run = make_run(tmp_path / "runs", label, seed=seed)
         doc = json.loads((run / "report.json").read_text())
         first = next(iter(doc["items"].values()))
-        first["evidence"] = {"reason": f"no external references; compared with reference.html; ran {label}",
-                             "hash": doc["candidate"]["sha256"]}
+        first["evidence"] = {
+            "reason": f"no external references; compared with reference.html; ran {label}",
+            "hash": doc["candidate"]["sha256"],
+        }
         (run / "report.json").write_text(json.dumps(doc))
         ids[label] = s.import_run(run).candidate_id
     return s, ids
@@ -48,4 +51,4 @@ def test_should_serve_no_full_hash(store):
 def test_should_blind_each_run_once(store):
     s, ids = store
     a = s.latest_run(ids["omega.html"])["report"]
-    assert s.latest_run(ids["omega.html"])["report"] is a                     # kept parsed, not parsed again
+    assert s.latest_run(ids["omega.html"])["report"] is a  # kept parsed, not parsed again

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from skycity_bench.cli import app
 from skycity_bench.common.errors import UserError
 from skycity_bench.inputs.rubric import load_rubric
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.db import KNOWN
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.schema import HEAD, SQLITE_USER_VERSION, metadata
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "store"
@@ -59,9 +59,15 @@ def test_should_upgrade_a_store_written_by_the_pre_alembic_code_in_place(tmp_pat
     st = ReviewStore(db)
     assert st.candidates() == expected["candidates"]
     assert st.export_reviews() == expected["reviews"]
-    sheets = {s.candidate_id: {"total": s.total, "finalized": s.finalized, "label": s.label,
-                               "items": {i.item_id: [i.points, i.method, i.missing] for i in s.items}}
-              for s in st.sheets(unblind=True)}
+    sheets = {
+        s.candidate_id: {
+            "total": s.total,
+            "finalized": s.finalized,
+            "label": s.label,
+            "items": {i.item_id: [i.points, i.method, i.missing] for i in s.items},
+        }
+        for s in st.sheets(unblind=True)
+    }
     assert sheets == expected["sheets"] and st.labels() == expected["labels"]
     assert st.seed == 5 and st.is_finalized(expected["candidates"][0])
     # it goes on working: a new review lands beside the old ones
@@ -75,7 +81,7 @@ def test_should_upgrade_a_store_written_by_the_pre_alembic_code_in_place(tmp_pat
     assert con.execute("PRAGMA user_version").fetchone()[0] == SQLITE_USER_VERSION > 1
     assert con.execute("SELECT DISTINCT storage FROM runs").fetchall() == [("disk",)]
     con.close()
-    assert ReviewStore(db).candidates() == expected["candidates"]          # opening again: nothing to do
+    assert ReviewStore(db).candidates() == expected["candidates"]  # opening again: nothing to do
 
 
 def _invoke(*args):
@@ -91,7 +97,7 @@ def test_should_refuse_a_store_from_a_newer_bench_on_either_database(tmp_path, p
         with pytest.raises(UserError, match=r"schema \(9999\) is newer than this bench knows"):
             ReviewStore(target)
         res = _invoke("sheet", "--db", target)
-        assert isinstance(res.exception, UserError) and "newer" in str(res.exception)   # cli.main: exit 2
+        assert isinstance(res.exception, UserError) and "newer" in str(res.exception)  # cli.main: exit 2
     legacy = tmp_path / "legacy-newer.sqlite"
     shutil.copy(FIX / "v1-reviews.sqlite", legacy)
     con = sqlite3.connect(legacy)
@@ -108,8 +114,7 @@ def _closed_port() -> int:
 
 
 def test_should_refuse_an_unreachable_server_and_a_wrong_password_in_one_line(postgres):
-    bad = [f"postgresql://postgres:x@127.0.0.1:{_closed_port()}/postgres",
-           postgres.url(password="wrong-password")]
+    bad = [f"postgresql://postgres:x@127.0.0.1:{_closed_port()}/postgres", postgres.url(password="wrong-password")]
     for url in bad:
         with pytest.raises(UserError) as e:
             ReviewStore(url)

@@ -20,9 +20,9 @@ import sqlalchemy as sa
 from skycity_bench.common import blinding as masking
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.judging.sheet_totals import rank, to_csv, to_json, to_markdown
-from skycity_bench.store.validate import InvalidReview
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store import artefacts
+from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.store.validate import InvalidReview
 from tests.review_reports import make_run
 
 R = load_rubric()
@@ -48,6 +48,7 @@ def opened():
         st = ReviewStore(target, **kw)
         stores.append(st)
         return st
+
     yield open_
     for st in stores:
         st.close()
@@ -61,8 +62,9 @@ def q(st, sql, **kw):
 def _full_and_partial(root):
     """One candidate run twice: a full run, then a later re-run with two probes' items only."""
     full = make_run(root / "full", LABEL, seed="omega", started_at="2026-12-02T10:00:00+00:00")
-    partial = make_run(root / "partial", LABEL, seed="omega", untested=tuple(AUTO[2:]),
-                       started_at="2026-12-02T12:00:00+00:00")
+    partial = make_run(
+        root / "partial", LABEL, seed="omega", untested=tuple(AUTO[2:]), started_at="2026-12-02T12:00:00+00:00"
+    )
     return full, partial
 
 
@@ -73,6 +75,7 @@ def _spy_masking(monkeypatch):
     def spy(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
+
     monkeypatch.setattr(masking, "blind_report", spy)
     return calls
 
@@ -82,7 +85,7 @@ def test_should_mask_once_at_import_and_serve_without_masking_again(target, open
     st = opened(target, seed=1)
     calls = _spy_masking(monkeypatch)
     cid = st.import_run(make_run(tmp_path / "runs", LABEL, seed="omega")).candidate_id
-    assert len(calls) == 1                                            # at import
+    assert len(calls) == 1  # at import
     row = q(st, "SELECT masked_json, items_collected FROM runs")[0]
     stored = json.loads(row["masked_json"])
     assert stored["candidate"] == {"id": cid} and "secret-model-omega" not in row["masked_json"]
@@ -91,7 +94,7 @@ def test_should_mask_once_at_import_and_serve_without_masking_again(target, open
     assert summary["candidate_id"] == cid and summary["items_collected"] == len(R.items)
     assert json.loads(summary["sheet_json"])["items"] == stored["items"]
     st.sign_in("ann")
-    for _ in range(2):            # pages, API answers and the sheet: none masks anything again
+    for _ in range(2):  # pages, API answers and the sheet: none masks anything again
         assert st.shown_run(cid)["report"] == stored
         assert json.loads(st.shown_run_json(cid))["report"] == stored
         st.sheets(), st.queue("ann"), st.sheet(cid)
@@ -101,18 +104,27 @@ def test_should_mask_once_at_import_and_serve_without_masking_again(target, open
 def test_should_fill_in_runs_stored_before_the_artefacts_when_the_store_opens(target, opened, tmp_path, monkeypatch):
     st = opened(target, seed=1)
     cids = [st.import_run(make_run(tmp_path / "runs", lb, seed=lb)).candidate_id for lb in (LABEL, "other.html")]
-    made = q(st, "SELECT r.id, r.masked_json, r.items_collected, s.sheet_json FROM runs r "
-                 "JOIN run_summaries s ON s.run_id = r.id ORDER BY r.id")
-    with st.db.write() as con:     # as a store imported before migrations 0003/0004 left its runs
+    made = q(
+        st,
+        "SELECT r.id, r.masked_json, r.items_collected, s.sheet_json FROM runs r "
+        "JOIN run_summaries s ON s.run_id = r.id ORDER BY r.id",
+    )
+    with st.db.write() as con:  # as a store imported before migrations 0003/0004 left its runs
         con.execute(sa.text("DELETE FROM run_summaries"))
         con.execute(sa.text("UPDATE runs SET masked_json = NULL, items_collected = NULL"))
     st.close()
     calls = _spy_masking(monkeypatch)
     again = opened(target)
-    assert len(calls) == 2                                            # once per run, on opening
-    assert q(again, "SELECT r.id, r.masked_json, r.items_collected, s.sheet_json FROM runs r "
-                    "JOIN run_summaries s ON s.run_id = r.id ORDER BY r.id") == made
-    opened(target)                                                    # opening again: nothing to do
+    assert len(calls) == 2  # once per run, on opening
+    assert (
+        q(
+            again,
+            "SELECT r.id, r.masked_json, r.items_collected, s.sheet_json FROM runs r "
+            "JOIN run_summaries s ON s.run_id = r.id ORDER BY r.id",
+        )
+        == made
+    )
+    opened(target)  # opening again: nothing to do
     again.sheets()
     [again.shown_run(c) for c in cids]
     assert len(calls) == 2
@@ -122,10 +134,10 @@ def test_should_fill_in_a_run_lazily_once_and_write_it_back(target, opened, tmp_
     st = opened(target, seed=1)
     cid = st.import_run(make_run(tmp_path / "runs", LABEL, seed="omega")).candidate_id
     expected = st.shown_run(cid)["report"]
-    with st.db.write() as con:     # a run written behind this store's back, after it opened
+    with st.db.write() as con:  # a run written behind this store's back, after it opened
         con.execute(sa.text("DELETE FROM run_summaries"))
         con.execute(sa.text("UPDATE runs SET masked_json = NULL, items_collected = NULL"))
-    st._reports = type(st._reports)(4)                                # nothing kept parsed from before
+    st._reports = type(st._reports)(4)  # nothing kept parsed from before
     calls = _spy_masking(monkeypatch)
     assert st.shown_run(cid)["report"] == expected
     assert len(calls) == 1 and q(st, "SELECT items_collected FROM runs")[0]["items_collected"] == len(R.items)
@@ -146,9 +158,15 @@ def test_should_serve_no_full_file_hash_anywhere(target, opened, tmp_path):
     st.sign_in("ann")
     text = next(f for f in st.shown_run(cid)["files"] if f["name"] == "notes.txt")
     served = st.file(text["id"])
-    blobs = [json.dumps(st.shown_run(cid), ensure_ascii=False), st.shown_run_json(cid),
-             to_json(st.sheets(), rank(st.sheets())), to_markdown(st.sheets()), to_csv(st.sheets()), json.dumps(st.queue("ann")),
-             st.mask_for_serving(served.read_bytes().decode(), served.candidate_id)]
+    blobs = [
+        json.dumps(st.shown_run(cid), ensure_ascii=False),
+        st.shown_run_json(cid),
+        to_json(st.sheets(), rank(st.sheets())),
+        to_markdown(st.sheets()),
+        to_csv(st.sheets()),
+        json.dumps(st.queue("ann")),
+        st.mask_for_serving(served.read_bytes().decode(), served.candidate_id),
+    ]
     for b in blobs:
         assert sha not in b.lower() and "secret-model-omega" not in b
     assert masking.MASK in blobs[-1] and masking.MASK in blobs[1]
@@ -166,19 +184,22 @@ def test_should_keep_showing_the_full_run_after_a_partial_rerun(target, opened, 
     assert st.sheet(cid).run_id == a.run_id and st.sheets()[0].run_id == a.run_id
     assert json.loads(st.shown_run_json(cid))["run_id"] == a.run_id
     runs = st.runs_of(cid)
-    assert [(r["run_id"], r["items_collected"], r["shown"]) for r in runs["runs"]] == \
-        [(a.run_id, len(R.items), True), (b.run_id, len(R.items) - len(AUTO[2:]), False)]
+    assert [(r["run_id"], r["items_collected"], r["shown"]) for r in runs["runs"]] == [
+        (a.run_id, len(R.items), True),
+        (b.run_id, len(R.items) - len(AUTO[2:]), False),
+    ]
     assert runs["choice"] is None and "most items" in runs["shown_because"]
     st.sign_in("ann")
     st.submit(cid, "ann", R.id, [{"item": GRADED[0], "level": 75}])
-    assert q(st, "SELECT run_id FROM reviews")[0]["run_id"] == a.run_id     # scored on the run shown
+    assert q(st, "SELECT run_id FROM reviews")[0]["run_id"] == a.run_id  # scored on the run shown
 
 
 def test_should_prefer_the_latest_of_equally_complete_runs(target, opened, tmp_path):
     st = opened(target, seed=1)
     old = st.import_run(make_run(tmp_path / "a", LABEL, seed="omega", started_at="2026-12-01T10:00:00+00:00"))
-    new = st.import_run(make_run(tmp_path / "b", LABEL, seed="omega", partial=(AUTO[0],),
-                                 started_at="2026-12-03T10:00:00+00:00"))
+    new = st.import_run(
+        make_run(tmp_path / "b", LABEL, seed="omega", partial=(AUTO[0],), started_at="2026-12-03T10:00:00+00:00")
+    )
     assert st.shown_run(old.candidate_id)["run_id"] == new.run_id
 
 
@@ -208,9 +229,12 @@ def test_should_show_the_run_an_admin_picks_with_a_reason_and_an_audit_row(targe
     assert st.shown_run(cid)["run_id"] == c.run_id
     trail = st.audit_trail(cid)
     assert [(t["actor"], t["action"]) for t in trail] == [("lead", "run.choose"), ("lead", "run.choice_cleared")]
-    assert json.loads(trail[0]["detail"]) == {"run_id": b.run_id, "reason": "the full run's video froze; the "
-                                              "re-run's shops are right", "shown_before": a.run_id,
-                                              "shown_now": b.run_id}
+    assert json.loads(trail[0]["detail"]) == {
+        "run_id": b.run_id,
+        "reason": "the full run's video froze; the re-run's shops are right",
+        "shown_before": a.run_id,
+        "shown_now": b.run_id,
+    }
     st.finalize(cid, "lead")
     with pytest.raises(InvalidReview, match="finalised") as e:
         st.choose_run(cid, a.run_id, "lead", "too late")
@@ -229,7 +253,7 @@ def test_should_make_thumbnails_at_import(target, opened, tmp_path):
     files = {f["name"]: f for f in st.shown_run(cid)["files"]}
     t = {r["file_id"]: r for r in q(st, "SELECT file_id, width, height, mime FROM thumbnails")}
     assert (t[files["keyframes/t30.png"]["id"]]["width"], t[files["keyframes/t30.png"]["id"]]["height"]) == (480, 270)
-    assert (t[files["keyframes/t20.png"]["id"]]["width"]) == 160                        # never enlarged
+    assert (t[files["keyframes/t20.png"]["id"]]["width"]) == 160  # never enlarged
     assert files["keyframes/t30.png"]["thumb"] and not files["broken.png"]["thumb"]
     assert not files["recording.webm"]["thumb"]
     thumb = st.thumbnail(files["keyframes/t30.png"]["id"])
@@ -245,7 +269,7 @@ def test_should_make_a_missing_thumbnail_once_and_write_it_back(target, opened, 
     st = opened(target, seed=1)
     cid = st.import_run(make_run(tmp_path / "runs", LABEL, seed="omega")).candidate_id
     fid = next(f["id"] for f in st.shown_run(cid)["files"] if f["name"] == "frame_pacing.png")
-    with st.db.write() as con:                   # as a run stored before thumbnails existed
+    with st.db.write() as con:  # as a run stored before thumbnails existed
         con.execute(sa.text("DELETE FROM thumbnails"))
     made = []
     real = artefacts.thumbnail
@@ -261,6 +285,7 @@ def _statements(st, fn):
 
     def count(*_a, **_k):
         n.append(1)
+
     sa.event.listen(st.db.engine, "before_cursor_execute", count)
     try:
         fn()
@@ -277,8 +302,13 @@ def test_should_read_every_sheet_and_the_queue_in_a_fixed_number_of_queries(targ
         cid = st.import_run(make_run(tmp_path / "runs", f"m{k}.html", seed=f"s{k}")).candidate_id
         st.submit(cid, "ann", R.id, [{"item": i, "level": 75} for i in GRADED])
         if k in (1, 5):
-            counts.append((_statements(st, st.sheets), _statements(st, lambda: st.queue("ann")),
-                           _statements(st, lambda: st.graded_items("ann"))))
+            counts.append(
+                (
+                    _statements(st, st.sheets),
+                    _statements(st, lambda: st.queue("ann")),
+                    _statements(st, lambda: st.graded_items("ann")),
+                )
+            )
     assert counts[0][0] > 0 and counts[0] == counts[1], counts
 
 
@@ -291,10 +321,17 @@ def test_should_mask_every_name_the_queue_knows_the_file_by(target, opened, tmp_
     (run / "report.json").write_text(json.dumps(doc))
     (run / "twin-model-kappa.txt").write_text("twin-model-kappa\n")
     with st.db.write() as con:
-        con.execute(sa.text("INSERT INTO queue_candidates (id, sha256, html, labels, created_at) "
-                            "VALUES (:c, :s, :h, :l, 'now')"),
-                    {"c": doc["candidate"]["id"], "s": doc["candidate"]["sha256"], "h": b"<html>",
-                     "l": json.dumps([LABEL, "twin-model-kappa.html"])})
+        con.execute(
+            sa.text(
+                "INSERT INTO queue_candidates (id, sha256, html, labels, created_at) VALUES (:c, :s, :h, :l, 'now')"
+            ),
+            {
+                "c": doc["candidate"]["id"],
+                "s": doc["candidate"]["sha256"],
+                "h": b"<html>",
+                "l": json.dumps([LABEL, "twin-model-kappa.html"]),
+            },
+        )
     cid = st.import_run(run).candidate_id
     served = st.shown_run(cid)
     blob = json.dumps(served, ensure_ascii=False) + st.shown_run_json(cid)

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from skycity_bench.analysis import motion as _motion
+from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.probes._stepper import eta_note, frame_times, on_grid
 from skycity_bench.probes.recording import contact_sheet
-from skycity_bench.inputs.scenario import load_scenario
-
 
 # the camera scorer's thresholds as the scenario file sets them (analysis/motion.py applies them)
 _TH = load_scenario(None).scorer_settings("camera")
@@ -62,8 +61,17 @@ def test_should_leave_a_large_residual_when_the_next_frame_shows_another_place()
 
 def _series(n=60, fps=10, cut_at=None, jump_at=None):
     t = [i / fps for i in range(n)]
-    f = {"t_s": t, "dx": [], "dy": [], "scale": [], "rot_deg": [], "residual": [], "raw_diff": [],
-         "inlier_ratio": [], "features": []}
+    f = {
+        "t_s": t,
+        "dx": [],
+        "dy": [],
+        "scale": [],
+        "rot_deg": [],
+        "residual": [],
+        "raw_diff": [],
+        "inlier_ratio": [],
+        "features": [],
+    }
     for i in range(n):
         first = i == 0
         dx = None if first else -4.0
@@ -72,9 +80,13 @@ def _series(n=60, fps=10, cut_at=None, jump_at=None):
             dx, res, inl = 0.3, 0.2, 0.05
         if i == jump_at:
             dx = -150.0
-        f["dx"].append(dx); f["dy"].append(None if first else 0.0)
-        f["scale"].append(None if first else 1.0); f["rot_deg"].append(None if first else 0.0)
-        f["residual"].append(res); f["raw_diff"].append(res); f["inlier_ratio"].append(inl)
+        f["dx"].append(dx)
+        f["dy"].append(None if first else 0.0)
+        f["scale"].append(None if first else 1.0)
+        f["rot_deg"].append(None if first else 0.0)
+        f["residual"].append(res)
+        f["raw_diff"].append(res)
+        f["inlier_ratio"].append(inl)
         f["features"].append(None if first else 200)
     return f
 
@@ -113,8 +125,11 @@ def test_should_tell_a_jump_back_to_the_opening_from_a_closing_shot_that_holds()
 
 def test_should_list_each_phase_change_at_its_first_sample():
     smp = [{"t_s": t / 2, "phase": 1 if t < 10 else 2 if t < 21 else 1} for t in range(30)]
-    assert _motion.phase_changes(smp) == [{"phase": 1, "start_s": 0.0}, {"phase": 2, "start_s": 5.0},
-                                          {"phase": 1, "start_s": 10.5}]
+    assert _motion.phase_changes(smp) == [
+        {"phase": 1, "start_s": 0.0},
+        {"phase": 2, "start_s": 5.0},
+        {"phase": 1, "start_s": 10.5},
+    ]
 
 
 def test_should_put_frame_times_on_the_60_hz_animation_grid():
@@ -135,5 +150,5 @@ def test_should_lay_keyframes_out_in_a_time_stamped_grid():
     sheet = contact_sheet(keys, columns=7, thumb_w=160)
     assert sheet.shape[1] == 6 + 7 * 166 and sheet.shape[0] == 6 + 2 * (90 + 30 + 6)
     # each label strip carries text (bright pixels) under its thumbnail
-    strip = sheet[6 + 90: 6 + 90 + 30, 6: 6 + 160]
+    strip = sheet[6 + 90 : 6 + 90 + 30, 6 : 6 + 160]
     assert (strip > 200).any()

@@ -27,7 +27,7 @@ def test_should_run_the_recordings_pass_once_for_both_when_both_are_chosen():
 def test_should_run_each_alone_with_its_own_part_only():
     assert _names(("recording",)) == [("recording", ())]
     assert _names(("timeline",)) == [("timeline", ())]
-    assert registry.get("recording").produces == ("timeline",)      # the declaration itself is untouched
+    assert registry.get("recording").produces == ("timeline",)  # the declaration itself is untouched
 
 
 def test_should_not_depend_on_run_order_between_the_two():
@@ -40,26 +40,65 @@ def test_should_not_depend_on_run_order_between_the_two():
 
 
 def _rec_data():
-    return {"file": "recordings/recording.webm", "container": "webm", "codec": "VP9", "fps": 30, "width": 320,
-            "height": 240, "frames": 60, "duration_s": 2.0, "end_s": 2.0, "first_frame_s": 0.0,
-            "keyframe_interval_s": 5, "video_keyframe_every_s": 1, "keyframes": [], "contact_sheet": None,
-            "size_bytes": 1, "wall_s": 1.0, "frames_per_wall_s": 60.0, "capture_ms_mean": 1.0, "decode_ms_mean": 1.0,
-            "encode_ms_mean": 1.0, "encode_wait_s": 0.0, "late_frames": 0, "truncated": None,
-            "density_frames": None}
+    return {
+        "file": "recordings/recording.webm",
+        "container": "webm",
+        "codec": "VP9",
+        "fps": 30,
+        "width": 320,
+        "height": 240,
+        "frames": 60,
+        "duration_s": 2.0,
+        "end_s": 2.0,
+        "first_frame_s": 0.0,
+        "keyframe_interval_s": 5,
+        "video_keyframe_every_s": 1,
+        "keyframes": [],
+        "contact_sheet": None,
+        "size_bytes": 1,
+        "wall_s": 1.0,
+        "frames_per_wall_s": 60.0,
+        "capture_ms_mean": 1.0,
+        "decode_ms_mean": 1.0,
+        "encode_ms_mean": 1.0,
+        "encode_wait_s": 0.0,
+        "late_frames": 0,
+        "truncated": None,
+        "density_frames": None,
+    }
 
 
 def _tl_data():
-    return {"stepped_by": "recording", "sample_fps": 10, "end_s": 65, "tour_s": 60,
-            "viewport": {"width": 320, "height": 240}, "analysis_size": None, "css_per_px": 1.0, "city_name": None,
-            "hook": {}, "states": {}, "phases": [], "frames": {}, "reset": {}, "name_checks": [], "wall_s": 0.0,
-            "analysis_cpu_s": 0.0, "spent_s": {}, "page_errors": [], "evidence_frames": {}}
+    return {
+        "stepped_by": "recording",
+        "sample_fps": 10,
+        "end_s": 65,
+        "tour_s": 60,
+        "viewport": {"width": 320, "height": 240},
+        "analysis_size": None,
+        "css_per_px": 1.0,
+        "city_name": None,
+        "hook": {},
+        "states": {},
+        "phases": [],
+        "frames": {},
+        "reset": {},
+        "name_checks": [],
+        "wall_s": 0.0,
+        "analysis_cpu_s": 0.0,
+        "spent_s": {},
+        "page_errors": [],
+        "evidence_frames": {},
+    }
 
 
 def test_should_store_one_record_per_artifact_with_its_own_evidence_version():
     spec = Profile(probes=("recording", "timeline")).specs()[0]
     rec = ProbeRecord(name="recording", version=spec.version, duration_s=12.5)
-    rec.data = {"recording": RecordingEvidence.model_validate(_rec_data()),
-                "timeline": TimelineEvidence.model_validate(_tl_data())}
+    rec.data = {
+        "recording": RecordingEvidence.model_validate(_rec_data()),
+        "timeline": TimelineEvidence.model_validate(_tl_data()),
+    }
     got = {r.name: r for r in _records_of_pass(spec, rec)}
     assert set(got) == {"recording", "timeline"}
     assert got["recording"].evidence_version == RecordingEvidence.evidence_version == "5"
@@ -71,8 +110,13 @@ def test_should_store_one_record_per_artifact_with_its_own_evidence_version():
 
 def test_should_give_each_artifact_its_partial_data_and_the_pass_error():
     spec = Profile(probes=("recording", "timeline")).specs()[0]
-    rec = ProbeRecord(name="recording", version=spec.version, status="error", error="the demo's main thread hangs",
-                      data={"recording": {"frames_written": 12}, "timeline": {"reached_s": 1.5}})
+    rec = ProbeRecord(
+        name="recording",
+        version=spec.version,
+        status="error",
+        error="the demo's main thread hangs",
+        data={"recording": {"frames_written": 12}, "timeline": {"reached_s": 1.5}},
+    )
     got = {r.name: r for r in _records_of_pass(spec, rec)}
     assert got["recording"].error == "the demo's main thread hangs" and got["recording"].data == {"frames_written": 12}
     assert got["timeline"].status == "error" and got["timeline"].data == {"reached_s": 1.5}
@@ -87,16 +131,15 @@ def test_should_leave_a_probe_without_produces_alone():
 
 def test_should_step_a_time_both_want_once_and_keep_time_order():
     video = [(t, "key" if i % 6 == 0 else "frame") for i, t in enumerate(frame_times(1, 30))] + [(1.0, "end")]
-    tl = frame_times(1, 4, include_end=True)                       # 0, .25, .5, .75, 1
+    tl = frame_times(1, 4, include_end=True)  # 0, .25, .5, .75, 1
     steps = tour_times(video, tl)
     ts = [t for t, _, _, _ in steps]
     assert ts == sorted(ts) and len(ts) == len(set(ts))
-    assert len(steps) == 30 + 1 + 2                               # .25 and .75 are not video frames
+    assert len(steps) == 30 + 1 + 2  # .25 and .75 are not video frames
     both = [t for t, kind, sample, _ in steps if kind is not None and sample]
     assert both == [0.0, 0.5, 1.0]
     assert [t for t, kind, sample, _ in steps if kind is None] == [0.25, 0.75]
     assert sum(sample for _, _, sample, _ in steps) == len(tl)
-
 
 
 def test_should_refuse_to_rescore_a_recording_that_still_names_the_side_file(tmp_path):
@@ -108,10 +151,18 @@ def test_should_refuse_to_rescore_a_recording_that_still_names_the_side_file(tmp
 
     run = stored_run(tmp_path)
     doc = json.loads((run / "report.json").read_text())
-    doc["probes"]["recording"] = {"name": "recording", "version": "2", "status": "ok", "duration_s": 1.0,
-                                  "error": None, "evidence_version": "2",
-                                  "data": {**_rec_data(), "timeline_pass": {"file": "timeline/pass_from_recording.json",
-                                                                            "settings": "0" * 16, "every_frames": 3}}}
+    doc["probes"]["recording"] = {
+        "name": "recording",
+        "version": "2",
+        "status": "ok",
+        "duration_s": 1.0,
+        "error": None,
+        "evidence_version": "2",
+        "data": {
+            **_rec_data(),
+            "timeline_pass": {"file": "timeline/pass_from_recording.json", "settings": "0" * 16, "every_frames": 3},
+        },
+    }
     (run / "report.json").write_text(json.dumps(doc))
     refused(run, "probes.recording")
 

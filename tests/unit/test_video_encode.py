@@ -19,8 +19,8 @@ import pytest
 
 from skycity_bench.media.video_encode import VideoEncoder
 
-W, H = 960, 540          # the real-time capture's largest size; big enough that a busy core
-FRAMES = 36              # pushes a frame's encode past VP8's 1/60 s speed-up threshold
+W, H = 960, 540  # the real-time capture's largest size; big enough that a busy core
+FRAMES = 36  # pushes a frame's encode past VP8's 1/60 s speed-up threshold
 
 
 def _frames() -> list[np.ndarray]:
@@ -33,7 +33,7 @@ def _frames() -> list[np.ndarray]:
         f = bg.copy()
         for j in range(12):
             x, y = (40 * j + 9 * k) % (W - 60), (37 * j + 5 * k) % (H - 60)
-            f[y:y + 50, x:x + 50] = (j * 20 % 255, 255 - j * 15, k * 5 % 255)
+            f[y : y + 50, x : x + 50] = (j * 20 % 255, 255 - j * 15, k * 5 % 255)
         out.append(f)
     return out
 
@@ -54,7 +54,7 @@ def _encode_on_a_busy_core(codec: str, frames: list[np.ndarray], path) -> list[s
     try:
         for h in hogs:
             os.sched_setaffinity(h.pid, {cpu})
-        os.sched_setaffinity(0, {cpu})          # this thread, which encodes
+        os.sched_setaffinity(0, {cpu})  # this thread, which encodes
         return _encode(codec, frames, path)
     finally:
         os.sched_setaffinity(0, before)
@@ -70,4 +70,6 @@ def test_should_encode_the_same_frames_to_the_same_video_on_a_busy_machine(codec
     busy = _encode_on_a_busy_core(codec, frames, tmp_path / "busy.webm")
     assert len(quiet) == FRAMES
     differ = [i for i, (a, b) in enumerate(zip(quiet, busy)) if a != b]
-    assert busy == quiet, f"{codec}: {len(differ)} of {FRAMES} frames encoded differently on a busy core, from frame {differ[:1]}"
+    assert busy == quiet, (
+        f"{codec}: {len(differ)} of {FRAMES} frames encoded differently on a busy core, from frame {differ[:1]}"
+    )

@@ -89,15 +89,15 @@ def test_should_count_each_mover_once_under_a_moving_camera(world):
 def test_should_exclude_tiny_particles_thin_streaks_and_soft_clouds(world):
     a, b = view(world, *CAM_A), view(world, *CAM_B)
     rng = np.random.default_rng(3)
-    for _ in range(60):                       # particles: 2x2 dots moving 8 px
+    for _ in range(60):  # particles: 2x2 dots moving 8 px
         x, y = int(rng.integers(20, W - 40)), int(rng.integers(20, H - 40))
-        a[y:y + 2, x:x + 2] = 255
-        b[y + 3:y + 5, x + 8:x + 10] = 255
-    for i in range(8):                        # rain: 1-px streaks falling 9 px
+        a[y : y + 2, x : x + 2] = 255
+        b[y + 3 : y + 5, x + 8 : x + 10] = 255
+    for i in range(8):  # rain: 1-px streaks falling 9 px
         x = 60 + i * 90
         cv2.line(a, (x, 40), (x + 2, 60), (255, 255, 255), 1)
         cv2.line(b, (x, 49), (x + 2, 69), (255, 255, 255), 1)
-    for img, cx in ((a, 400), (b, 412)):      # a soft cloud drifting 12 px
+    for img, cx in ((a, 400), (b, 412)):  # a soft cloud drifting 12 px
         yy, xx = np.mgrid[0:H, 0:W]
         alpha = 0.6 * np.exp(-(((xx - cx) / 90.0) ** 2 + ((yy - 220) / 50.0) ** 2))[..., None]
         img[:] = (img * (1 - alpha) + 250 * alpha).astype(np.uint8)
@@ -117,12 +117,25 @@ def test_should_verify_only_claims_whose_own_region_moved(world):
     a = draw(view(world, *CAM_A), objs, CAM_A, False)
     b = draw(view(world, *CAM_B), objs, CAM_B, True)
     tx, ty, _ = CAM_A
-    claims = [{"id": f"m{i}", "category": ["car", "bus", "tram"][i % 3], "x": x - tx + w / 2, "y": y - ty + h / 2,
-               "w": w, "h": h, "visible": True} for i, (x, y, w, h, _) in enumerate(objs)]
-    claims += [{"id": f"static{i}", "category": "ghost", "x": 40 + 60 * i, "y": 420, "w": 20, "h": 10}
-               for i in range(10)]                                      # nothing moves there
-    claims += [{"id": f"part{i}", "category": "wheel", "x": c["x"] + 2, "y": c["y"], "w": 6, "h": 5}
-               for i, c in enumerate(claims[:12])]                      # parts of real movers
+    claims = [
+        {
+            "id": f"m{i}",
+            "category": ["car", "bus", "tram"][i % 3],
+            "x": x - tx + w / 2,
+            "y": y - ty + h / 2,
+            "w": w,
+            "h": h,
+            "visible": True,
+        }
+        for i, (x, y, w, h, _) in enumerate(objs)
+    ]
+    claims += [
+        {"id": f"static{i}", "category": "ghost", "x": 40 + 60 * i, "y": 420, "w": 20, "h": 10} for i in range(10)
+    ]  # nothing moves there
+    claims += [
+        {"id": f"part{i}", "category": "wheel", "x": c["x"] + 2, "y": c["y"], "w": 6, "h": 5}
+        for i, c in enumerate(claims[:12])
+    ]  # parts of real movers
     claims += [{"id": "away", "category": "car", "x": -300, "y": 100, "w": 20, "h": 10}]
     d = analyse_pair(a, b, claims).data
     verdict = {c["id"]: c["verdict"] for c in d["claims"]}
@@ -139,8 +152,18 @@ def _samples(velocities, n=6):
     out = []
     for k in range(n):
         t = 20.0 + k
-        claims = [{"id": f"o{i}", "category": "car", "x": 100 + vx * (t - 20) + 50 * i, "y": 100 + vy * (t - 20),
-                   "verdict": "moved", "dx": vx / 10, "dy": vy / 10} for i, (vx, vy) in enumerate(velocities)]
+        claims = [
+            {
+                "id": f"o{i}",
+                "category": "car",
+                "x": 100 + vx * (t - 20) + 50 * i,
+                "y": 100 + vy * (t - 20),
+                "verdict": "moved",
+                "dx": vx / 10,
+                "dy": vy / 10,
+            }
+            for i, (vx, vy) in enumerate(velocities)
+        ]
         out.append({"t": t, "claims": claims})
     return out
 
@@ -163,7 +186,7 @@ def _textured_box(img, x, y, w, h, seed):
     drawn at integer (x, y)."""
     rng = np.random.default_rng(seed)
     tex = rng.integers(40, 255, (-(-h // 3), -(-w // 3), 3)).astype(np.uint8)
-    img[y:y + h, x:x + w] = np.repeat(np.repeat(tex, 3, 0), 3, 1)[:h, :w]
+    img[y : y + h, x : x + w] = np.repeat(np.repeat(tex, 3, 0), 3, 1)[:h, :w]
     return img
 
 
@@ -173,8 +196,10 @@ def test_should_verify_a_slow_mover_by_its_own_content_shift_and_not_a_still_one
     base = view(world, 60, 40)
     a = _textured_box(_textured_box(base.copy(), 300, 200, 36, 18, 1), 500, 200, 36, 18, 2)
     b = _textured_box(_textured_box(base.copy(), 302, 200, 36, 18, 1), 500, 200, 36, 18, 2)
-    claims = [{"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
-              {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18}]
+    claims = [
+        {"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
+        {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18},
+    ]
     d = analyse_pair(a, b, claims).data
     got = {c["id"]: c for c in d["claims"]}
     assert got["slow"]["verdict"] == "moved", got["slow"]
@@ -185,13 +210,15 @@ def test_should_verify_a_slow_mover_by_its_own_content_shift_and_not_a_still_one
 
 def test_should_tell_a_separate_object_in_front_from_a_part_by_how_it_moves(world):
     base = view(world, 60, 40)
-    a = _textured_box(base.copy(), 300, 200, 80, 40, 3)              # a large airship ...
-    b = _textured_box(base.copy(), 306, 200, 80, 40, 3)              # ... moving 6 px right
-    for img, dy in ((a, 0), (b, 5)):                                  # a drone in front, going down
+    a = _textured_box(base.copy(), 300, 200, 80, 40, 3)  # a large airship ...
+    b = _textured_box(base.copy(), 306, 200, 80, 40, 3)  # ... moving 6 px right
+    for img, dy in ((a, 0), (b, 5)):  # a drone in front, going down
         _textured_box(img, 330, 205 + dy, 14, 14, 4)
-    claims = [{"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
-              {"id": "drone", "category": "drone", "x": 337, "y": 212, "w": 14, "h": 14},
-              {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12}]   # part of the ship
+    claims = [
+        {"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
+        {"id": "drone", "category": "drone", "x": 337, "y": 212, "w": 14, "h": 14},
+        {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12},
+    ]  # part of the ship
     got = {c["id"]: c for c in analyse_pair(a, b, claims).data["claims"]}
     assert got["ship"]["verdict"] == "moved"
     assert got["drone"]["verdict"] == "moved", got["drone"]
@@ -227,7 +254,7 @@ def test_should_measure_a_content_shift_to_a_fraction_of_a_pixel_and_know_a_flat
 
     rng = np.random.default_rng(5)
     a = cv2.GaussianBlur(rng.integers(0, 255, (200, 300)).astype(np.uint8), (5, 5), 0)
-    M = np.float32([[1, 0, 4.5], [0, 1, -2.25]])                     # content moves +4.5, -2.25
+    M = np.float32([[1, 0, 4.5], [0, 1, -2.25]])  # content moves +4.5, -2.25
     b = cv2.warpAffine(a, M, (300, 200), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
     s = measure_shift(a, b, (100, 80, 140, 110), 20, half=(cv2.pyrDown(a), cv2.pyrDown(b)))
     assert s.unique and s.textured and abs(s.dx - 4.5) < 0.3 and abs(s.dy + 2.25) < 0.3
@@ -241,9 +268,9 @@ def test_should_fit_the_mesh_to_coherent_parallax_and_ignore_scattered_movers():
 
     rng = np.random.default_rng(2)
     pts = rng.uniform([0, 0], [1920, 1080], (800, 2))
-    res = np.stack([pts[:, 0] / 1920 * 3, np.zeros(len(pts))], axis=1)   # parallax: 0 px left .. 3 px right
+    res = np.stack([pts[:, 0] / 1920 * 3, np.zeros(len(pts))], axis=1)  # parallax: 0 px left .. 3 px right
     movers_ = rng.random(len(pts)) < 0.1
-    res[movers_] += rng.normal(0, 15, (movers_.sum(), 2))                # 10 % of tracks on movers
+    res[movers_] += rng.normal(0, 15, (movers_.sum(), 2))  # 10 % of tracks on movers
     mesh = _mesh(pts, res, 1920, 1080, CameraParams())
     cols = mesh.shape[1]
     want = (np.arange(cols) + 0.5) / cols * 3
@@ -259,9 +286,12 @@ def test_should_verify_a_mover_too_slow_for_one_pair_in_a_longer_pair_and_keep_t
     def frame(dx):
         img = _textured_box(base.copy(), 300 + dx, 200, 36, 18, 1)
         return _textured_box(img, 500, 200, 36, 18, 2)
+
     a, b, later, earlier, long_before = frame(0), frame(1), frame(3), frame(-1), frame(-3)
-    claims = [{"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
-              {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18}]
+    claims = [
+        {"id": "slow", "category": "airship", "x": 318, "y": 209, "w": 36, "h": 18},
+        {"id": "still", "category": "airship", "x": 518, "y": 209, "w": 36, "h": 18},
+    ]
     one = {c["id"]: c for c in analyse_pair(a, b, claims).data["claims"]}
     assert one["slow"]["verdict"].startswith("no own motion"), one["slow"]
     # one longer pair alone is not enough (a compensation error grows with time too)
@@ -270,7 +300,7 @@ def test_should_verify_a_mover_too_slow_for_one_pair_in_a_longer_pair_and_keep_t
     d = analyse_pair(a, b, claims, others=[(-6, earlier), (18, later), (-18, long_before)], primary_frames=6).data
     got = {c["id"]: c for c in d["claims"]}
     assert got["slow"]["verdict"] == "moved" and got["slow"]["pair_frames"] == 18, got["slow"]
-    assert abs(got["slow"]["dx"] - 1) <= 0.3 and abs(got["slow"]["dy"]) <= 0.3    # as over Δ
+    assert abs(got["slow"]["dx"] - 1) <= 0.3 and abs(got["slow"]["dy"]) <= 0.3  # as over Δ
     assert got["still"]["verdict"].startswith("no own motion"), got["still"]
     assert d["verified_count"] == 1 and d["other_pairs_frames"] == [-6, -18, 18]
 
@@ -280,9 +310,12 @@ def test_should_not_let_a_longer_pair_verify_a_part_moving_with_its_object(world
 
     def frame(dx):
         return _textured_box(base.copy(), 300 + dx, 200, 80, 40, 3)
+
     a, b, later, before = frame(0), frame(6), frame(18), frame(-18)
-    claims = [{"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
-              {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12}]
+    claims = [
+        {"id": "ship", "category": "airship", "x": 340, "y": 220, "w": 80, "h": 40},
+        {"id": "window", "category": "wheel", "x": 375, "y": 220, "w": 12, "h": 12},
+    ]
     got = {c["id"]: c for c in analyse_pair(a, b, claims, others=[(18, later), (-18, before)]).data["claims"]}
     assert got["ship"]["verdict"] == "moved"
     assert got["window"]["verdict"] == "part or duplicate of ship", got["window"]
@@ -300,25 +333,30 @@ def test_should_verify_in_the_far_pair_only_a_shift_off_the_epipolar_line_both_b
 
     base = view(world, 60, 40)
 
-    def frame(k):                      # k = -1 (t - 60), 0 (t), 1 (t + 60)
-        img = _textured_box(base.copy(), 200, 150 + 4 * k, 36, 18, 1)          # off its line
-        img = _textured_box(img, 400 + 8 * k, 150, 36, 18, 2)                   # along its line
-        img = _textured_box(img, 200, 300 + 4 * max(k, 0), 36, 18, 3)          # only after t
-        return _textured_box(img, 400, 300, 36, 18, 4)                          # still
+    def frame(k):  # k = -1 (t - 60), 0 (t), 1 (t + 60)
+        img = _textured_box(base.copy(), 200, 150 + 4 * k, 36, 18, 1)  # off its line
+        img = _textured_box(img, 400 + 8 * k, 150, 36, 18, 2)  # along its line
+        img = _textured_box(img, 200, 300 + 4 * max(k, 0), 36, 18, 3)  # only after t
+        return _textured_box(img, 400, 300, 36, 18, 4)  # still
+
     F = np.array([[0, 0, 0], [0, 0, -1], [0, 1, 0]], np.float64)
     a = frame(0)
-    pairs = [FarPair(frames=k, bw=frame(k // 60), raw=frame(k // 60), model=CameraModel(H=np.eye(3), kind="mesh", F=F))
-             for k in (-60, 60)]
+    pairs = [
+        FarPair(frames=k, bw=frame(k // 60), raw=frame(k // 60), model=CameraModel(H=np.eye(3), kind="mesh", F=F))
+        for k in (-60, 60)
+    ]
     ids = {"off": (218, 159), "along": (418, 159), "after": (218, 309), "still": (418, 309)}
-    out = [{"id": i, "category": "drone", "x": x, "y": y, "w": 36, "h": 18, "verdict": "no own motion"}
-           for i, (x, y) in ids.items()]
+    out = [
+        {"id": i, "category": "drone", "x": x, "y": y, "w": 36, "h": 18, "verdict": "no own motion"}
+        for i, (x, y) in ids.items()
+    ]
     p = VerifyParams(far_pair_frames=60, far_epipolar_px=3.0, far_search_px=64)
     assert far_recheck(out, a, pairs, p, primary_frames=6) == 1
     got = {c["id"]: c for c in out}
     assert got["off"]["verdict"] == "moved" and got["off"]["how"] == "far pair ±60 frames", got["off"]
     assert [round(f["dy"]) for f in got["off"]["shift_far"]] == [-4, 4]
     assert all(f["epipolar_px"] >= 3 for f in got["off"]["shift_far"])
-    assert abs(got["off"]["dy"] - 4 * 6 / 60) <= 0.05 and abs(got["off"]["dx"]) <= 0.05     # as over Δ
+    assert abs(got["off"]["dy"] - 4 * 6 / 60) <= 0.05 and abs(got["off"]["dx"]) <= 0.05  # as over Δ
     for i in ("along", "after", "still"):
         assert got[i]["verdict"] == "no own motion", got[i]
     # without the pair after t nothing is judged: both are needed
@@ -333,7 +371,9 @@ def _dot_field(t: float, n: int = 18) -> np.ndarray:
     for i in range(n):
         for j in range(6):
             y = 50 + 65 * j + 8 * np.sin(0.7 * i + 3 * t) + 8 * np.sin(0.9 * j + 3 * t)
-            cv2.circle(img, (4 * (30 + 42 * i), int(round(y * 4))), 4 * (4 + j), (255, 255, 255), -1, cv2.LINE_AA, shift=2)
+            cv2.circle(
+                img, (4 * (30 + 42 * i), int(round(y * 4))), 4 * (4 + j), (255, 255, 255), -1, cv2.LINE_AA, shift=2
+            )
     return img
 
 
@@ -346,7 +386,7 @@ def test_should_not_take_a_field_of_identical_moving_dots_for_objects_without_a_
     # follows a field that is all there is, and no box's content shows a motion of its own) ...
     assert sum(1 for r in d["regions"] if r["counted"] or r.get("parallax")) >= 6
     ob = d["objects"]
-    assert ob["plain_count"] == 0, ob                    # ... but none is plainly an object
+    assert ob["plain_count"] == 0, ob  # ... but none is plainly an object
     assert ob["largest_alike_group"] >= 12 and any("field" in k for k in ob["doubtful"])
 
 
@@ -354,6 +394,7 @@ def test_should_not_take_a_two_tone_frame_for_a_brightness_change():
     # white dots on black covering about 10 % of the frame: A's 90th percentile is white, B's
     # black, although nothing changed brightness; B must be left as it is
     from skycity_bench.analysis.vision.segment import match_photometry
+
     rng = np.random.default_rng(3)
     a, b = np.zeros((H, W, 3), np.uint8), np.zeros((H, W, 3), np.uint8)
     for img, share in ((a, 0.115), (b, 0.085)):
@@ -385,6 +426,7 @@ def test_should_group_a_fields_primitives_whatever_the_ground_around_them():
     from skycity_bench.analysis.vision.analyse import Params
     from skycity_bench.analysis.vision.objects import FIELD, plain_objects
     from skycity_bench.analysis.vision.segment import segment
+
     p = Params()
     a, b = _fielded_pair()
     seg = segment(a, b, np.ones((H, W), np.uint8), p.segment)
@@ -401,7 +443,7 @@ def _vehicle(img, x, y, seed):
     rng = np.random.default_rng(seed)
     body = tuple(int(v) for v in rng.integers(60, 230, 3))
     cv2.rectangle(img, (x, y), (x + 29, y + 15), body, -1)
-    for px, pw in ((3, 4), (11, 8), (23, 3)):        # irregular, so no shift matches a wrong panel
+    for px, pw in ((3, 4), (11, 8), (23, 3)):  # irregular, so no shift matches a wrong panel
         cv2.rectangle(img, (x + px, y + 3), (x + px + pw, y + 8), tuple(255 - v for v in body), -1)
     cv2.rectangle(img, (x, y + 12), (x + 29, y + 15), (30, 30, 30), -1)
     return img
@@ -428,13 +470,14 @@ def test_should_leave_to_parallax_a_strip_a_near_edge_uncovers_and_count_motion_
     from skycity_bench.analysis.vision.analyse import Params, parallax_explained
     from skycity_bench.analysis.vision.camera_estimate import CameraModel
     from skycity_bench.analysis.vision.segment import segment
+
     base = view(world, 60, 40)
     a, b = base.copy(), base.copy()
-    a[150:220, 200:206] = (250, 60, 200)                       # the side face, only at t
+    a[150:220, 200:206] = (250, 60, 200)  # the side face, only at t
     _textured_box(a, 400, 200, 30, 21, 5)
-    _textured_box(b, 400, 206, 30, 21, 5)                      # down: off its epipolar line
+    _textured_box(b, 400, 206, 30, 21, 5)  # down: off its epipolar line
     _textured_box(a, 560, 300, 30, 21, 6)
-    _textured_box(b, 569, 300, 30, 21, 6)                      # along its line, beyond parallax
+    _textured_box(b, 569, 300, 30, 21, 6)  # along its line, beyond parallax
     model = CameraModel(H=np.eye(3), kind="mesh", F=np.array([[0, 0, 0], [0, 0, -1], [0, 1, 0]], np.float64))
     p = Params()
     seg = segment(a, b, np.ones((H, W), np.uint8), p.segment, raw=b)
@@ -442,6 +485,7 @@ def test_should_leave_to_parallax_a_strip_a_near_edge_uncovers_and_count_motion_
 
     def at(x0, y0, x1, y1):
         return [r for r in seg.regions if r.candidate and r.x < x1 and x0 < r.x + r.w and r.y < y1 and y0 < r.y + r.h]
+
     face, down, along = at(200, 150, 206, 220), at(400, 200, 430, 227), at(560, 300, 599, 321)
     assert face and all(r.parallax and not r.counted for r in face), face
     assert any(r.counted for r in down), down

@@ -7,36 +7,72 @@ could not write fails here."""
 import pytest
 
 from skycity_bench.evidence.density import DensityEvidence
-from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.judging.scorers import ScoreInput, all_scorers
+from skycity_bench.reporting.run_report import ProbeRecord
 
 
 def _sample(t, visual, verified=None, cats=None, claimed=None):
-    s = {"t": t, "t_b": t + 0.1, "densified": False, "visual_count": visual, "excluded": {}, "regions": [],
-         "camera": {}, "changed_frac": 0.01, "full_screen_effect": False, "timing_ms": {"total": 1.0}}
+    s = {
+        "t": t,
+        "t_b": t + 0.1,
+        "densified": False,
+        "visual_count": visual,
+        "excluded": {},
+        "regions": [],
+        "camera": {},
+        "changed_frac": 0.01,
+        "full_screen_effect": False,
+        "timing_ms": {"total": 1.0},
+    }
     if verified is not None:
-        s.update(verified_count=verified, categories=cats, claimed_count=claimed if claimed is not None else verified,
-                 claims=[{"id": f"o{i}", "category": cats[i % len(cats)], "x": 10.0 + i, "y": 10.0,
-                          "verdict": "moved", "dx": 3.0 + i % 4, "dy": 0.0} for i in range(verified)])
+        s.update(
+            verified_count=verified,
+            categories=cats,
+            claimed_count=claimed if claimed is not None else verified,
+            claims=[
+                {
+                    "id": f"o{i}",
+                    "category": cats[i % len(cats)],
+                    "x": 10.0 + i,
+                    "y": 10.0,
+                    "verdict": "moved",
+                    "dx": 3.0 + i % 4,
+                    "dy": 0.0,
+                }
+                for i in range(verified)
+            ],
+        )
     return s
 
 
 def _evidence(samples, hook=True, locator=None) -> DensityEvidence:
-    return DensityEvidence.model_validate({
-        "hook": {"present": hook, "describe": None, "error": None}, "delta_ms": 100, "delta_frames": 6,
-        "other_pair_frames": [], "times": [s["t"] for s in samples], "densified_times": [], "densify_error": None,
-        "lowest_evidence": None, "samples": samples, "page_errors": [], "note": "",
-        **({"locator": locator} if locator else {})})
+    return DensityEvidence.model_validate(
+        {
+            "hook": {"present": hook, "describe": None, "error": None},
+            "delta_ms": 100,
+            "delta_frames": 6,
+            "other_pair_frames": [],
+            "times": [s["t"] for s in samples],
+            "densified_times": [],
+            "densify_error": None,
+            "lowest_evidence": None,
+            "samples": samples,
+            "page_errors": [],
+            "note": "",
+            **({"locator": locator} if locator else {}),
+        }
+    )
 
 
 def _score(item_id, samples, locator=None, **thresholds):
     rub = load_rubric()
     sc = load_scenario(None, {"scorers": {"density": thresholds}} if thresholds else None)
     ev = _evidence(samples, hook=locator is None, locator=locator)
-    inp = ScoreInput(item=rub.item(item_id), rubric=rub, scenario=sc,
-                     records={"density": ProbeRecord(name="density", data=ev)})
+    inp = ScoreInput(
+        item=rub.item(item_id), rubric=rub, scenario=sc, records={"density": ProbeRecord(name="density", data=ev)}
+    )
     return all_scorers()[item_id].fn(inp)
 
 
@@ -86,7 +122,7 @@ def test_should_refuse_a_sample_the_probe_could_not_have_written():
     from skycity_bench.evidence import EvidenceError, parse
 
     bad = _evidence([_sample(20, 5)]).to_data()
-    bad["samples"][0]["visible_count"] = 5                     # a misspelt field
+    bad["samples"][0]["visible_count"] = 5  # a misspelt field
     with pytest.raises(EvidenceError, match=r"samples\.0\.visible_count: unknown field"):
         parse("density", bad)
 
@@ -108,8 +144,12 @@ def test_should_sample_the_rubric_points_and_every_second_of_the_dense_window():
 def test_should_densify_between_samples_where_the_count_drops_largest_drops_first():
     from skycity_bench.probes.density import _densify_times
 
-    samples = [{"t": 20.0, "verified_count": 50}, {"t": 21.0, "verified_count": 44},
-               {"t": 22.0, "verified_count": 47}, {"t": 23.0, "verified_count": 46}]
+    samples = [
+        {"t": 20.0, "verified_count": 50},
+        {"t": 21.0, "verified_count": 44},
+        {"t": 22.0, "verified_count": 47},
+        {"t": 23.0, "verified_count": 46},
+    ]
 
     def settings(**kw):
         return load_scenario(None, {"probes": {"density": kw}}).probe_settings("density")
@@ -154,17 +194,17 @@ def test_what_the_vision_layer_writes_for_a_pair_fits_the_density_evidence_model
     import cv2
     import numpy as np
 
-    from skycity_bench.evidence.density import DensitySample
     from skycity_bench.analysis.vision import analyse_pair
+    from skycity_bench.evidence.density import DensitySample
 
     rng = np.random.default_rng(0)
     a = cv2.GaussianBlur((rng.random((360, 640, 3)) * 255).astype(np.uint8), (7, 7), 2)
     b = np.roll(a, 2, axis=1).copy()
-    b[100:130, 200:240] = 255                                   # something moved on its own
+    b[100:130, 200:240] = 255  # something moved on its own
     claims = [{"id": "o1", "category": "car", "x": 220, "y": 115, "w": 40, "h": 30}] if hook else None
     params = load_scenario().probe_settings("density").params()
     res = analyse_pair(a, b, claims, params, [(-6, a), (15, b)] if hook else None, 6)
-    rec = {"t": 20.0, "t_b": 20.1, "densified": False, **res.data}     # as probes/density.py adds them
+    rec = {"t": 20.0, "t_b": 20.1, "densified": False, **res.data}  # as probes/density.py adds them
     rec["timing_ms"].update(seek=1, capture=2)
     s = DensitySample.model_validate(rec)
     assert (s.verified_count is not None) == hook and (s.objects is not None) == (not hook)
@@ -174,7 +214,7 @@ SCENE = {"kind": "three_scene_graph", "scene_graph": {"renderers": 1, "scenes": 
 
 
 def _scene_sample(t, verified, plain):
-    s = _sample(t, plain + 1, verified, ["None"])   # a null category, as vision/verify.py writes it
+    s = _sample(t, plain + 1, verified, ["None"])  # a null category, as vision/verify.py writes it
     s["objects"] = {"plain_count": plain, "counted": plain + 1, "doubtful": {}}
     return s
 

@@ -4,7 +4,7 @@ textured points, one textured object flying the camera's way round at half its r
 climbing, one still textured object. No browser."""
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ TIMES = (-2.0, -1.0, 0.0, 1.0, 2.0)
 def camera(t: float) -> np.ndarray:
     """3x4 projection of the orbiting camera at time t (0.1 rad a second, radius 700)."""
     a = 0.1 * t
-    c = np.array([700 * math.sin(a), -250.0, -700 * math.cos(a)])          # y down
+    c = np.array([700 * math.sin(a), -250.0, -700 * math.cos(a)])  # y down
     z = -c / np.linalg.norm(c)
     x = np.cross([0.0, 1.0, 0.0], z)
     x /= np.linalg.norm(x)
@@ -48,7 +48,7 @@ def _film(rng, cast) -> list[np.ndarray]:
     """The orbit's frames at TIMES: a still cloud of 9 x 9 textured dots drawn from `rng`,
     then `cast(rng)`'s objects: a function of t giving (3D point, its 24 x 30 look at t)."""
     cloud = rng.uniform([-300, -150, -300], [300, 60, 300], (250, 3))
-    dots = np.repeat(np.repeat(rng.integers(20, 240, (250, 3, 3)).astype(np.uint8), 3, 1), 3, 2)     # 9 x 9
+    dots = np.repeat(np.repeat(rng.integers(20, 240, (250, 3, 3)).astype(np.uint8), 3, 1), 3, 2)  # 9 x 9
     objects = cast(rng)
     frames = []
     for t in TIMES:
@@ -57,10 +57,10 @@ def _film(rng, cast) -> list[np.ndarray]:
         for X, d in zip(cloud, dots):
             x, y = np.round(project(P, X)).astype(int)
             if 5 <= x < W - 5 and 5 <= y < H - 5:
-                img[y - 4:y + 5, x - 4:x + 5] = d
+                img[y - 4 : y + 5, x - 4 : x + 5] = d
         for X, tex in objects(t):
             x, y = np.round(project(P, X)).astype(int)
-            img[y - 12:y + 12, x - 15:x + 15] = tex
+            img[y - 12 : y + 12, x - 15 : x + 15] = tex
         frames.append(img)
     return frames
 
@@ -68,9 +68,10 @@ def _film(rng, cast) -> list[np.ndarray]:
 @pytest.fixture(scope="module")
 def scene():
     def cast(rng):
-        tex_m = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)   # 24 x 30
+        tex_m = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)  # 24 x 30
         tex_s = np.repeat(np.repeat(rng.integers(20, 250, (8, 10)).astype(np.uint8), 3, 0), 3, 1)
         return lambda t: ((STILL, tex_s), (mover(t), tex_m))
+
     return _film(np.random.default_rng(5), cast)
 
 
@@ -87,7 +88,7 @@ def _box(t, X):
 def test_should_reconstruct_the_views_so_that_one_still_point_explains_each_corner(views):
     v = views
     assert v is not None and len(v.corner_err) >= 40
-    assert np.percentile(v.corner_err, 90) < 2.5          # patches drawn at whole px, overlapping
+    assert np.percentile(v.corner_err, 90) < 2.5  # patches drawn at whole px, overlapping
     # the still object's true track is explained by one point; the traveller's is not
     still = [tuple(project(camera(t), STILL)) for t in TIMES]
     flying = [tuple(project(camera(t), mover(t))) for t in TIMES]
@@ -130,18 +131,33 @@ def test_should_turn_only_the_traveller_when_wired_after_the_pairs(scene):
 
     p = TrackParams(still_point_frames=(-120, -60, 60, 120))
     ks = (-120, -60, 60, 120)
-    views = {k: (scene[TIMES.index(k / 60)], [_claim("m", k / 60, mover(k / 60)), _claim("s", k / 60, STILL),
-                                               _claim("dup", k / 60, STILL), _claim("dup", k / 60, mover(k / 60))])
-             for k in ks}
-    out = [_claim("m", 0.0, mover(0.0)), _claim("s", 0.0, STILL), _claim("gone", 0.0, mover(0.0)),
-           _claim("dup", 0.0, mover(0.0))]
+    views = {
+        k: (
+            scene[TIMES.index(k / 60)],
+            [
+                _claim("m", k / 60, mover(k / 60)),
+                _claim("s", k / 60, STILL),
+                _claim("dup", k / 60, STILL),
+                _claim("dup", k / 60, mover(k / 60)),
+            ],
+        )
+        for k in ks
+    }
+    out = [
+        _claim("m", 0.0, mover(0.0)),
+        _claim("s", 0.0, STILL),
+        _claim("gone", 0.0, mover(0.0)),
+        _claim("dup", 0.0, mover(0.0)),
+    ]
     turned = still_point_recheck(out, scene[2], views, p, VerifyParams(), 6)
     by = {r["id"]: r for r in out}
     assert turned == 1 and by["m"]["verdict"] == "moved" and by["m"]["how"] == "still point over 5 views"
     assert by["m"]["still_point"]["frames"] == [-120, -60, 0, 60, 120] and len(by["m"]["still_point"]["track"]) == 5
-    assert by["s"]["verdict"] == "no own motion" and by["s"]["still_point"]["why"] == "one still point explains its track"
+    assert (
+        by["s"]["verdict"] == "no own motion" and by["s"]["still_point"]["why"] == "one still point explains its track"
+    )
     assert by["gone"]["still_point"]["why"] == "not claimed in every view"
-    assert by["dup"]["still_point"]["why"] == "not claimed in every view"       # an id claimed twice: nowhere
+    assert by["dup"]["still_point"]["why"] == "not claimed in every view"  # an id claimed twice: nowhere
     # off: no views asked for, or one missing
     again = [_claim("m", 0.0, mover(0.0))]
     assert still_point_recheck(again, scene[2], views, TrackParams(), VerifyParams(), 6) == 0
@@ -157,8 +173,10 @@ def test_should_not_turn_a_claim_that_moves_alike_with_a_verified_one_it_overlap
 
     p = TrackParams(still_point_frames=(-120, -60, 60, 120))
     ks = (-120, -60, 60, 120)
-    views = {k: (scene[TIMES.index(k / 60)], [_claim("m", k / 60, mover(k / 60)), _claim("rider", k / 60, mover(k / 60))])
-             for k in ks}
+    views = {
+        k: (scene[TIMES.index(k / 60)], [_claim("m", k / 60, mover(k / 60)), _claim("rider", k / 60, mover(k / 60))])
+        for k in ks
+    }
     out = [_claim("m", 0.0, mover(0.0), verdict="moved"), _claim("rider", 0.0, mover(0.0))]
     assert still_point_recheck(out, scene[2], views, p, VerifyParams(), 6) == 0
     assert out[1]["verdict"] == "no own motion" and out[1]["still_point"]["why"].startswith("moves alike with m")
@@ -168,12 +186,13 @@ def _turning_texture(rng) -> Callable[[float], np.ndarray]:
     """A look that turns with time, as a glider's does: at t it is cos(45° t) A + sin(45° t) B
     of two independent sign patterns, so its look at t = 0 correlates cos 90° = 0 with its
     look at ±2 s (below still_min_ncc) and cos 45° = 0.71 with its look at ±1 s."""
-    a = rng.choice([-1.0, 1.0], (24, 30))           # fine grain: few chance matches in the search
+    a = rng.choice([-1.0, 1.0], (24, 30))  # fine grain: few chance matches in the search
     b = rng.choice([-1.0, 1.0], (24, 30))
 
     def at(t: float) -> np.ndarray:
         th = math.radians(45 * t)
         return np.clip(128 + 50 * (math.cos(th) * a + math.sin(th) * b), 0, 255).astype(np.uint8)
+
     return at
 
 
@@ -181,9 +200,11 @@ def _turning_texture(rng) -> Callable[[float], np.ndarray]:
 def turning_scene():
     """The orbit's still cloud with a turning traveller (mover's path) and a turning still
     thing (STILL, a sign that spins in place)."""
+
     def cast(rng):
         turner, spinner = _turning_texture(rng), _turning_texture(rng)
         return lambda t: ((STILL, spinner(t)), (mover(t), turner(t)))
+
     return _film(np.random.default_rng(11), cast)
 
 

@@ -10,11 +10,19 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from skycity_bench.analysis.vision.camera_estimate import CameraModel, CameraParams, background_displacement, dense_background, epipolar_px, estimate, warp_to_a
+from skycity_bench.analysis.vision.camera_estimate import (
+    CameraModel,
+    CameraParams,
+    background_displacement,
+    dense_background,
+    epipolar_px,
+    estimate,
+    warp_to_a,
+)
 from skycity_bench.analysis.vision.multiview import TrackParams, still_point_recheck
 from skycity_bench.analysis.vision.objects import ObjectParams, plain_objects
-from skycity_bench.analysis.vision.segment import PARALLAX, SegmentParams, Segmentation, segment
 from skycity_bench.analysis.vision.recheck import FarPair, OtherPair, far_recheck, recheck_claims
+from skycity_bench.analysis.vision.segment import PARALLAX, Segmentation, SegmentParams, segment
 from skycity_bench.analysis.vision.verify import VerifyParams, measure_shift, verify_claims
 
 
@@ -91,10 +99,16 @@ def _explains(s, v: VerifyParams) -> bool:
     return s is not None and s.unique and s.fit <= v.shift_fit and s.norm >= v.min_shift_px
 
 
-def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, params: Params | None = None,
-                 others: list[tuple[int, np.ndarray]] | None = None, primary_frames: int = 6,
-                 views: dict[int, tuple[np.ndarray, list | None]] | None = None,
-                 plain: bool = False) -> PairResult:
+def analyse_pair(
+    a: np.ndarray,
+    b: np.ndarray,
+    claims: list | None = None,
+    params: Params | None = None,
+    others: list[tuple[int, np.ndarray]] | None = None,
+    primary_frames: int = 6,
+    views: dict[int, tuple[np.ndarray, list | None]] | None = None,
+    plain: bool = False,
+) -> PairResult:
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
     or None without a hook. `others`: (k, frame at t + k frames) more frames around t, before
     (k < 0) and after; claims that showed no own motion in (a, b) get another chance in
@@ -130,9 +144,20 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
         ob = plain_objects(seg, a, bw if alt is None else alt, p.verify, p.objects, parallax=alt is not None)
         per = ob.pop("per_region")
         data["objects"] = ob
-        data["regions"] = [{**r.to_json(), **({"plain": True} if per.get(r.label, {}).get("plain") else
-                                               {"doubt": per[r.label]["why"]} if r.label in per else {})}
-                           for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400]
+        data["regions"] = [
+            {
+                **r.to_json(),
+                **(
+                    {"plain": True}
+                    if per.get(r.label, {}).get("plain")
+                    else {"doubt": per[r.label]["why"]}
+                    if r.label in per
+                    else {}
+                ),
+            }
+            for r in seg.regions
+            if r.identifiable or r.area >= p.segment.min_area_px
+        ][:400]
     if claims is not None:
         checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
         data["claims"] = checked
@@ -153,11 +178,15 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
                     fm, fw, _, falt = compensate(a, f, p.camera, scale=sc)
                     used.append(k)
                     yield OtherPair(frames=k, bw=fw if falt is None else falt, raw=f, scale=sc, model=fm)
+
             data["rechecked_by_other_pairs"] = recheck_claims(checked, a, pairs(), p.verify, primary_frames)
             data["other_pairs_frames"] = used
             data.setdefault("timing_ms", {})["recheck"] = round((time.perf_counter() - tr) * 1000, 1)
-        if len({k for k, _ in far}) == 2 and model.F is not None and \
-                any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
+        if (
+            len({k for k, _ in far}) == 2
+            and model.F is not None
+            and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked)
+        ):
             # the far pair (3D only: a fitted F), compensated by the camera model alone: over
             # a second the dense background flow follows the movers (recheck.py: far_recheck)
             tf = time.perf_counter()
@@ -168,20 +197,27 @@ def analyse_pair(a: np.ndarray, b: np.ndarray, claims: list | None = None, param
                 fars.append(FarPair(frames=k, bw=fw, raw=f, model=fm))
             data["rechecked_by_far_pair"] = far_recheck(checked, a, fars, p.verify, primary_frames)
             data.setdefault("timing_ms", {})["far"] = round((time.perf_counter() - tf) * 1000, 1)
-        if views and p.track.still_point_frames and model.F is not None and \
-                any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
+        if (
+            views
+            and p.track.still_point_frames
+            and model.F is not None
+            and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked)
+        ):
             # last, in a 3D scene (a fitted F): is the track of a claim no pair verified, its
             # content followed through the views at the hook's positions of the same object,
             # that of one still 3D point? (vision/multiview.py)
             ts = time.perf_counter()
-            data["rechecked_by_still_point"] = still_point_recheck(checked, a, views, p.track, p.verify,
-                                                                   primary_frames)
+            data["rechecked_by_still_point"] = still_point_recheck(checked, a, views, p.track, p.verify, primary_frames)
             data.setdefault("timing_ms", {})["still_point"] = round((time.perf_counter() - ts) * 1000, 1)
         moved = [c for c in checked if c.get("verdict") == "moved"]
         data["claimed_count"] = len(checked)
         data["verified_count"] = len(moved)
         data["categories"] = sorted({c["category"] for c in moved})
         data["claimed_categories"] = sorted({c.get("category") for c in checked if c.get("category")})
-    data["timing_ms"] = {**data.get("timing_ms", {}), "camera": round((t1 - t0) * 1000, 1), "segment": round((t2 - t1) * 1000, 1),
-                         "total": round((time.perf_counter() - t0) * 1000, 1)}
+    data["timing_ms"] = {
+        **data.get("timing_ms", {}),
+        "camera": round((t1 - t0) * 1000, 1),
+        "segment": round((t2 - t1) * 1000, 1),
+        "total": round((time.perf_counter() - t0) * 1000, 1),
+    }
     return PairResult(data=data, seg=seg, warped=bw)

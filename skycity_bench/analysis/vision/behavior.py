@@ -36,8 +36,9 @@ def _groups(n: int, same) -> list[list[int]]:
     return sorted(out.values(), key=len, reverse=True)
 
 
-def summarise(samples: list[dict], delta_s: float, lockstep_px_s: float = 8.0, min_common: int = 3,
-              route_px: float = 30.0) -> dict:
+def summarise(
+    samples: list[dict], delta_s: float, lockstep_px_s: float = 8.0, min_common: int = 3, route_px: float = 30.0
+) -> dict:
     speeds: dict[str, list[float]] = defaultdict(list)
     headings: list[float] = []
     tracks: dict[str, dict[float, tuple[float, float]]] = defaultdict(dict)
@@ -58,17 +59,21 @@ def summarise(samples: list[dict], delta_s: float, lockstep_px_s: float = 8.0, m
     out: dict = {"objects_tracked": len(tracks), "objects_with_speed": int(per_obj.size)}
     if per_obj.size:
         q = np.percentile(per_obj, [10, 50, 90])
-        out["speed_px_s"] = {"p10": round(float(q[0]), 1), "median": round(float(q[1]), 1),
-                             "p90": round(float(q[2]), 1), "min": round(float(per_obj.min()), 1),
-                             "max": round(float(per_obj.max()), 1),
-                             "cv": round(float(per_obj.std() / per_obj.mean()), 3) if per_obj.mean() > 0 else None}
+        out["speed_px_s"] = {
+            "p10": round(float(q[0]), 1),
+            "median": round(float(q[1]), 1),
+            "p90": round(float(q[2]), 1),
+            "min": round(float(per_obj.min()), 1),
+            "max": round(float(per_obj.max()), 1),
+            "cv": round(float(per_obj.std() / per_obj.mean()), 3) if per_obj.mean() > 0 else None,
+        }
         # distinct speed levels: occupied bins 20 % wide on a log scale
         pos = per_obj[per_obj > 1]
         out["speed_levels"] = int(len(set(np.floor(np.log(pos) / math.log(1.2)).astype(int)))) if pos.size else 0
     sectors = np.zeros(8, int)
     for h in headings:
         sectors[int(((h + 22.5) % 360) // 45)] += 1
-    out["heading_sectors"] = sectors.tolist()          # E, SE, S, SW, W, NW, N, NE (screen y down)
+    out["heading_sectors"] = sectors.tolist()  # E, SE, S, SW, W, NW, N, NE (screen y down)
     out["distinct_directions"] = int((sectors >= max(1, 0.05 * sectors.sum())).sum()) if sectors.sum() else 0
     ids = [i for i in tracks if len(tracks[i]) >= 2]
     # velocity from the hook's positions one sample to the next
@@ -91,11 +96,14 @@ def summarise(samples: list[dict], delta_s: float, lockstep_px_s: float = 8.0, m
 
     groups = [g for g in _groups(len(ids), lock) if len(g) >= 2] if len(ids) <= 400 else []
     in_lock = sum(len(g) for g in groups)
-    out["lockstep"] = {"groups": len(groups), "largest_group": max((len(g) for g in groups), default=0),
-                       "objects_in_lockstep": in_lock,
-                       "share": round(in_lock / len(ids), 3) if ids else None,
-                       "example_ids": [[ids[k] for k in g[:6]] for g in groups[:3]],
-                       "tolerance_px_s": lockstep_px_s}
+    out["lockstep"] = {
+        "groups": len(groups),
+        "largest_group": max((len(g) for g in groups), default=0),
+        "objects_in_lockstep": in_lock,
+        "share": round(in_lock / len(ids), 3) if ids else None,
+        "example_ids": [[ids[k] for k in g[:6]] for g in groups[:3]],
+        "tolerance_px_s": lockstep_px_s,
+    }
     pts = [np.array(list(tracks[i].values()), float) for i in ids]
 
     def same_route(i, j):

@@ -25,22 +25,22 @@ import numpy as np
 
 @dataclass
 class CameraParams:
-    work_width: int = 960           # feature tracking resolution (px)
+    work_width: int = 960  # feature tracking resolution (px)
     max_features: int = 600
-    ransac_px: float = 1.5          # RANSAC reprojection threshold, full-res px
-    fb_max_px: float = 0.6          # forward–backward disagreement that rejects a track (work px)
+    ransac_px: float = 1.5  # RANSAC reprojection threshold, full-res px
+    fb_max_px: float = 0.6  # forward–backward disagreement that rejects a track (work px)
     mesh_cols: int = 16
     mesh_rows: int = 9
-    mesh_min_tracks: int = 5        # tracks a node needs to trust its own median
-    mesh_min_px: float = 0.3        # below this largest residual the mesh is dropped
-    mesh_gate_px: float = 0.15      # the mesh is fitted only when the homography leaves the
-                                    # median track this far off (a flat scene fits to ~0.03)
-    parallax_px: float = 0.25       # median track error after the mesh above which a dense
-                                    # background flow is added (strong parallax)
-    dense_width: int = 960          # the background flow is computed on a copy this wide (px)
-    dense_cell: int = 4             # px of that copy per cell of the background flow
-    dense_median: int = 15          # cells in its median window (objects smaller vanish from it)
-    parallax_max_px: float = 2.0    # most the background flow may depart from the mesh (full-res px)
+    mesh_min_tracks: int = 5  # tracks a node needs to trust its own median
+    mesh_min_px: float = 0.3  # below this largest residual the mesh is dropped
+    mesh_gate_px: float = 0.15  # the mesh is fitted only when the homography leaves the
+    # median track this far off (a flat scene fits to ~0.03)
+    parallax_px: float = 0.25  # median track error after the mesh above which a dense
+    # background flow is added (strong parallax)
+    dense_width: int = 960  # the background flow is computed on a copy this wide (px)
+    dense_cell: int = 4  # px of that copy per cell of the background flow
+    dense_median: int = 15  # cells in its median window (objects smaller vanish from it)
+    parallax_max_px: float = 2.0  # most the background flow may depart from the mesh (full-res px)
     dense_epipolar_px: float = 2.5  # (3D) background flow this far off its epipolar line is a mover's (0: off)
 
 
@@ -48,25 +48,29 @@ class CameraParams:
 class CameraModel:
     """Maps a pixel of frame A to where the same static scene point is in frame B."""
 
-    H: np.ndarray                                   # 3x3, full-res A -> B
-    mesh: np.ndarray | None = None                  # (rows, cols, 2) residual dx, dy (full-res px)
-    kind: str = "identity"                          # identity | homography | mesh
+    H: np.ndarray  # 3x3, full-res A -> B
+    mesh: np.ndarray | None = None  # (rows, cols, 2) residual dx, dy (full-res px)
+    kind: str = "identity"  # identity | homography | mesh
     tracks: int = 0
     inliers: int = 0
-    residual_px: float = 0.0                        # median |error| of tracks after the model
+    residual_px: float = 0.0  # median |error| of tracks after the model
     notes: list[str] = field(default_factory=list)
-    F: np.ndarray | None = None                     # fundamental matrix A -> B (full-res px), under parallax
-    dense: np.ndarray | None = None                 # (rows, cols, 2) the background flow's departure from
-                                                    # H + mesh at cell centres (full-res px), when one was added
+    F: np.ndarray | None = None  # fundamental matrix A -> B (full-res px), under parallax
+    dense: np.ndarray | None = None  # (rows, cols, 2) the background flow's departure from
+    # H + mesh at cell centres (full-res px), when one was added
 
     def to_json(self) -> dict:
         H = self.H / self.H[2, 2]
-        return {"kind": self.kind, "tracks": self.tracks, "inliers": self.inliers,
-                "residual_px": round(float(self.residual_px), 3),
-                "translation_px": [round(float(H[0, 2]), 2), round(float(H[1, 2]), 2)],
-                "scale": round(float(np.sqrt(abs(np.linalg.det(H[:2, :2])))), 4),
-                "mesh_max_px": None if self.mesh is None else round(float(np.abs(self.mesh).max()), 2),
-                "notes": self.notes}
+        return {
+            "kind": self.kind,
+            "tracks": self.tracks,
+            "inliers": self.inliers,
+            "residual_px": round(float(self.residual_px), 3),
+            "translation_px": [round(float(H[0, 2]), 2), round(float(H[1, 2]), 2)],
+            "scale": round(float(np.sqrt(abs(np.linalg.det(H[:2, :2])))), 4),
+            "mesh_max_px": None if self.mesh is None else round(float(np.abs(self.mesh).max()), 2),
+            "notes": self.notes,
+        }
 
 
 def _gray_small(img: np.ndarray, scale: float) -> np.ndarray:
@@ -107,8 +111,13 @@ def _mesh(pts: np.ndarray, res: np.ndarray, w: int, h: int, p: CameraParams) -> 
         if not missing.any():
             break
         pad = np.pad(grid, ((1, 1), (1, 1), (0, 0)), constant_values=np.nan)
-        stack = np.stack([pad[1 + dy:1 + dy + p.mesh_rows, 1 + dx:1 + dx + p.mesh_cols]
-                          for dy in (-1, 0, 1) for dx in (-1, 0, 1)])
+        stack = np.stack(
+            [
+                pad[1 + dy : 1 + dy + p.mesh_rows, 1 + dx : 1 + dx + p.mesh_cols]
+                for dy in (-1, 0, 1)
+                for dx in (-1, 0, 1)
+            ]
+        )
         with np.errstate(all="ignore"):
             cnt = (~np.isnan(stack[..., 0])).sum(axis=0)
             mean = np.nansum(stack, axis=0) / np.maximum(cnt, 1)[..., None]
@@ -137,18 +146,20 @@ def mesh_at(model: CameraModel, pts: np.ndarray, w: int, h: int) -> np.ndarray:
     x1, y1 = np.minimum(x0 + 1, cols - 1), np.minimum(y0 + 1, rows - 1)
     fx, fy = (gx - x0)[:, None], (gy - y0)[:, None]
     m = model.mesh
-    return ((m[y0, x0] * (1 - fx) + m[y0, x1] * fx) * (1 - fy) + (m[y1, x0] * (1 - fx) + m[y1, x1] * fx) * fy)
+    return (m[y0, x0] * (1 - fx) + m[y0, x1] * fx) * (1 - fy) + (m[y1, x0] * (1 - fx) + m[y1, x1] * fx) * fy
 
 
-def track(ga: np.ndarray, gb: np.ndarray, pts: np.ndarray, *, win: int, levels: int, iters: int, eps: float,
-          fb_max_px: float) -> tuple[np.ndarray, np.ndarray]:
+def track(
+    ga: np.ndarray, gb: np.ndarray, pts: np.ndarray, *, win: int, levels: int, iters: int, eps: float, fb_max_px: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Corners `pts` of grey frame A followed into grey frame B (pyramidal Lucas-Kanade), kept
     only where tracking back from B lands within `fb_max_px` of where they started: (p0, p1),
     each (n, 2), in these frames' px. The one feature tracker of the bench: the density count's
     camera model (estimate, below) and the timeline's frame-to-frame registration
     (analysis/motion.py) fit their different models to what it returns."""
-    lk = dict(winSize=(win, win), maxLevel=levels,
-              criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iters, eps))
+    lk = dict(
+        winSize=(win, win), maxLevel=levels, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iters, eps)
+    )
     p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **lk)
     back, st2, _ = cv2.calcOpticalFlowPyrLK(gb, ga, p1, None, **lk)
     fb = np.linalg.norm((back - pts).reshape(-1, 2), axis=1)
@@ -164,8 +175,9 @@ def estimate(a: np.ndarray, b: np.ndarray, p: CameraParams | None = None) -> Cam
     ident = CameraModel(H=np.eye(3))
     # corners found on a half-size copy (four times cheaper), tracked at the work size
     half = cv2.pyrDown(ga)
-    pts = cv2.goodFeaturesToTrack(half, maxCorners=p.max_features, qualityLevel=0.005,
-                                  minDistance=max(2, int(half.shape[1] / 100)), blockSize=3)
+    pts = cv2.goodFeaturesToTrack(
+        half, maxCorners=p.max_features, qualityLevel=0.005, minDistance=max(2, int(half.shape[1] / 100)), blockSize=3
+    )
     pts = None if pts is None else (pts * 2 + 0.5).astype(np.float32)
     if pts is None or len(pts) < 8:
         ident.notes.append("too few corners in the scene to track the camera: assumed still")
@@ -218,7 +230,9 @@ def _centres(cols: int, rows: int, w: int, h: int) -> np.ndarray:
     return np.stack([X.ravel(), Y.ravel()], axis=1)
 
 
-def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = MAP_STEP) -> tuple[np.ndarray, np.ndarray]:
+def warp_to_a(
+    b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: int = MAP_STEP
+) -> tuple[np.ndarray, np.ndarray]:
     """Frame B resampled into A's pixel grid (so static scene points line up), and the mask of
     A pixels whose source lies inside B. The map is computed on a coarse grid and upsampled:
     a homography plus a smooth mesh is linear enough over `step` pixels."""
@@ -227,8 +241,13 @@ def warp_to_a(b: np.ndarray, model: CameraModel, shape: tuple[int, int], step: i
         # a pure homography: the direct warp is twice as fast as a remap through maps
         flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
         warped = cv2.warpPerspective(b, model.H, (w, h), flags=flags, borderMode=cv2.BORDER_REPLICATE)
-        valid = cv2.warpPerspective(np.ones(b.shape[:2], np.uint8), model.H, (w, h),
-                                    flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP, borderValue=0)
+        valid = cv2.warpPerspective(
+            np.ones(b.shape[:2], np.uint8),
+            model.H,
+            (w, h),
+            flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+            borderValue=0,
+        )
         return warped, valid
     gw, gh = -(-w // step), -(-h // step)
     pts = _centres(gw, gh, gw * step, gh * step)
@@ -242,7 +261,7 @@ def epipolar_px(model: CameraModel, p0: np.ndarray, p1: np.ndarray) -> np.ndarra
     static scene point could not depart from, at any depth. None without a fitted F."""
     if model.F is None:
         return None
-    a = np.c_[p0, np.ones(len(p0))] @ model.F.T          # lines in B
+    a = np.c_[p0, np.ones(len(p0))] @ model.F.T  # lines in B
     return np.abs((np.c_[p1, np.ones(len(p1))] * a).sum(axis=1)) / np.maximum(np.hypot(a[:, 0], a[:, 1]), 1e-9)
 
 
@@ -264,12 +283,15 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
     ga, gb = _gray_small(a, s), _gray_small(b, s)
     flow = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_FAST).calc(ga, gb, None)
     cw, ch = max(1, flow.shape[1] // p.dense_cell), max(1, flow.shape[0] // p.dense_cell)
-    small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s          # full-res px
+    small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s  # full-res px
     centres = _centres(cw, ch, w, h)
     # the camera model's displacement is smooth: computed on the coarse map grid, resized to the cells
     gw, gh = -(-w // MAP_STEP), -(-h // MAP_STEP)
-    base = cv2.resize(model_displacement(model, _centres(gw, gh, w, h), w, h).reshape(gh, gw, 2).astype(np.float32),
-                      (cw, ch), interpolation=cv2.INTER_LINEAR)
+    base = cv2.resize(
+        model_displacement(model, _centres(gw, gh, w, h), w, h).reshape(gh, gw, 2).astype(np.float32),
+        (cw, ch),
+        interpolation=cv2.INTER_LINEAR,
+    )
     res = small - base
     if model.F is not None and p.dense_epipolar_px > 0:
         res = _epipolar_residual(res, centres, base, model.F, p.dense_epipolar_px)
@@ -302,8 +324,7 @@ def background_displacement(model: CameraModel, pts: np.ndarray, w: int, h: int)
     return d + ((m[y0, x0] * (1 - fx) + m[y0, x1] * fx) * (1 - fy) + (m[y1, x0] * (1 - fx) + m[y1, x1] * fx) * fy)
 
 
-def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F: np.ndarray,
-                       tol: float) -> np.ndarray:
+def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F: np.ndarray, tol: float) -> np.ndarray:
     """The dense flow's departure from the camera model, without the cells a mover drags.
     A still scene point of any depth lands on the epipolar line of where it was; a cell
     whose flow lands further than `tol` px off that line follows someone's own motion (over
@@ -315,8 +336,10 @@ def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F
     ch, cw = res.shape[:2]
     p0 = centres.reshape(-1, 2).astype(np.float64)
     p1 = p0 + base.reshape(-1, 2) + res.reshape(-1, 2)
-    lines = np.c_[p0, np.ones(len(p0))] @ F.T                     # a x + b y + c = 0 in B
-    off = np.abs((np.c_[p1, np.ones(len(p1))] * lines).sum(axis=1)) / np.maximum(np.hypot(lines[:, 0], lines[:, 1]), 1e-9)
+    lines = np.c_[p0, np.ones(len(p0))] @ F.T  # a x + b y + c = 0 in B
+    off = np.abs((np.c_[p1, np.ones(len(p1))] * lines).sum(axis=1)) / np.maximum(
+        np.hypot(lines[:, 0], lines[:, 1]), 1e-9
+    )
     r = res.reshape(-1, 2).copy()
     r[off > tol] = 0.0
     return r.reshape(ch, cw, 2)

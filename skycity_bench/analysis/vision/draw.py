@@ -55,13 +55,13 @@ def _text(img, text, org, scale, color):
 def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: list | None = None) -> None:
     """`regions`: every region of the segmentation (Region objects or their JSON), the tiny
     particles too; without it, the regions kept in `data`."""
-    img = (a.astype(np.float32) * 0.75).astype(np.uint8)   # dim the frame so outlines read
-    for r in (regions if regions is not None else data.get("regions", [])):
+    img = (a.astype(np.float32) * 0.75).astype(np.uint8)  # dim the frame so outlines read
+    for r in regions if regions is not None else data.get("regions", []):
         r = r if isinstance(r, dict) else r.to_json()
         x, y, w, h = r["bbox"]
         if r["counted"]:
             cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _GREEN, 2)
-        elif r.get("parallax"):         # 3D: a change a still surface at another depth would show
+        elif r.get("parallax"):  # 3D: a change a still surface at another depth would show
             cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
             _text(img, "K", (x, max(10, y - 3)), 0.4, _RED)
         elif r["reason"] is None:
@@ -72,7 +72,7 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
             cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
             _text(img, _TAG.get(r["reason"], "?"), (x, max(10, y - 3)), 0.4, _RED)
     for r in data.get("regions") or []:
-        if r.get("doubt"):              # no hook: counted but not plainly an object
+        if r.get("doubt"):  # no hook: counted but not plainly an object
             x, y, w, h = r["bbox"]
             cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _ORANGE, 2)
             _text(img, _DOUBT.get(r["doubt"], "?"), (x, max(10, y - 4)), 0.4, _ORANGE)
@@ -83,23 +83,28 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
             _cross(img, c["x"], c["y"], _YELLOW)
             if "dx" in c:
                 tip = (int(round(c["x"] + ARROW_GAIN * c["dx"])), int(round(c["y"] + ARROW_GAIN * c["dy"])))
-                cv2.arrowedLine(img, (int(round(c["x"])), int(round(c["y"]))), tip, _YELLOW, 1, cv2.LINE_AA,
-                                tipLength=0.25)
+                cv2.arrowedLine(
+                    img, (int(round(c["x"])), int(round(c["y"]))), tip, _YELLOW, 1, cv2.LINE_AA, tipLength=0.25
+                )
         else:
             _cross(img, c["x"], c["y"], _MAGENTA)
             _text(img, _claim_tag(c.get("verdict", "")), (int(c["x"]) + 6, int(c["y"]) - 4), 0.45, _MAGENTA)
     ex = data.get("excluded") or {}
-    lines = [title,
-             f"excluded: {ex.get('tiny particle', 0)} particles (red dots), "
-             f"{ex.get(STREAK, 0)} streaks (S), {ex.get(SOFT, 0)} soft regions (C), "
-             f"{ex.get(FULL_SCREEN, 0)} full-screen (F), {ex.get(PARALLAX, 0)} parallax (K)   camera: "
-             f"{(data.get('camera') or {}).get('kind', '?')}",
-             "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
-             "magenta x: claim failed (s static, p part/duplicate, r region is another's)"]
+    lines = [
+        title,
+        f"excluded: {ex.get('tiny particle', 0)} particles (red dots), "
+        f"{ex.get(STREAK, 0)} streaks (S), {ex.get(SOFT, 0)} soft regions (C), "
+        f"{ex.get(FULL_SCREEN, 0)} full-screen (F), {ex.get(PARALLAX, 0)} parallax (K)   camera: "
+        f"{(data.get('camera') or {}).get('kind', '?')}",
+        "green: counted   cyan: same mover at t+dt   yellow x: claim held (arrow: own motion x3)   "
+        "magenta x: claim failed (s static, p part/duplicate, r region is another's)",
+    ]
     ob = data.get("objects")
     if ob:
-        lines.append(f"no hook: {ob.get('plain_count')} plainly objects of {ob.get('counted')} counted; orange: not "
-                     "plainly an object (P particle field, M no own motion, K camera/parallax, G fragment)")
+        lines.append(
+            f"no hook: {ob.get('plain_count')} plainly objects of {ob.get('counted')} counted; orange: not "
+            "plainly an object (P particle field, M no own motion, K camera/parallax, G fragment)"
+        )
     y = 22
     for i, text in enumerate(lines):
         scale = 0.6 if i == 0 else 0.45

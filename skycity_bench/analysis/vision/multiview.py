@@ -45,16 +45,16 @@ from skycity_bench.analysis.vision.verify import VerifyParams, _overlaps_enough
 
 @dataclass
 class TrackParams:
-    still_point_frames: tuple[int, ...] = ()   # the views besides t, in 60 Hz frames from t (as many
-                                       # before t as after; () = the test is off)
-    still_search_px: int = 6           # the content is searched this far around the hook's position
-    still_min_ncc: float = 0.3         # least normalised cross-correlation of the content there
-    still_min_margin: float = 0.02     # ... above the best match more than 3 px away (unique)
-    still_moved_px: float = 8.0        # least reprojection error of the best still point: moved
-    still_inner: float = 0.15          # share of the box cut off each side for the template
-    min_texture: float = 6.0           # gray std the template needs
-    work_width: int = 960              # corners tracked on a copy this wide
-    still_min_corners: int = 30        # fewer corners followed through every view: no camera
+    still_point_frames: tuple[int, ...] = ()  # the views besides t, in 60 Hz frames from t (as many
+    # before t as after; () = the test is off)
+    still_search_px: int = 6  # the content is searched this far around the hook's position
+    still_min_ncc: float = 0.3  # least normalised cross-correlation of the content there
+    still_min_margin: float = 0.02  # ... above the best match more than 3 px away (unique)
+    still_moved_px: float = 8.0  # least reprojection error of the best still point: moved
+    still_inner: float = 0.15  # share of the box cut off each side for the template
+    min_texture: float = 6.0  # gray std the template needs
+    work_width: int = 960  # corners tracked on a copy this wide
+    still_min_corners: int = 30  # fewer corners followed through every view: no camera
 
 
 def _norm(p: np.ndarray) -> np.ndarray:
@@ -93,10 +93,11 @@ class Views:
     """The projective reconstruction of n views (centre = n // 2): camera matrices in each
     view's normalised coordinates (T), the corners used and their largest reprojection error
     (px): the noise floor of the still-point test."""
+
     P: list[np.ndarray]
     T: list[np.ndarray]
-    corners: list[np.ndarray]        # per view, (m, 2) full-res px
-    corner_err: np.ndarray           # (m,) px
+    corners: list[np.ndarray]  # per view, (m, 2) full-res px
+    corner_err: np.ndarray  # (m,) px
 
 
 def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int = 0) -> Views | None:
@@ -141,7 +142,7 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
     rng = np.random.default_rng(seed)
     for k in range(1, n - 1):
         best = None
-        for _ in range(300):                          # RANSAC over 6-corner samples
+        for _ in range(300):  # RANSAC over 6-corner samples
             s = rng.choice(len(idx), 6, replace=False)
             Pk = _resect(X[s], Pn[k][idx[s]])
             pr = X @ Pk.T
@@ -155,8 +156,12 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
         for k in range(1, n):
             cams[k] = _resect(X, Pn[k][idx])
     Ps = [cams[k] for k in range(n)]
-    err = np.array([max(np.linalg.norm(_project(Ps[k], X[j]) - Pn[k][i]) / T[k][0, 0] for k in range(n))
-                    for j, i in enumerate(idx)])
+    err = np.array(
+        [
+            max(np.linalg.norm(_project(Ps[k], X[j]) - Pn[k][i]) / T[k][0, 0] for k in range(n))
+            for j, i in enumerate(idx)
+        ]
+    )
     return Views(P=Ps, T=T, corners=[P[k][idx] for k in range(n)], corner_err=err)
 
 
@@ -166,7 +171,7 @@ def still_point_px(v: Views, xs: list[tuple[float, float]]) -> float:
     n = len(xs)
     xn = [(v.T[k] @ np.r_[xs[k], 1.0])[:2] for k in range(n)]
     X = _triangulate(v.P, xn)
-    for _ in range(3):                                 # reweighted: towards image-space error
+    for _ in range(3):  # reweighted: towards image-space error
         w = [1.0 / max(1e-9, abs(float((v.P[k] @ X)[2]))) for k in range(n)]
         A = []
         for k in range(n):
@@ -176,14 +181,15 @@ def still_point_px(v: Views, xs: list[tuple[float, float]]) -> float:
     return max(float(np.linalg.norm(_project(v.P[k], X) - xn[k])) / v.T[k][0, 0] for k in range(n))
 
 
-def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centre: tuple[float, float],
-           p: TrackParams) -> dict | None:
+def follow(
+    ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centre: tuple[float, float], p: TrackParams
+) -> dict | None:
     """The content of `box` (gray frame A) found in gray view `gv` within p.still_search_px of
     `centre` (where the hook says the object's centre is there): {x, y (its centre), ncc,
     margin, off (px from centre)}, or None (no texture, or too little of the search inside the frame)."""
     x0, y0, x1, y1 = box
     mx, my = int(p.still_inner * (x1 - x0)), int(p.still_inner * (y1 - y0))
-    tpl = ga[y0 + my:y1 - my, x0 + mx:x1 - mx]
+    tpl = ga[y0 + my : y1 - my, x0 + mx : x1 - mx]
     if min(tpl.shape[:2]) < 4 or float(tpl.std()) < p.min_texture:
         return None
     th, tw = tpl.shape
@@ -198,7 +204,7 @@ def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centr
     res = cv2.matchTemplate(gv[sy0:sy1, sx0:sx1], tpl, cv2.TM_CCOEFF_NORMED)
     _, hi, _, (x, y) = cv2.minMaxLoc(res)
     far = res.copy()
-    far[max(0, y - 3):y + 4, max(0, x - 3):x + 4] = -1
+    far[max(0, y - 3) : y + 4, max(0, x - 3) : x + 4] = -1
     ox = oy = 0.0
     if 0 < x < res.shape[1] - 1:
         a, b, c = res[y, x - 1], res[y, x], res[y, x + 1]
@@ -208,12 +214,22 @@ def follow(ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centr
         oy = 0.5 * (a - c) / (a - 2 * b + c) if a - 2 * b + c < 0 else 0.0
     cx, cy = sx0 + x + ox + tw / 2, sy0 + y + oy + th / 2
     # the template is the box cut evenly on each side: its centre is the box's
-    return {"x": float(cx), "y": float(cy), "ncc": float(hi), "margin": float(hi - far.max()),
-            "off": float(math.hypot(cx - centre[0], cy - centre[1]))}
+    return {
+        "x": float(cx),
+        "y": float(cy),
+        "ncc": float(hi),
+        "margin": float(hi - far.max()),
+        "off": float(math.hypot(cx - centre[0], cy - centre[1])),
+    }
 
 
-def track_moved(v: Views, grays: list[np.ndarray], box: tuple[int, int, int, int],
-                claimed: list[tuple[float, float] | None], p: TrackParams | None = None) -> dict:
+def track_moved(
+    v: Views,
+    grays: list[np.ndarray],
+    box: tuple[int, int, int, int],
+    claimed: list[tuple[float, float] | None],
+    p: TrackParams | None = None,
+) -> dict:
     """The still-point test of one claim: `box` its tight box in the centre view, `claimed`
     the hook's centre of the same object in every view (None where it did not claim it).
     {moved: bool, why, still_point_px, ncc, margin, chained (views found from the view before
@@ -227,8 +243,12 @@ def track_moved(v: Views, grays: list[np.ndarray], box: tuple[int, int, int, int
     nccs, margins, chained = [], [], 0
 
     def passes(f: dict | None) -> bool:
-        return f is not None and f["ncc"] >= p.still_min_ncc and f["margin"] >= p.still_min_margin and \
-            f["off"] < p.still_search_px - 1
+        return (
+            f is not None
+            and f["ncc"] >= p.still_min_ncc
+            and f["margin"] >= p.still_min_margin
+            and f["off"] < p.still_search_px - 1
+        )
 
     # the views nearest t first, each side outwards: a view further out may be followed from
     # the one before it (below)
@@ -255,16 +275,26 @@ def track_moved(v: Views, grays: list[np.ndarray], box: tuple[int, int, int, int
         if f is None:
             return {"moved": False, "why": "no texture to follow, or off the frame"}
         if not passes(f):
-            return {"moved": False, "why": "its content is not where the hook says", "ncc": round(f["ncc"], 2),
-                    "margin": round(f["margin"], 3), "off": round(f["off"], 1)}
+            return {
+                "moved": False,
+                "why": "its content is not where the hook says",
+                "ncc": round(f["ncc"], 2),
+                "margin": round(f["margin"], 3),
+                "off": round(f["off"], 1),
+            }
         xs[k] = (f["x"], f["y"])
         nccs.append(f["ncc"])
         margins.append(f["margin"])
     err = still_point_px(v, xs)
-    return {"moved": err >= p.still_moved_px, "why": "no still point explains its track" if err >= p.still_moved_px
-            else "one still point explains its track", "still_point_px": round(err, 2),
-            "ncc": round(min(nccs), 2), "margin": round(min(margins), 3), "chained": chained,
-            "track": [[round(x, 1), round(y, 1)] for x, y in xs]}
+    return {
+        "moved": err >= p.still_moved_px,
+        "why": "no still point explains its track" if err >= p.still_moved_px else "one still point explains its track",
+        "still_point_px": round(err, 2),
+        "ncc": round(min(nccs), 2),
+        "margin": round(min(margins), 3),
+        "chained": chained,
+        "track": [[round(x, 1), round(y, 1)] for x, y in xs],
+    }
 
 
 # --------------------------------------------------------------------------- wired
@@ -281,13 +311,19 @@ def claimed_at(claims: list | None) -> dict[str, tuple[float, float]]:
             continue
         if not (math.isfinite(x) and math.isfinite(y)):
             continue
-        key = str(c["id"])[:60]                    # as verify.py records a claim's id
+        key = str(c["id"])[:60]  # as verify.py records a claim's id
         out[key] = None if key in out else (x, y)
     return {k: v for k, v in out.items() if v is not None}
 
 
-def still_point_recheck(out: list[dict], a: np.ndarray, views: dict[int, tuple[np.ndarray, list | None]],
-                        p: TrackParams, vp: VerifyParams, primary_frames: int = 6) -> int:
+def still_point_recheck(
+    out: list[dict],
+    a: np.ndarray,
+    views: dict[int, tuple[np.ndarray, list | None]],
+    p: TrackParams,
+    vp: VerifyParams,
+    primary_frames: int = 6,
+) -> int:
     """The last chance of a claim no pair verified (vision/verify.py records in `out`, updated
     in place): its box content followed through the views (`views`: frames from t -> (frame
     at t + k, the hook's claims there), k = p.still_point_frames) at the hook's positions of
@@ -305,8 +341,10 @@ def still_point_recheck(out: list[dict], a: np.ndarray, views: dict[int, tuple[n
         return 0
     offsets = sorted([*ks, 0])
     H, W = a.shape[:2]
-    grays = [cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
-             for img in (a if k == 0 else views[k][0] for k in offsets)]
+    grays = [
+        cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
+        for img in (a if k == 0 else views[k][0] for k in offsets)
+    ]
     if any(g.shape != grays[0].shape for g in grays):
         return 0
     v = reconstruct(grays, p)
@@ -339,8 +377,11 @@ def still_point_recheck(out: list[dict], a: np.ndarray, views: dict[int, tuple[n
                 continue
             op = np.array(op, float)
             off = np.linalg.norm((track - track[c]) - (op - op[c]), axis=1)
-            if all(off[j] < vp.distinct_motion_px * max(1.0, abs(k) / max(1, primary_frames))
-                   for j, k in enumerate(offsets) if k != 0):
+            if all(
+                off[j] < vp.distinct_motion_px * max(1.0, abs(k) / max(1, primary_frames))
+                for j, k in enumerate(offsets)
+                if k != 0
+            ):
                 borrowed = o
                 break
         if borrowed is not None:

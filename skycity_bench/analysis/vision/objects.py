@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from skycity_bench.analysis.vision.segment import STREAK, Segmentation
+from skycity_bench.analysis.vision.segment import Segmentation
 from skycity_bench.analysis.vision.verify import VerifyParams
 
 FIELD = "member of a field of near-identical primitives"
@@ -38,15 +38,15 @@ FRAGMENT = "fragment of a larger moving surface"
 
 @dataclass
 class ObjectParams:
-    field_min_members: int = 12      # moving regions of one colour that make a field ...
-    field_share: float = 0.35        # ... and at least this share of all that moves
-    field_colour_tol: int = 24       # max channel distance within which two colour pairs are one
-    fragment_gap_px: int = 12        # regions this close moving by the same shift are one surface
-    parallax_max_px: float = 2.0     # (camera) most the background flow may depart from the mesh
-    own_min_tracks: int = 3          # corners that must agree on a region's own shift
-    own_max_tracks: int = 24         # corners followed per region
-    own_reach_px: int = 8            # ... found on its changed pixels or this close to them
-    own_agree_px: float = 1.5        # corners whose shifts differ less than this agree
+    field_min_members: int = 12  # moving regions of one colour that make a field ...
+    field_share: float = 0.35  # ... and at least this share of all that moves
+    field_colour_tol: int = 24  # max channel distance within which two colour pairs are one
+    fragment_gap_px: int = 12  # regions this close moving by the same shift are one surface
+    parallax_max_px: float = 2.0  # (camera) most the background flow may depart from the mesh
+    own_min_tracks: int = 3  # corners that must agree on a region's own shift
+    own_max_tracks: int = 24  # corners followed per region
+    own_reach_px: int = 8  # ... found on its changed pixels or this close to them
+    own_agree_px: float = 1.5  # corners whose shifts differ less than this agree
 
 
 def _colours(a: np.ndarray, b: np.ndarray, seg: Segmentation, r) -> np.ndarray | None:
@@ -73,8 +73,9 @@ def _colours(a: np.ndarray, b: np.ndarray, seg: Segmentation, r) -> np.ndarray |
 _LK = dict(winSize=(11, 11), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
 
 
-def own_flow(ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: float,
-             op: "ObjectParams") -> tuple[float, float] | None:
+def own_flow(
+    ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: float, op: ObjectParams
+) -> tuple[float, float] | None:
     """The region's own displacement against the compensated background, or None when its
     pixels do not show one: corners on its changed pixels in A followed into B (forward and
     back). What moved shows as at least `own_min_tracks` corners agreeing within `own_agree_px` on one
@@ -89,8 +90,9 @@ def own_flow(ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: fl
     if x1 - x0 < 4 or y1 - y0 < 4 or not mask.any():
         return None
     mask = cv2.dilate(mask, np.ones((2 * pad + 1, 2 * pad + 1), np.uint8))
-    pts = cv2.goodFeaturesToTrack(ga[y0:y1, x0:x1], maxCorners=op.own_max_tracks, qualityLevel=0.01,
-                                  minDistance=2, mask=mask, blockSize=3)
+    pts = cv2.goodFeaturesToTrack(
+        ga[y0:y1, x0:x1], maxCorners=op.own_max_tracks, qualityLevel=0.01, minDistance=2, mask=mask, blockSize=3
+    )
     if pts is None or len(pts) < op.own_min_tracks:
         return None
     pts = (pts.reshape(-1, 2) + (x0, y0)).astype(np.float32)
@@ -110,8 +112,9 @@ def own_flow(ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: fl
     return float(d[0]), float(d[1])
 
 
-def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyParams, op: ObjectParams,
-                  parallax: bool) -> dict:
+def plain_objects(
+    seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyParams, op: ObjectParams, parallax: bool
+) -> dict:
     """Figures for the hookless judgement of one sample. `bw`: frame B compensated into A
     (by the background flow under parallax); `parallax`: that flow was needed."""
     H, W = a.shape[:2]
@@ -143,9 +146,11 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
             group[labels[m]] = len(members)
         free[members] = False
         if len(members) < field_min:
-            break                              # the rest are in groups smaller still
-    ga, gb = (a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
-              bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY))
+            break  # the rest are in groups smaller still
+    ga, gb = (
+        a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
+        bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY),
+    )
     per: dict[int, dict] = {}
     plain = []
     for r in counted:
@@ -177,12 +182,21 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
             parent[i] = parent[parent[i]]
             i = parent[i]
         return i
+
     g = op.fragment_gap_px
     for i, (r1, s1, m1) in enumerate(plain):
         for j in range(i + 1, len(plain)):
             r2, s2, m2 = plain[j]
-            if (m1 and m2 and r2.x - g <= r1.x + r1.w and r1.x - g <= r2.x + r2.w and r2.y - g <= r1.y + r1.h and r1.y - g <= r2.y + r2.h
-                    and math.hypot(s1[0] - s2[0], s1[1] - s2[1]) < vp.distinct_motion_px and root(i) != root(j)):
+            if (
+                m1
+                and m2
+                and r2.x - g <= r1.x + r1.w
+                and r1.x - g <= r2.x + r2.w
+                and r2.y - g <= r1.y + r1.h
+                and r1.y - g <= r2.y + r2.h
+                and math.hypot(s1[0] - s2[0], s1[1] - s2[1]) < vp.distinct_motion_px
+                and root(i) != root(j)
+            ):
                 parent[root(j)] = root(i)
                 merged += 1
                 per[r2.label]["why"] = FRAGMENT
@@ -194,6 +208,11 @@ def plain_objects(seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyPa
     for rec in per.values():
         if "why" in rec:
             why[rec["why"]] = why.get(rec["why"], 0) + 1
-    return {"plain_count": n_plain, "counted": len(counted), "doubtful": why,
-            "largest_alike_group": largest, "field_min_members": op.field_min_members,
-            "per_region": per}
+    return {
+        "plain_count": n_plain,
+        "counted": len(counted),
+        "doubtful": why,
+        "largest_alike_group": largest,
+        "field_min_members": op.field_min_members,
+        "per_region": per,
+    }

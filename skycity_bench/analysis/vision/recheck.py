@@ -13,7 +13,6 @@ import numpy as np
 
 from skycity_bench.analysis.vision.verify import Shift, VerifyParams, _gray, _overlaps_enough, _rms, measure_shift
 
-
 # --------------------------------------------------------------------------- more pairs
 # Why: one pair (t, t + Δ) misses movers that, at that instant, move too little on screen
 # against their background (a mover heading nearly at the camera, a slow one) or move with
@@ -26,17 +25,18 @@ from skycity_bench.analysis.vision.verify import Shift, VerifyParams, _gray, _ov
 # moves with a verified claim that contains or overlaps it (a part, or a parked car a mover
 # drives over).
 
-RECHECKED = ("no own motion",)          # verdicts another pair may overturn (parts never)
+RECHECKED = ("no own motion",)  # verdicts another pair may overturn (parts never)
 
 
 @dataclass
 class OtherPair:
     """Frame at t + k·(one frame) compensated into A (`bw`), and as captured (`raw`)."""
-    frames: int                  # k, signed: negative = before t
+
+    frames: int  # k, signed: negative = before t
     bw: np.ndarray
     raw: np.ndarray
-    scale: float                 # |k| / the primary pair's frames: how much more motion to expect
-    model: object = None         # the camera model fitted between A and this frame
+    scale: float  # |k| / the primary pair's frames: how much more motion to expect
+    model: object = None  # the camera model fitted between A and this frame
 
 
 def _tight(rec: dict) -> tuple[int, int, int, int]:
@@ -44,8 +44,9 @@ def _tight(rec: dict) -> tuple[int, int, int, int]:
     return (int(round(x - w / 2)), int(round(y - h / 2)), int(round(x + w / 2)), int(round(y + h / 2)))
 
 
-def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None = None,
-                   primary_frames: int = 6) -> int:
+def recheck_claims(
+    out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None = None, primary_frames: int = 6
+) -> int:
     """Give every claim that failed for want of own motion in the primary pair another
     chance in each of `pairs` (OtherPair, in order; an iterable, so a pair nobody needs is never
     compensated). Updates `out` (verify_claims' records) in place;
@@ -76,11 +77,17 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
         for rec in todo:
             t = _tight(rec)
             if _rms(a, pr.raw, t, W, H) < p.still_rms:
-                continue                               # still nothing changed on screen there
+                continue  # still nothing changed on screen there
             s = shift_of(rec)
-            if not (s is not None and s.unique and s.textured and s.rms_in_place >= p.still_rms
-                    and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale) and s.fit <= p.shift_fit
-                    and s.twin >= p.twin_min):
+            if not (
+                s is not None
+                and s.unique
+                and s.textured
+                and s.rms_in_place >= p.still_rms
+                and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale)
+                and s.fit <= p.shift_fit
+                and s.twin >= p.twin_min
+            ):
                 continue
             epi = None
             if pr.model is not None and getattr(pr.model, "F", None) is not None and pr.scale > 1:
@@ -90,6 +97,7 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
                 # content is in B is where that warp sends the shifted point (the camera
                 # model alone left out the flow's departure, up to parallax_max_px x scale)
                 from skycity_bench.analysis.vision.camera_estimate import background_displacement, epipolar_px
+
                 c0 = np.array([[(t[0] + t[2]) / 2, (t[1] + t[3]) / 2]], np.float64)
                 c1 = c0 + [[s.dx, s.dy]]
                 c1 = c1 + background_displacement(pr.model, c1, W, H)
@@ -115,13 +123,19 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
                 # with time; a compensation error need not)
                 mirror = rec.setdefault("_long", {}).get(-pr.frames)
                 rec["_long"][pr.frames] = s
-                if mirror is None or math.hypot(s.dx + mirror.dx, s.dy + mirror.dy) > \
-                        p.mirror_px + p.mirror_frac * max(s.norm, mirror.norm):
+                if mirror is None or math.hypot(s.dx + mirror.dx, s.dy + mirror.dy) > p.mirror_px + p.mirror_frac * max(
+                    s.norm, mirror.norm
+                ):
                     continue
             rec["verdict"], rec["how"] = "moved", f"shift {pr.frames:+d} frames"
             rec["pair_frames"] = pr.frames
-            rec["shift_other"] = {"frames": pr.frames, "dx": round(s.dx, 2), "dy": round(s.dy, 2),
-                                  "fit": round(s.fit, 3), "twin": round(s.twin, 2)}
+            rec["shift_other"] = {
+                "frames": pr.frames,
+                "dx": round(s.dx, 2),
+                "dy": round(s.dy, 2),
+                "fit": round(s.fit, 3),
+                "twin": round(s.twin, 2),
+            }
             if epi is not None:
                 rec["shift_other"]["epipolar_px"] = round(epi, 2)
             if pr.scale > 1:
@@ -158,14 +172,16 @@ def recheck_claims(out: list[dict], a: np.ndarray, pairs, p: VerifyParams | None
 class FarPair:
     """Frame at t + k·(one frame), k = ±far_pair_frames, compensated into A by the camera model
     alone (`bw`), as captured (`raw`), and that model (its F)."""
+
     frames: int
     bw: np.ndarray
     raw: np.ndarray
     model: object
 
 
-def far_recheck(out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyParams | None = None,
-                primary_frames: int = 6) -> int:
+def far_recheck(
+    out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyParams | None = None, primary_frames: int = 6
+) -> int:
     """Claims still failing for want of own motion after the other pairs hold when, in BOTH
     far pairs (one before t, one after), their box's content reappears shifted, explaining
     the box, off the epipolar line by at least far_epipolar_px, and not moving with a
@@ -200,7 +216,7 @@ def far_recheck(out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyP
         got = []
         for pr, gb, hb in grays:
             if _rms(a, pr.raw, t, W, H) < p.still_rms:
-                break                                  # nothing changed on screen there
+                break  # nothing changed on screen there
             s = shift_of(rec, pr, gb, hb)
             if not (s is not None and s.unique and s.textured and s.fit <= p.shift_fit and s.twin >= p.twin_min):
                 break
@@ -230,9 +246,17 @@ def far_recheck(out: list[dict], a: np.ndarray, pairs: list[FarPair], p: VerifyP
         if borrowed:
             continue
         rec["verdict"], rec["how"] = "moved", f"far pair ±{abs(pairs[0].frames)} frames"
-        rec["shift_far"] = [{"frames": g[0].frames, "dx": round(g[1].dx, 2), "dy": round(g[1].dy, 2),
-                             "fit": round(g[1].fit, 3), "twin": round(g[1].twin, 2), "epipolar_px": round(g[2], 2)}
-                            for g in got]
+        rec["shift_far"] = [
+            {
+                "frames": g[0].frames,
+                "dx": round(g[1].dx, 2),
+                "dy": round(g[1].dy, 2),
+                "fit": round(g[1].fit, 3),
+                "twin": round(g[1].twin, 2),
+                "epipolar_px": round(g[2], 2),
+            }
+            for g in got
+        ]
         before = [g for g in got if g[0].frames < 0]
         after = [g for g in got if g[0].frames > 0]
         if before and after and max(before[0][1].fit, after[0][1].fit) <= p.speed_fit:

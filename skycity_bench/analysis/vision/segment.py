@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-
 STREAK = "thin streak (rain, particle trail, edge)"
 SOFT = "large soft region (cloud, fog, waterfall)"
 FULL_SCREEN = "full-screen effect"
@@ -50,7 +49,7 @@ class SegmentParams:
     soft_strong_ratio: float = 0.25
     max_region_frac: float = 0.2
     full_screen_frac: float = 0.3
-    screen_static_max: int = 2         # raw frame difference up to which a pixel stood still on screen
+    screen_static_max: int = 2  # raw frame difference up to which a pixel stood still on screen
     border_px: int = 3
     max_regions: int = 3000
 
@@ -62,13 +61,13 @@ class Region:
     y: int
     w: int
     h: int
-    area: int                  # changed pixels
-    strong: float              # share of its pixels changed by more than 2x the threshold
-    kind: str = "mixed"        # A | B | mixed
+    area: int  # changed pixels
+    strong: float  # share of its pixels changed by more than 2x the threshold
+    kind: str = "mixed"  # A | B | mixed
     reason: str | None = None  # why it is excluded; None = identifiable
-    parallax: bool = False     # (3D) its change is what a still surface at another depth would show
-                               # (vision/analyse.py: parallax_explained); still real change that may
-                               # support a hook claim, but not an object of the visual count
+    parallax: bool = False  # (3D) its change is what a still surface at another depth would show
+    # (vision/analyse.py: parallax_explained); still real change that may
+    # support a hook claim, but not an object of the visual count
 
     @property
     def identifiable(self) -> bool:
@@ -84,15 +83,21 @@ class Region:
         return self.candidate and not self.parallax
 
     def to_json(self) -> dict:
-        return {"bbox": [self.x, self.y, self.w, self.h], "area": self.area, "kind": self.kind,
-                "counted": self.counted, "reason": self.reason, **({"parallax": True} if self.parallax else {})}
+        return {
+            "bbox": [self.x, self.y, self.w, self.h],
+            "area": self.area,
+            "kind": self.kind,
+            "counted": self.counted,
+            "reason": self.reason,
+            **({"parallax": True} if self.parallax else {}),
+        }
 
 
 @dataclass
 class Segmentation:
-    mask: np.ndarray           # uint8 0/1 changed pixels
-    labels: np.ndarray         # int32 region label per pixel of the grouped mask
-    diff: np.ndarray           # uint8 edge-tolerant difference
+    mask: np.ndarray  # uint8 0/1 changed pixels
+    labels: np.ndarray  # int32 region label per pixel of the grouped mask
+    diff: np.ndarray  # uint8 edge-tolerant difference
     regions: list[Region]
     changed_frac: float
     full_screen: bool
@@ -107,12 +112,14 @@ def _tolerant(a: np.ndarray, b: np.ndarray, r: int) -> np.ndarray:
     k = cv2.getStructuringElement(cv2.MORPH_RECT, (2 * r + 1, 2 * r + 1))
     bmax, bmin = cv2.dilate(b, k), cv2.erode(b, k)
     amax, amin = cv2.dilate(a, k), cv2.erode(a, k)
-    return _max_channel(cv2.max(cv2.max(cv2.subtract(a, bmax), cv2.subtract(bmin, a)),
-                                cv2.max(cv2.subtract(b, amax), cv2.subtract(amin, b))))
+    return _max_channel(
+        cv2.max(
+            cv2.max(cv2.subtract(a, bmax), cv2.subtract(bmin, a)), cv2.max(cv2.subtract(b, amax), cv2.subtract(amin, b))
+        )
+    )
 
 
-def tolerant_diff(a: np.ndarray, b: np.ndarray, r: int, cand: np.ndarray | None = None,
-                  band: int = 48) -> np.ndarray:
+def tolerant_diff(a: np.ndarray, b: np.ndarray, r: int, cand: np.ndarray | None = None, band: int = 48) -> np.ndarray:
     """Per pixel, how far A's colour lies outside B's range within r px (and B's outside A's),
     the largest channel. `cand`: the only pixels that can change (the tolerant difference is
     never above the plain one, so pixels whose plain difference is under the threshold need
@@ -122,16 +129,16 @@ def tolerant_diff(a: np.ndarray, b: np.ndarray, r: int, cand: np.ndarray | None 
         return _tolerant(a, b, r)
     h, w = a.shape[:2]
     out = np.zeros((h, w), np.uint8)
-    cols_any = [cand[y0:y0 + band].any(axis=0) for y0 in range(0, h, band)]
+    cols_any = [cand[y0 : y0 + band].any(axis=0) for y0 in range(0, h, band)]
     for k, cols in enumerate(cols_any):
         xs = np.flatnonzero(cols)
         if xs.size == 0:
             continue
         y0, y1 = k * band, min(h, (k + 1) * band)
         x0, x1 = max(0, int(xs[0]) - r), min(w, int(xs[-1]) + r + 1)
-        ya, yb = max(0, y0 - r), min(h, y1 + r)      # a halo of r rows for the range filters
+        ya, yb = max(0, y0 - r), min(h, y1 + r)  # a halo of r rows for the range filters
         t = _tolerant(a[ya:yb, x0:x1], b[ya:yb, x0:x1], r)
-        out[y0:y1, x0:x1] = t[y0 - ya:y0 - ya + (y1 - y0)]
+        out[y0:y1, x0:x1] = t[y0 - ya : y0 - ya + (y1 - y0)]
     return out
 
 
@@ -160,8 +167,9 @@ def match_photometry(a: np.ndarray, b: np.ndarray, valid: np.ndarray) -> np.ndar
     return cv2.LUT(b, lut.reshape(1, 256, 3)) if b.ndim == 3 else cv2.LUT(b, lut[:, 0])
 
 
-def _classify(r: Region, a: np.ndarray, b: np.ndarray, labels: np.ndarray, mask: np.ndarray,
-              grouped: np.ndarray, margin: float) -> str:
+def _classify(
+    r: Region, a: np.ndarray, b: np.ndarray, labels: np.ndarray, mask: np.ndarray, grouped: np.ndarray, margin: float
+) -> str:
     pad = 6
     x0, y0 = max(0, r.x - pad), max(0, r.y - pad)
     x1, y1 = min(a.shape[1], r.x + r.w + pad), min(a.shape[0], r.y + r.h + pad)
@@ -187,12 +195,13 @@ def _blocks(k: int, stat: np.ndarray, labels: np.ndarray, mask: np.ndarray):
     """`has(t)`: does region k hold a t x t block of changed pixels? Read on its own box only
     (regions are at least 2 * group_px + 1 apart, so no block spans two of them)."""
     x, y, w, h = (int(v) for v in stat[:4])
-    comp = ((labels[y:y + h, x:x + w] == k) & (mask[y:y + h, x:x + w] > 0)).astype(np.uint8)
+    comp = ((labels[y : y + h, x : x + w] == k) & (mask[y : y + h, x : x + w] > 0)).astype(np.uint8)
 
     def has(t: int) -> bool:
         if t <= 1:
             return bool(comp.any())
         return bool(cv2.erode(comp, np.ones((t, t), np.uint8), borderType=cv2.BORDER_CONSTANT, borderValue=0).any())
+
     return has
 
 
@@ -205,13 +214,21 @@ def _is_streak(r: Region, block, p: SegmentParams, parallax: bool) -> bool:
     # long and thin: a depth edge sliding under parallax, a disocclusion sliver or a long
     # trail; an object's strip is as long as the object is wide, and thicker. Under parallax
     # shorter slivers along depth edges count as streaks too.
-    return ((long_side >= p.streak_aspect * short_side and not block(3)) or
-            (long_side >= p.long_streak_px and not block(p.long_thickness_px)) or
-            (parallax and long_side >= p.parallax_sliver_aspect * short_side and not block(p.long_thickness_px)))
+    return (
+        (long_side >= p.streak_aspect * short_side and not block(3))
+        or (long_side >= p.long_streak_px and not block(p.long_thickness_px))
+        or (parallax and long_side >= p.parallax_sliver_aspect * short_side and not block(p.long_thickness_px))
+    )
 
 
-def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | None = None,
-            alt: np.ndarray | None = None, raw: np.ndarray | None = None) -> Segmentation:
+def segment(
+    a: np.ndarray,
+    b: np.ndarray,
+    valid: np.ndarray,
+    p: SegmentParams | None = None,
+    alt: np.ndarray | None = None,
+    raw: np.ndarray | None = None,
+) -> Segmentation:
     """`b`: frame B compensated into A; `alt`: optionally a second compensation (the dense
     background flow under parallax); a pixel is changed only if neither explains it.
     `raw`: frame B as captured. What did not change on screen at all (a shop card, a caption,
@@ -226,11 +243,15 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
     d = tolerant_diff(a, b, p.edge_tolerance_px, cand=cand)
     if alt is not None:
         # depth edges and disocclusions shift by more than a static edge: one more px of slack
-        d = cv2.min(d, tolerant_diff(a, match_photometry(a, alt, valid), p.edge_tolerance_px + p.parallax_extra_px,
-                                     cand=d > p.diff_threshold))
+        d = cv2.min(
+            d,
+            tolerant_diff(
+                a, match_photometry(a, alt, valid), p.edge_tolerance_px + p.parallax_extra_px, cand=d > p.diff_threshold
+            ),
+        )
     keep = cv2.erode(valid, np.ones((2 * p.edge_tolerance_px + 3,) * 2, np.uint8))
     if p.border_px:
-        keep[:p.border_px], keep[-p.border_px:], keep[:, :p.border_px], keep[:, -p.border_px:] = 0, 0, 0, 0
+        keep[: p.border_px], keep[-p.border_px :], keep[:, : p.border_px], keep[:, -p.border_px :] = 0, 0, 0, 0
     mask = ((d > p.diff_threshold) & (keep > 0)).astype(np.uint8)
     n_valid = max(1, int(keep.sum()))
     changed = float(mask.sum()) / n_valid
@@ -250,8 +271,9 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
         x, y, bw, bh = (int(v) for v in stats[k, :4])
         # the grouped mask is the changed mask dilated by group_px: shrink back
         gx, gy = min(p.group_px, bw // 2), min(p.group_px, bh // 2)
-        r = Region(int(k), x + gx, y + gy, max(1, bw - 2 * gx), max(1, bh - 2 * gy), int(area[k]),
-                   float(strong[k] / area[k]))
+        r = Region(
+            int(k), x + gx, y + gy, max(1, bw - 2 * gx), max(1, bh - 2 * gy), int(area[k]), float(strong[k] / area[k])
+        )
         if r.w * r.h > p.max_region_frac * w * h:
             r.reason = FULL_SCREEN
         elif r.area >= p.soft_min_area_px and r.strong < p.soft_strong_ratio:
@@ -263,5 +285,11 @@ def segment(a: np.ndarray, b: np.ndarray, valid: np.ndarray, p: SegmentParams | 
         else:
             r.kind = _classify(r, a, b, labels, mask, grouped, p.diff_threshold / 2)
         regions.append(r)
-    return Segmentation(mask=mask, labels=labels, diff=d, regions=regions, changed_frac=changed,
-                        full_screen=changed > p.full_screen_frac)
+    return Segmentation(
+        mask=mask,
+        labels=labels,
+        diff=d,
+        regions=regions,
+        changed_frac=changed,
+        full_screen=changed > p.full_screen_frac,
+    )

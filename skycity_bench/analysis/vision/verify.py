@@ -31,32 +31,32 @@ from skycity_bench.analysis.vision.segment import STREAK, Segmentation
 
 @dataclass
 class VerifyParams:
-    claim_margin_px: float = 4.0       # slack around the hook's box (sizes are "approximate")
+    claim_margin_px: float = 4.0  # slack around the hook's box (sizes are "approximate")
     claim_margin_frac: float = 0.25
-    min_support_px: int = 6            # changed pixels of an identifiable region inside the box
-    part_overlap: float = 0.7          # share of a box inside a verified box that makes it a part
-    max_displacement_px: int = 48      # search radius of the displacement measurement
-    default_size_px: float = 16.0      # box size when the hook gives none
-    share_fit: float = 0.6             # a second claim shares a region if it fits it this well relative to the first
-    still_rms: float = 12.0            # RMS change of a box below which it is unchanged
-    own_share: float = 0.4             # share of a moving region inside the box for it to be the claim's own
-    min_shift_px: float = 1.5          # content shift that counts as the box's own motion (route b)
-    shift_fit: float = 0.35            # ... when its fit there is at most this share of the fit in place
-    distinct_motion_px: float = 2.0    # displacements this far apart are two objects, not one
-    min_texture: float = 6.0           # gray std a box needs for its shift to mean anything
-    speed_fit: float = 0.5             # a shift explaining the box at least this well gives its speed
+    min_support_px: int = 6  # changed pixels of an identifiable region inside the box
+    part_overlap: float = 0.7  # share of a box inside a verified box that makes it a part
+    max_displacement_px: int = 48  # search radius of the displacement measurement
+    default_size_px: float = 16.0  # box size when the hook gives none
+    share_fit: float = 0.6  # a second claim shares a region if it fits it this well relative to the first
+    still_rms: float = 12.0  # RMS change of a box below which it is unchanged
+    own_share: float = 0.4  # share of a moving region inside the box for it to be the claim's own
+    min_shift_px: float = 1.5  # content shift that counts as the box's own motion (route b)
+    shift_fit: float = 0.35  # ... when its fit there is at most this share of the fit in place
+    distinct_motion_px: float = 2.0  # displacements this far apart are two objects, not one
+    min_texture: float = 6.0  # gray std a box needs for its shift to mean anything
+    speed_fit: float = 0.5  # a shift explaining the box at least this well gives its speed
     other_shift_per_delta_px: float = 0.0  # (other pairs) least shift per Δ of the pair's length: the
-                                       # camera compensation's error grows with the time between frames
-    epipolar_px: float = 1.5           # (longer pairs, 3D) least distance off the epipolar line
-    mirror_px: float = 1.5             # (longer pairs) the shifts before and after t must be opposite
-    mirror_frac: float = 0.3           # ... within this many px plus this share of the larger
-    twin_min: float = 0.4              # (other pairs) least cost of the content against A itself at the
-                                       # shift, as a share of its cost in place (below: a copy was matched)
-    borrow_overlap: float = 0.25       # (other pairs) overlap, as a share of the smaller box, with a verified
-                                       # claim moving alike that makes a claim's motion borrowed
-    far_pair_frames: int = 0           # (3D) the far pair: frames t - k and t + k, k this many (0: none)
-    far_epipolar_px: float = 3.0       # ... where both shifts must land at least this far off their lines
-    far_search_px: int = 32            # ... searched this far (px) around where the camera puts the box
+    # camera compensation's error grows with the time between frames
+    epipolar_px: float = 1.5  # (longer pairs, 3D) least distance off the epipolar line
+    mirror_px: float = 1.5  # (longer pairs) the shifts before and after t must be opposite
+    mirror_frac: float = 0.3  # ... within this many px plus this share of the larger
+    twin_min: float = 0.4  # (other pairs) least cost of the content against A itself at the
+    # shift, as a share of its cost in place (below: a copy was matched)
+    borrow_overlap: float = 0.25  # (other pairs) overlap, as a share of the smaller box, with a verified
+    # claim moving alike that makes a claim's motion borrowed
+    far_pair_frames: int = 0  # (3D) the far pair: frames t - k and t + k, k this many (0: none)
+    far_epipolar_px: float = 3.0  # ... where both shifts must land at least this far off their lines
+    far_search_px: int = 32  # ... searched this far (px) around where the camera puts the box
 
 
 def _num(v) -> float | None:
@@ -73,9 +73,11 @@ def _gray(img: np.ndarray) -> np.ndarray:
 
 def _subpixel(res: np.ndarray, x: int, y: int) -> tuple[float, float]:
     """Parabola through the match cost around its minimum, per axis."""
+
     def off(m, c, p):
         den = m - 2 * c + p
         return 0.0 if den <= 0 else float(np.clip(0.5 * (m - p) / den, -0.5, 0.5))
+
     h, w = res.shape
     ox = off(res[y, x - 1], res[y, x], res[y, x + 1]) if 0 < x < w - 1 else 0.0
     oy = off(res[y - 1, x], res[y, x], res[y + 1, x]) if 0 < y < h - 1 else 0.0
@@ -86,11 +88,11 @@ def _subpixel(res: np.ndarray, x: int, y: int) -> tuple[float, float]:
 class Shift:
     dx: float
     dy: float
-    rms_in_place: float     # RMS change of the box where the camera alone puts it
-    fit: float              # cost with each pixel in place or shifted, whichever fits / cost in place
-    unique: bool = True     # the content fits clearly best at this one shift
-    textured: bool = True   # the content has texture of its own (not a flat patch)
-    twin: float = 1.0       # cost of the content against frame A itself at the shift / cost in place
+    rms_in_place: float  # RMS change of the box where the camera alone puts it
+    fit: float  # cost with each pixel in place or shifted, whichever fits / cost in place
+    unique: bool = True  # the content fits clearly best at this one shift
+    textured: bool = True  # the content has texture of its own (not a flat patch)
+    twin: float = 1.0  # cost of the content against frame A itself at the shift / cost in place
 
     @property
     def norm(self) -> float:
@@ -114,13 +116,19 @@ def _unique(res: np.ndarray, loc: tuple[int, int], lo: float, zero: float, away:
     shifts, and then the shift says nothing: unique = the best fit beyond `away` cost cells
     from the minimum is clearly worse than the minimum."""
     far = res.copy()
-    far[max(0, loc[1] - away):loc[1] + away + 1, max(0, loc[0] - away):loc[0] + away + 1] = np.inf
+    far[max(0, loc[1] - away) : loc[1] + away + 1, max(0, loc[0] - away) : loc[0] + away + 1] = np.inf
     second = float(far.min()) if np.isfinite(far).any() else float("inf")
     return second - lo >= 0.1 * max(zero - lo, 1e-6)
 
 
-def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int], radius: int,
-                  min_texture: float = 6.0, half: tuple[np.ndarray, np.ndarray] | None = None) -> Shift | None:
+def measure_shift(
+    ga: np.ndarray,
+    gb: np.ndarray,
+    box: tuple[int, int, int, int],
+    radius: int,
+    min_texture: float = 6.0,
+    half: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Shift | None:
     """Where the content of `box` in A is in the compensated B (gray), within `radius` px.
     With `half` (both frames at half size) the search runs there first and is refined at full
     size within 2 px: a 48-px search over 80 boxes costs a quarter as much."""
@@ -133,13 +141,13 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
     texture = float(tpl.std()) >= min_texture
     if half is not None and min(x1 - x0, y1 - y0) >= 6 and radius > 8:
         cx0, cy0 = x0 // 2, y0 // 2
-        got = _search(half[0][cy0:(y1 + 1) // 2, cx0:(x1 + 1) // 2], half[1], cx0, cy0, radius // 2 + 1)
+        got = _search(half[0][cy0 : (y1 + 1) // 2, cx0 : (x1 + 1) // 2], half[1], cx0, cy0, radius // 2 + 1)
         if got is None:
             return None
         res2, sx2, sy2 = got
         lo2, _, loc2, _ = cv2.minMaxLoc(res2)
         unique = _unique(res2, loc2, lo2, float(res2[cy0 - sy2, cx0 - sx2]), 1)
-        gx, gy = x0 + 2 * (sx2 + loc2[0] - cx0), y0 + 2 * (sy2 + loc2[1] - cy0)   # coarse guess, full res
+        gx, gy = x0 + 2 * (sx2 + loc2[0] - cx0), y0 + 2 * (sy2 + loc2[1] - cy0)  # coarse guess, full res
         got = _search(tpl, gb, gx, gy, 2)
         if got is None:
             return None
@@ -157,18 +165,24 @@ def measure_shift(ga: np.ndarray, gb: np.ndarray, box: tuple[int, int, int, int]
     # object does not, shifted the other way round. Each pixel takes whichever explains it:
     # a box that moved on its own is explained almost wholly; one that did not gains nothing.
     ix, iy = sx0 + loc[0], sy0 + loc[1]
-    e_sh = (gb[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2
+    e_sh = (gb[iy : iy + (y1 - y0), ix : ix + (x1 - x0)].astype(np.float32) - tpl) ** 2
     both = float(np.minimum(e_in, e_sh).sum())
     # A twin: where the content was found in B, frame A already held the same content (a row
     # of identical signs, a window grid). The match may be that copy, and then it says
     # nothing about motion; a mover's destination in A holds what it is about to cover.
     # As a share of the way from the match in B (0: A holds as good a copy there) to the fit
     # in place (1: A holds there what B holds in place, the background a mover uncovers).
-    twin = float(((ga[iy:iy + (y1 - y0), ix:ix + (x1 - x0)].astype(np.float32) - tpl) ** 2).sum())
+    twin = float(((ga[iy : iy + (y1 - y0), ix : ix + (x1 - x0)].astype(np.float32) - tpl) ** 2).sum())
     lo_sh = float(e_sh.sum())
-    return Shift(dx=ix + fx - x0, dy=iy + fy - y0, rms_in_place=math.sqrt(zero / tpl.size),
-                 fit=both / zero if zero > 0 else 1.0, unique=unique, textured=texture,
-                 twin=(twin - lo_sh) / (zero - lo_sh) if zero > lo_sh else 1.0)
+    return Shift(
+        dx=ix + fx - x0,
+        dy=iy + fy - y0,
+        rms_in_place=math.sqrt(zero / tpl.size),
+        fit=both / zero if zero > 0 else 1.0,
+        unique=unique,
+        textured=texture,
+        twin=(twin - lo_sh) / (zero - lo_sh) if zero > lo_sh else 1.0,
+    )
 
 
 def _rms(a: np.ndarray, b: np.ndarray, box, W: int, H: int) -> float:
@@ -199,8 +213,11 @@ def _own_support(seg: Segmentation, ident: np.ndarray, area: dict, box, own_shar
     labs = labs[ident[labs]]
     if labs.size == 0:
         return {}
-    return {int(lab): int(n) for lab, n in zip(*np.unique(labs, return_counts=True))
-            if n >= own_share * area.get(int(lab), n)}
+    return {
+        int(lab): int(n)
+        for lab, n in zip(*np.unique(labs, return_counts=True))
+        if n >= own_share * area.get(int(lab), n)
+    }
 
 
 def _overlaps_enough(t, to, share: float) -> bool:
@@ -224,8 +241,9 @@ def _iou(t, b) -> float:
 class _Claims:
     """The claims of one sample while they are being checked (private helpers share it)."""
 
-    def __init__(self, seg: Segmentation, a: np.ndarray, bw: np.ndarray, p: VerifyParams,
-                 raw: np.ndarray | None = None):
+    def __init__(
+        self, seg: Segmentation, a: np.ndarray, bw: np.ndarray, p: VerifyParams, raw: np.ndarray | None = None
+    ):
         self.seg, self.p = seg, p
         self.H, self.W = a.shape[:2]
         self.ga, self.gb = _gray(a), _gray(bw)
@@ -243,8 +261,14 @@ class _Claims:
     def moves_alone(self, rec: dict) -> bool:
         """Route b: the box changed, and its content reappears shifted, fitting far better."""
         s: Shift | None = rec.get("_shift")
-        return (s is not None and s.unique and s.textured and s.rms_in_place >= self.p.still_rms
-                and s.norm >= self.p.min_shift_px and s.fit <= self.p.shift_fit)
+        return (
+            s is not None
+            and s.unique
+            and s.textured
+            and s.rms_in_place >= self.p.still_rms
+            and s.norm >= self.p.min_shift_px
+            and s.fit <= self.p.shift_fit
+        )
 
     def distinct(self, r1: dict, r2: dict) -> bool:
         """Two claims whose boxes both moved on their own, by clearly different amounts."""
@@ -268,8 +292,12 @@ class _Claims:
             rec["verdict"] = "off screen"
             return rec
         m = p.claim_margin_px + p.claim_margin_frac * max(w, h)
-        grown = (int(max(0, x - w / 2 - m)), int(max(0, y - h / 2 - m)),
-                 int(min(self.W, x + w / 2 + m + 1)), int(min(self.H, y + h / 2 + m + 1)))
+        grown = (
+            int(max(0, x - w / 2 - m)),
+            int(max(0, y - h / 2 - m)),
+            int(min(self.W, x + w / 2 + m + 1)),
+            int(min(self.H, y + h / 2 + m + 1)),
+        )
         rec["_tight"] = (x - w / 2, y - h / 2, x + w / 2, y + h / 2)
         rec["_box"] = grown
         tight = tuple(int(round(v)) for v in rec["_tight"])
@@ -278,23 +306,36 @@ class _Claims:
             # drawn fixed to the screen; compensating the camera would shift it, not move it
             rec["verdict"] = "no own motion: nothing changed there on screen (covered or screen-fixed)"
             return rec
-        rec["_shift"] = measure_shift(self.ga, self.gb, (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]),
-                                                         min(self.H, tight[3])), p.max_displacement_px,
-                                      p.min_texture, self.half)
+        rec["_shift"] = measure_shift(
+            self.ga,
+            self.gb,
+            (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]), min(self.H, tight[3])),
+            p.max_displacement_px,
+            p.min_texture,
+            self.half,
+        )
         rec["_own"] = _own_support(self.seg, self.ident, self.area, grown, p.own_share)
         rec["support_px"] = sum(rec["_own"].values())
         s = rec["_shift"]
         if s is not None:
-            rec["shift"] = {"dx": round(s.dx, 2), "dy": round(s.dy, 2), "rms_in_place": round(s.rms_in_place, 1),
-                            "fit": round(s.fit, 3), "unique": s.unique,
-                            "textured": s.textured}
+            rec["shift"] = {
+                "dx": round(s.dx, 2),
+                "dy": round(s.dy, 2),
+                "rms_in_place": round(s.rms_in_place, 1),
+                "fit": round(s.fit, 3),
+                "unique": s.unique,
+                "textured": s.textured,
+            }
         if rec["support_px"] >= p.min_support_px:
             rec["how"] = "region"
         elif self.moves_alone(rec):
             rec["how"] = "shift"
         else:
-            rec["verdict"] = ("no own motion: its own box is unchanged"
-                              if s is not None and s.rms_in_place < p.still_rms else "no own motion")
+            rec["verdict"] = (
+                "no own motion: its own box is unchanged"
+                if s is not None and s.rms_in_place < p.still_rms
+                else "no own motion"
+            )
             return rec
         if s is not None and s.norm < 0.5 and s.rms_in_place < p.still_rms:
             # its own box neither moved nor changed: the motion beside it is someone else's
@@ -311,8 +352,14 @@ class _Claims:
         return max((self.fit(rec, lab) for lab in rec["_own"]), default=1.0)
 
 
-def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray,
-                  p: VerifyParams | None = None, raw: np.ndarray | None = None) -> list[dict]:
+def verify_claims(
+    claims: list,
+    seg: Segmentation,
+    a: np.ndarray,
+    bw: np.ndarray,
+    p: VerifyParams | None = None,
+    raw: np.ndarray | None = None,
+) -> list[dict]:
     """`a` at t, `bw` the frame at t + Δ compensated into A (the background lines up; under
     parallax, by the background flow that also follows depth layers); `raw` that frame as
     captured (a box that did not change on screen is covered or fixed to the screen)."""
@@ -329,8 +376,9 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
         if not kept:
             return None
         t, k = rec["_tight"], np.array([r["_tight"] for r in kept])
-        inter = (np.clip(np.minimum(t[2], k[:, 2]) - np.maximum(t[0], k[:, 0]), 0, None) *
-                 np.clip(np.minimum(t[3], k[:, 3]) - np.maximum(t[1], k[:, 1]), 0, None))
+        inter = np.clip(np.minimum(t[2], k[:, 2]) - np.maximum(t[0], k[:, 0]), 0, None) * np.clip(
+            np.minimum(t[3], k[:, 3]) - np.maximum(t[1], k[:, 1]), 0, None
+        )
         hit = np.flatnonzero(inter / max(1e-6, (t[2] - t[0]) * (t[3] - t[1])) >= p.part_overlap)
         return kept[hit[0]] if hit.size else None
 
@@ -358,12 +406,17 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
     owner: dict[int, list[dict]] = {}
     for rec in sorted((r for r in kept if r["how"] == "region"), key=claim_fit, reverse=True):
         rivals = {o["id"]: o for lab in rec["_own"] for o in owner.get(lab, []) if overlaps(rec, o)}
-        free = {lab: n for lab, n in rec["_own"].items()
-                if not any(overlaps(rec, o) and cl.fit(rec, lab) < p.share_fit * cl.fit(o, lab)
-                           and not cl.distinct(rec, o) for o in owner.get(lab, []))}
+        free = {
+            lab: n
+            for lab, n in rec["_own"].items()
+            if not any(
+                overlaps(rec, o) and cl.fit(rec, lab) < p.share_fit * cl.fit(o, lab) and not cl.distinct(rec, o)
+                for o in owner.get(lab, [])
+            )
+        }
         if sum(free.values()) < p.min_support_px:
             if cl.moves_alone(rec) and all(cl.distinct(rec, o) for o in rivals.values()):
-                rec["how"] = "shift"       # its own box moves on, differently from the region's owner
+                rec["how"] = "shift"  # its own box moves on, differently from the region's owner
                 continue
             rec["verdict"] = f"no own motion: its moving region is {next(iter(rivals))}'s"
             continue
@@ -373,7 +426,7 @@ def verify_claims(claims: list, seg: Segmentation, a: np.ndarray, bw: np.ndarray
     kept = [r for r in out if r.get("verdict") == "moved"]
     for rec in out:
         if rec.get("verdict", "").startswith("no own motion") and "_tight" in rec:
-            k = parent(rec)                # say what it is: a part of an object that did move
+            k = parent(rec)  # say what it is: a part of an object that did move
             if k is not None:
                 rec["verdict"] = f"part or duplicate of {k['id']}"
     for rec in out:

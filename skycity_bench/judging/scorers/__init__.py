@@ -31,17 +31,20 @@ def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict 
             raise ValueError(f"scorer {item_id}: accepts names probes it does not read: {sorted(unknown)}")
         _REGISTRY[item_id] = ScorerSpec(item_id=item_id, fn=fn, probes=tuple(probes), render=render, accepts=acc)
         return fn
+
     return deco
 
 
 def scorer_settings(section: str, model: type | None = None):
     """Register the thresholds model of the scenario's `scorers.<section>`: called with the
     model, or as a class decorator `@scorer_settings("framing")`."""
+
     def register(m: type) -> type:
         if section in _SETTINGS and _SETTINGS[section] is not m:
             raise ValueError(f"scorer settings section {section!r} registered twice")
         _SETTINGS[section] = m
         return m
+
     return register if model is None else register(model)
 
 

@@ -14,48 +14,57 @@ class Manual(str, Enum):
     """Why shops.manual_priority came out as it did, decided from the probe's per-step record
     (the pointer followed the shop; probes/shops/follow.py). Each code has one status and one prose
     verdict (MANUAL_VERDICT); the code itself is in the evidence as `outcome`."""
-    HELD = "held"                                  # the user's card answered and held: pass
-    REPLACED_BY_AUTO = "replaced_by_auto"          # answered, then another shop's card took its place: partial
-    COVERED_BY_AUTO = "covered_by_auto"            # answered, then another shop's card overlapped it: partial
-    CLOSED_ON_SHOP = "closed_on_shop"              # answered, then closed with the pointer on the shop: partial
-    AUTO_KEPT_STAGE = "auto_kept_stage"            # never answered; the automatic card stayed instead: 0
-    NO_ANSWER = "no_answer"                        # never answered; no card at all: 0
-    POINTER_LEFT_SHOP = "pointer_left_shop"        # the bench failed to follow: untested
-    SHOP_OFF_SCREEN = "shop_off_screen"            # the shop left the viewport: untested
-    HOOK_LOST_SHOP = "hook_lost_shop"              # getShops() stopped giving its position: untested
+
+    HELD = "held"  # the user's card answered and held: pass
+    REPLACED_BY_AUTO = "replaced_by_auto"  # answered, then another shop's card took its place: partial
+    COVERED_BY_AUTO = "covered_by_auto"  # answered, then another shop's card overlapped it: partial
+    CLOSED_ON_SHOP = "closed_on_shop"  # answered, then closed with the pointer on the shop: partial
+    AUTO_KEPT_STAGE = "auto_kept_stage"  # never answered; the automatic card stayed instead: 0
+    NO_ANSWER = "no_answer"  # never answered; no card at all: 0
+    POINTER_LEFT_SHOP = "pointer_left_shop"  # the bench failed to follow: untested
+    SHOP_OFF_SCREEN = "shop_off_screen"  # the shop left the viewport: untested
+    HOOK_LOST_SHOP = "hook_lost_shop"  # getShops() stopped giving its position: untested
     HOOK_POSITION_MISMATCH = "hook_position_mismatch"  # the hook's point is not where the shop is: untested
 
 
-MANUAL_STATUS = {Manual.HELD: "pass", Manual.REPLACED_BY_AUTO: "partial", Manual.COVERED_BY_AUTO: "partial",
-           Manual.CLOSED_ON_SHOP: "partial", Manual.AUTO_KEPT_STAGE: "fail", Manual.NO_ANSWER: "fail",
-           Manual.POINTER_LEFT_SHOP: "untested", Manual.SHOP_OFF_SCREEN: "untested", Manual.HOOK_LOST_SHOP: "untested",
-           Manual.HOOK_POSITION_MISMATCH: "untested"}
+MANUAL_STATUS = {
+    Manual.HELD: "pass",
+    Manual.REPLACED_BY_AUTO: "partial",
+    Manual.COVERED_BY_AUTO: "partial",
+    Manual.CLOSED_ON_SHOP: "partial",
+    Manual.AUTO_KEPT_STAGE: "fail",
+    Manual.NO_ANSWER: "fail",
+    Manual.POINTER_LEFT_SHOP: "untested",
+    Manual.SHOP_OFF_SCREEN: "untested",
+    Manual.HOOK_LOST_SHOP: "untested",
+    Manual.HOOK_POSITION_MISMATCH: "untested",
+}
 
 MANUAL_VERDICT = {
     Manual.HELD: "the user's card for {user} showed at {first_s} s and stayed, uncovered, for the {hold_s:g} s the "
-                 "pointer followed the shop (largest lag {max_lag_px} px)",
+    "pointer followed the shop (largest lag {max_lag_px} px)",
     Manual.REPLACED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was replaced by the automatic "
-                             "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
+    "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
     Manual.COVERED_BY_AUTO: "the user's card for {user} showed at {first_s} s but was covered by the automatic "
-                            "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
+    "display ({others}) at {lost_s} s while the pointer stayed on the shop (lag {lag_px} px)",
     Manual.CLOSED_ON_SHOP: "the user's card for {user} showed at {first_s} s but closed at {lost_s} s while the "
-                           "pointer stayed on the shop (lag {lag_px} px) and no other card showed",
+    "pointer stayed on the shop (lag {lag_px} px) and no other card showed",
     Manual.AUTO_KEPT_STAGE: "the automatic display ({others}) kept the stage and replaced the user's card: with the "
-                            "pointer on {user} (largest lag {max_lag_px} px), the user's card did not show within "
-                            "{answer_ms:g} ms",
+    "pointer on {user} (largest lag {max_lag_px} px), the user's card did not show within "
+    "{answer_ms:g} ms",
     Manual.NO_ANSWER: "with the pointer on {user} (largest lag {max_lag_px} px), no card showed within "
-                      "{answer_ms:g} ms, neither the user's nor the automatic one",
+    "{answer_ms:g} ms, neither the user's nor the automatic one",
     Manual.POINTER_LEFT_SHOP: "the bench's pointer left {user} at {lost_s} s (it was {lag_px} px from the hook's "
-                              "point, more than {tol_px:g} px) when {event}: the bench failed to follow, so that "
-                              "says nothing about priority",
+    "point, more than {tol_px:g} px) when {event}: the bench failed to follow, so that "
+    "says nothing about priority",
     Manual.SHOP_OFF_SCREEN: "shop {user} left the screen at {lost_s} s, so no pointer could stay on it, when {event}: "
-                            "that says nothing about priority",
+    "that says nothing about priority",
     Manual.HOOK_LOST_SHOP: "the hook stopped saying where {user} is at {lost_s} s ({hook_error}), so the pointer "
-                           "could not follow it, when {event}: that says nothing about priority",
+    "could not follow it, when {event}: that says nothing about priority",
     Manual.HOOK_POSITION_MISMATCH: "the hook's position for {user} does not match the card or pixels: the pointer "
-                                   "followed getShops() (lag {lag_px} px), but the scene under it moved {drift_px} px "
-                                   "away from that point{card_note}; {event} (at {lost_s} s). Priority cannot be judged "
-                                   "from a wrong position",
+    "followed getShops() (lag {lag_px} px), but the scene under it moved {drift_px} px "
+    "away from that point{card_note}; {event} (at {lost_s} s). Priority cannot be judged "
+    "from a wrong position",
 }
 
 
@@ -66,8 +75,13 @@ def _user_card(c: CardSeen, own: set, auto_id: str) -> bool:
 
 
 def _covered(rect, others: list[CardSeen]) -> bool:
-    return any(rect[0] < o.rect[0] + o.rect[2] and o.rect[0] < rect[0] + rect[2] and
-               rect[1] < o.rect[1] + o.rect[3] and o.rect[1] < rect[1] + rect[3] for o in others)
+    return any(
+        rect[0] < o.rect[0] + o.rect[2]
+        and o.rect[0] < rect[0] + rect[2]
+        and rect[1] < o.rect[1] + o.rect[3]
+        and o.rect[1] < rect[1] + rect[3]
+        for o in others
+    )
 
 
 def manual_outcome(man: ManualPhase, s) -> tuple[Manual, dict]:
@@ -85,22 +99,46 @@ def manual_outcome(man: ManualPhase, s) -> tuple[Manual, dict]:
         mine = [c for c in cards if _user_card(c, own, auto_id)]
         others = [c for c in cards if c not in mine]
         px = st.pixels
-        if (px is not None and px.residual is not None and px.score is not None and px.score >= s.pixel_min_match
-                and px.texture >= s.pixel_min_texture):
+        if (
+            px is not None
+            and px.residual is not None
+            and px.score is not None
+            and px.score >= s.pixel_min_match
+            and px.texture >= s.pixel_min_texture
+        ):
             # the residuals add up: each step says how far the look moved beyond the hook's move
             drift = [drift[0] + px.residual[0], drift[1] + px.residual[1]]
         ur = _union([c.rect for c in mine])
-        rows.append({"t_s": st.t_s, "lag_px": st.lag_px, "on_screen": st.on_screen,
-                     "user_card": bool(mine), "covered": bool(ur and _covered(ur, others)),
-                     "others": sorted({n for c in others for n in c.names}),
-                     "drift_px": round(math.hypot(*drift), 1), "card_rect": ur, "pointer": st.pointer,
-                     "hook_error": st.hook_error if st.hook is None else None})
+        rows.append(
+            {
+                "t_s": st.t_s,
+                "lag_px": st.lag_px,
+                "on_screen": st.on_screen,
+                "user_card": bool(mine),
+                "covered": bool(ur and _covered(ur, others)),
+                "others": sorted({n for c in others for n in c.names}),
+                "drift_px": round(math.hypot(*drift), 1),
+                "card_rect": ur,
+                "pointer": st.pointer,
+                "hook_error": st.hook_error if st.hook is None else None,
+            }
+        )
     lags = [r["lag_px"] for r in rows if r["lag_px"] is not None]
-    facts = {"user": man.user_shop, "hold_s": man.hold_s, "tol_px": s.follow_max_lag_px,
-             "answer_ms": s.close_within_ms,
-             "max_lag_px": max(lags) if lags else None, "first_s": None, "lost_s": None, "lag_px": None,
-             "others": None, "drift_px": max((r["drift_px"] for r in rows), default=0.0), "card_note": "",
-             "event": "the user's card closed", "hook_error": None}
+    facts = {
+        "user": man.user_shop,
+        "hold_s": man.hold_s,
+        "tol_px": s.follow_max_lag_px,
+        "answer_ms": s.close_within_ms,
+        "max_lag_px": max(lags) if lags else None,
+        "first_s": None,
+        "lost_s": None,
+        "lag_px": None,
+        "others": None,
+        "drift_px": max((r["drift_px"] for r in rows), default=0.0),
+        "card_note": "",
+        "event": "the user's card closed",
+        "hook_error": None,
+    }
     first = next((r for r in rows if r["user_card"] and r["t_s"] <= answer_by), None)
     if first is None:
         window = [r for r in rows if r["t_s"] <= answer_by] or rows[:1]
@@ -112,7 +150,7 @@ def manual_outcome(man: ManualPhase, s) -> tuple[Manual, dict]:
         facts["others"] = ", ".join(others) or None
         return (Manual.AUTO_KEPT_STAGE if others else Manual.NO_ANSWER), facts
     facts["first_s"] = first["t_s"]
-    after = rows[rows.index(first):]
+    after = rows[rows.index(first) :]
     lost = next((r for r in after if not r["user_card"] or r["covered"]), None)
     if lost is None:
         return Manual.HELD, facts
@@ -121,7 +159,7 @@ def manual_outcome(man: ManualPhase, s) -> tuple[Manual, dict]:
         facts["event"] = f"the user's card was covered by {facts['others']}"
     elif lost["others"]:
         facts["event"] = f"the user's card was replaced by {facts['others']}"
-    bad = _bench_side([lost], after[after.index(lost):], rows, facts, s)
+    bad = _bench_side([lost], after[after.index(lost) :], rows, facts, s)
     if bad:
         return bad, facts
     if lost["user_card"]:
@@ -145,14 +183,19 @@ def _bench_side(at: list[dict], later: list[dict], rows: list[dict], facts: dict
             return Manual.POINTER_LEFT_SHOP
     worst = max(later, key=lambda r: r["drift_px"])
     if worst["drift_px"] > s.hook_mismatch_px:
-        facts.update(drift_px=worst["drift_px"], lost_s=facts["lost_s"] or at[0]["t_s"],
-                     lag_px=facts["lag_px"] if facts["lag_px"] is not None else at[0]["lag_px"])
+        facts.update(
+            drift_px=worst["drift_px"],
+            lost_s=facts["lost_s"] or at[0]["t_s"],
+            lag_px=facts["lag_px"] if facts["lag_px"] is not None else at[0]["lag_px"],
+        )
         seen = [r for r in rows if r["card_rect"] and r["pointer"]]
         if seen:
             d0 = _dist_to_rect(seen[0]["pointer"], seen[0]["card_rect"])
             d1 = _dist_to_rect(seen[-1]["pointer"], seen[-1]["card_rect"])
-            facts["card_note"] = (f" (the user's card was {d0:.0f} px from the pointer at {seen[0]['t_s']} s, "
-                                  f"{d1:.0f} px when last seen at {seen[-1]['t_s']} s)")
+            facts["card_note"] = (
+                f" (the user's card was {d0:.0f} px from the pointer at {seen[0]['t_s']} s, "
+                f"{d1:.0f} px when last seen at {seen[-1]['t_s']} s)"
+            )
         return Manual.HOOK_POSITION_MISMATCH
     return None
 

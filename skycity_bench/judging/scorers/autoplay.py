@@ -48,10 +48,17 @@ class Settings(BaseModel):
 def _audible(sound: dict | None) -> list[str]:
     if not sound:
         return []
-    out = [f"<{m['tag']}> playing unmuted at volume {m['volume']:g} ({m['src'] or 'no src'})"
-           for m in sound.get("media", []) if m.get("audible")]
-    out += [f"AudioContext running with {', '.join(a['feeds_destination'])} connected to its destination "
-            f"({a['sources_started']} source(s) started)" for a in sound.get("audio", []) if a.get("audible")]
+    out = [
+        f"<{m['tag']}> playing unmuted at volume {m['volume']:g} ({m['src'] or 'no src'})"
+        for m in sound.get("media", [])
+        if m.get("audible")
+    ]
+    out += [
+        f"AudioContext running with {', '.join(a['feeds_destination'])} connected to its destination "
+        f"({a['sources_started']} source(s) started)"
+        for a in sound.get("audio", [])
+        if a.get("audible")
+    ]
     return out
 
 
@@ -64,18 +71,28 @@ def autoplay(inp: ScoreInput) -> ItemScore:
     animates = u["changed_cells"] >= s.min_changed_cells and u["changed_share"] >= s.min_changed_share
     heard = _audible(d.get("sound"))
     last_t = d["frames"][-1]["t_s"] if d.get("frames") else None
-    ev = {"changed_share": u["changed_share"], "changed_cells": u["changed_cells"], "grid": u["grid"],
-          "needs": {"changed_share": s.min_changed_share, "changed_cells": s.min_changed_cells},
-          "frames_at_s": [f["t_s"] for f in d.get("frames", [])], "audible": heard,
-          "sound": d.get("sound"), "files": list(d.get("files", []))}
+    ev = {
+        "changed_share": u["changed_share"],
+        "changed_cells": u["changed_cells"],
+        "grid": u["grid"],
+        "needs": {"changed_share": s.min_changed_share, "changed_cells": s.min_changed_cells},
+        "frames_at_s": [f["t_s"] for f in d.get("frames", [])],
+        "audible": heard,
+        "sound": d.get("sound"),
+        "files": list(d.get("files", [])),
+    }
     m = {"playback.autoplay": animates, "playback.audible": bool(heard)}
     if not animates:
         clicked = d.get("after_click")
-        started = bool(clicked and clicked["changed_cells"] >= s.min_changed_cells
-                       and clicked["changed_share"] >= s.min_changed_share)
+        started = bool(
+            clicked
+            and clicked["changed_cells"] >= s.min_changed_cells
+            and clicked["changed_share"] >= s.min_changed_share
+        )
         listeners = sorted({f"{x['target']}:{x['type']}" for x in (d.get("sound") or {}).get("input_listeners", [])})
-        outcome = Outcome.CLICK_TO_START if started else \
-            Outcome.STILL_CLICK_TRIED if clicked is not None else Outcome.STILL
+        outcome = (
+            Outcome.CLICK_TO_START if started else Outcome.STILL_CLICK_TRIED if clicked is not None else Outcome.STILL
+        )
         ev.update({"started_after_click": started, "input_listeners": listeners})
     else:
         outcome = Outcome.AUDIBLE if heard else Outcome.PLAYS_MUTED
@@ -87,27 +104,36 @@ def autoplay(inp: ScoreInput) -> ItemScore:
 class Outcome(str, Enum):
     """What the no-input frames and the media probe showed (codes; prose from reason())."""
 
-    PLAYS_MUTED = "plays_muted"              # animates by itself, nothing audible
-    AUDIBLE = "audible"                      # animates by itself, but makes sound
-    STILL = "still"                          # did not animate (no click diagnostic)
+    PLAYS_MUTED = "plays_muted"  # animates by itself, nothing audible
+    AUDIBLE = "audible"  # animates by itself, but makes sound
+    STILL = "still"  # did not animate (no click diagnostic)
     STILL_CLICK_TRIED = "still_click_tried"  # did not animate, a centre click did not start it
-    CLICK_TO_START = "click_to_start"        # did not animate until a centre click
+    CLICK_TO_START = "click_to_start"  # did not animate until a centre click
 
 
-_STATUS = {Outcome.PLAYS_MUTED: "pass", Outcome.AUDIBLE: "partial", Outcome.STILL: "fail",
-           Outcome.STILL_CLICK_TRIED: "fail", Outcome.CLICK_TO_START: "fail"}
+_STATUS = {
+    Outcome.PLAYS_MUTED: "pass",
+    Outcome.AUDIBLE: "partial",
+    Outcome.STILL: "fail",
+    Outcome.STILL_CLICK_TRIED: "fail",
+    Outcome.CLICK_TO_START: "fail",
+}
 
 
 def reason(outcome: Outcome, u: dict, last_t, heard: list[str], s: Settings) -> str:
     """The prose of an outcome, rendered from its code and figures."""
     if outcome is Outcome.PLAYS_MUTED:
-        return (f"plays by itself without input ({u['changed_share']:.1%} of the pixels changed in "
-                f"{u['changed_cells']} cells by {last_t} s) and nothing is audible")
+        return (
+            f"plays by itself without input ({u['changed_share']:.1%} of the pixels changed in "
+            f"{u['changed_cells']} cells by {last_t} s) and nothing is audible"
+        )
     if outcome is Outcome.AUDIBLE:
         return "plays by itself, but not muted: " + "; ".join(heard)
-    why = (f"without any input the scene did not animate by {last_t} s: {u['changed_share']:.2%} of the pixels "
-           f"changed in {u['changed_cells']} grid cell(s) (needs ≥ {s.min_changed_share:.2%} in ≥ "
-           f"{s.min_changed_cells} cells: more than a spinner)")
+    why = (
+        f"without any input the scene did not animate by {last_t} s: {u['changed_share']:.2%} of the pixels "
+        f"changed in {u['changed_cells']} grid cell(s) (needs ≥ {s.min_changed_share:.2%} in ≥ "
+        f"{s.min_changed_cells} cells: more than a spinner)"
+    )
     if outcome is Outcome.CLICK_TO_START:
         why += "; it started after a click on the centre: the demo waits for a click (click-to-start)"
     elif outcome is Outcome.STILL_CLICK_TRIED:

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.analysis import motion as _motion
@@ -48,10 +47,12 @@ class Settings(BaseModel):
     reset_match: float = Field(gt=0, le=1, description="a frame after the tour this close to the opening")
     reset_depart: float = Field(gt=0, le=1, description="while this far from the tour's last frame")
     jerk_smoothing_s: float = Field(ge=0, description="velocity smoothed over this before differentiating")
-    tour_end_margin_s: float = Field(ge=0, description="a cut or hook reset this close to the tour's end "
-                                                       "belongs to the ending, not the tour")
-    low_texture_share: float = Field(ge=0, le=1, description="camera registered in fewer frames than this: "
-                                                            "say cuts rest on pixel change alone")
+    tour_end_margin_s: float = Field(
+        ge=0, description="a cut or hook reset this close to the tour's end belongs to the ending, not the tour"
+    )
+    low_texture_share: float = Field(
+        ge=0, le=1, description="camera registered in fewer frames than this: say cuts rest on pixel change alone"
+    )
 
 
 def _ctx(inp: ScoreInput) -> tuple[TimelineEvidence, Any, Settings]:
@@ -75,11 +76,15 @@ def cuts_of(d: TimelineEvidence, p, th: Settings) -> list[dict]:
 def _cut_text(c: dict) -> str:
     when = f"{c['from_s']:g}→{c['t_s']:g} s"
     if c["kind"] == "jump":
-        return (f"jump at {c['t_s']:g} s ({when}): the view moved {c['displacement_share']:.0%} of its width "
-                "in one step, far more than the motion around it (直接跳到另一个场景?)")
-    return (f"cut at {c['t_s']:g} s ({when}): the new frame is not the old one moved "
-            f"(change left after alignment {c['residual']:.3f} vs {c['local_residual'] or 0:.3f} around it, "
-            f"{(c['inlier_ratio'] or 0):.0%} of features followed) (运镜穿墙或直接跳到另一个场景?)")
+        return (
+            f"jump at {c['t_s']:g} s ({when}): the view moved {c['displacement_share']:.0%} of its width "
+            "in one step, far more than the motion around it (直接跳到另一个场景?)"
+        )
+    return (
+        f"cut at {c['t_s']:g} s ({when}): the new frame is not the old one moved "
+        f"(change left after alignment {c['residual']:.3f} vs {c['local_residual'] or 0:.3f} around it, "
+        f"{(c['inlier_ratio'] or 0):.0%} of features followed) (运镜穿墙或直接跳到另一个场景?)"
+    )
 
 
 def _recording(inp: ScoreInput, times: tuple[float, ...] | None = None) -> dict:
@@ -89,7 +94,7 @@ def _recording(inp: ScoreInput, times: tuple[float, ...] | None = None) -> dict:
     d = rec.evidence()
     keys = d.keyframes
     if times is not None:
-        wanted = {round(t, 3) for t in times}             # keyframe times are ms-exact
+        wanted = {round(t, 3) for t in times}  # keyframe times are ms-exact
         keys = [k for k in keys if round(k["t_s"], 3) in wanted]
     return {"recording": d.file, "contact_sheet": d.contact_sheet, "keyframes": keys}
 
@@ -112,14 +117,24 @@ def phases(inp: ScoreInput) -> ItemScore:
     distinct = sorted(set(seq))
     in_order = seq == list(PHASES)
     if not d.states["t_s"]:
-        found.append(("phases_unknown", f"phases unknown: the hook's getState gave no state "
-                      f"({hs.get('first_error') or 'no answer'}); reviewers judge the four phases from the recording"))
+        found.append(
+            (
+                "phases_unknown",
+                f"phases unknown: the hook's getState gave no state "
+                f"({hs.get('first_error') or 'no answer'}); reviewers judge the four phases from the recording",
+            )
+        )
     else:
         missing = [p for p in PHASES if p not in distinct]
         if missing:
-            found.append(("missing_phase", f"missing phase{'s' if len(missing) > 1 else ''} "
-                          f"{', '.join(map(str, missing))}: within {tour:g} s the hook reports only phase"
-                          f"{'s' if len(distinct) != 1 else ''} {', '.join(map(str, distinct)) or 'none'}"))
+            found.append(
+                (
+                    "missing_phase",
+                    f"missing phase{'s' if len(missing) > 1 else ''} "
+                    f"{', '.join(map(str, missing))}: within {tour:g} s the hook reports only phase"
+                    f"{'s' if len(distinct) != 1 else ''} {', '.join(map(str, distinct)) or 'none'}",
+                )
+            )
         if not missing and not in_order:
             found.append(("phases_out_of_order", "phases out of order: " + " → ".join(map(str, seq))))
         if hs.get("invalid_phase"):
@@ -128,23 +143,42 @@ def phases(inp: ScoreInput) -> ItemScore:
     for k, p in enumerate(ph):
         end = ph[k + 1]["start_s"] if k + 1 < len(ph) else d.end_s
         rows.append({**p, "duration_s": round(end - p["start_s"], 3)})
-    ev = _evidence(found, {
-        "phases": rows, "distinct_phases": len(distinct), "four_phases_in_order": in_order,
-        "source": "the hook's getState (the demo's own claim), sampled at "
-                  f"{d.sample_fps:g} fps: each start time is accurate to {1 / d.sample_fps:.2g} s",
-        "for_reviewers": "四阶段节奏与城市事件铺垫: pacing and build-up are judged on the recording and contact sheet",
-        **_recording(inp)})
-    return ItemScore("review", None, ev, {
-        "timeline.phases": [{"phase": p["phase"], "start_s": p["start_s"]} for p in ph],
-        "timeline.distinct_phases": len(distinct), "timeline.four_phases_in_order": in_order,
-        "timeline.phase_findings": [c for c, _ in found]})
+    ev = _evidence(
+        found,
+        {
+            "phases": rows,
+            "distinct_phases": len(distinct),
+            "four_phases_in_order": in_order,
+            "source": "the hook's getState (the demo's own claim), sampled at "
+            f"{d.sample_fps:g} fps: each start time is accurate to {1 / d.sample_fps:.2g} s",
+            "for_reviewers": "四阶段节奏与城市事件铺垫: pacing and build-up are judged on the recording and contact sheet",
+            **_recording(inp),
+        },
+    )
+    return ItemScore(
+        "review",
+        None,
+        ev,
+        {
+            "timeline.phases": [{"phase": p["phase"], "start_s": p["start_s"]} for p in ph],
+            "timeline.distinct_phases": len(distinct),
+            "timeline.four_phases_in_order": in_order,
+            "timeline.phase_findings": [c for c, _ in found],
+        },
+    )
 
 
 # --------------------------------------------------------------------------- motion
 def motion_stats(d: TimelineEvidence, cuts: list[dict], th: Settings) -> dict:
     cut_idx = {c["i"] for c in cuts} | {i for c in cuts for i in range(c["i"], c.get("i_last", c["i"]) + 1)}
-    return _motion.camera_stats(d.frames, fps=d.sample_fps, css_per_px=d.css_per_px,
-                                width_css=d.viewport["width"], cut_idx=cut_idx, smooth_s=th.jerk_smoothing_s)
+    return _motion.camera_stats(
+        d.frames,
+        fps=d.sample_fps,
+        css_per_px=d.css_per_px,
+        width_css=d.viewport["width"],
+        cut_idx=cut_idx,
+        smooth_s=th.jerk_smoothing_s,
+    )
 
 
 @scorer("camera.motion", probes=("timeline",), accepts=ACCEPTS, render=lambda i, sc, o: _plot(i, o))
@@ -155,19 +189,35 @@ def motion(inp: ScoreInput) -> ItemScore:
     stats = motion_stats(d, cuts, th)["summary"]
     found = [("cut", _cut_text(c)) for c in during]
     if stats["registered_share"] is not None and stats["registered_share"] < th.low_texture_share:
-        found.append(("low_texture", f"camera motion measured in only {stats['registered_share']:.0%} of frames "
-                      "(too little texture to follow): cuts between unmeasured frames rest on pixel change alone"))
-    ev = _evidence(found, {
-        "cuts": [{k: v for k, v in c.items() if k not in ("i", "i_last")} for c in during],
-        "cuts_after_tour": [c["t_s"] for c in cuts if c["after_tour"]],
-        "camera": stats,
-        "units": "speed: CSS px of the viewport per second (the scene's motion on screen); zoom rate: ln(scale)/s; "
-                 "jerk: CSS px/s³ from velocity smoothed over smoothing_s",
-        "for_reviewers": "运镜平稳及空间连贯: watch the recording around each cut and where the speed plot is jagged",
-        **_recording(inp)})
-    return ItemScore("review", None, ev, {
-        "timeline.cuts": [{"t_s": c["t_s"], "from_s": c["from_s"], "kind": c["kind"]} for c in during],
-        "timeline.cut_count": len(during), "timeline.camera": stats})
+        found.append(
+            (
+                "low_texture",
+                f"camera motion measured in only {stats['registered_share']:.0%} of frames "
+                "(too little texture to follow): cuts between unmeasured frames rest on pixel change alone",
+            )
+        )
+    ev = _evidence(
+        found,
+        {
+            "cuts": [{k: v for k, v in c.items() if k not in ("i", "i_last")} for c in during],
+            "cuts_after_tour": [c["t_s"] for c in cuts if c["after_tour"]],
+            "camera": stats,
+            "units": "speed: CSS px of the viewport per second (the scene's motion on screen); zoom rate: ln(scale)/s; "
+            "jerk: CSS px/s³ from velocity smoothed over smoothing_s",
+            "for_reviewers": "运镜平稳及空间连贯: watch the recording around each cut and where the speed plot is jagged",
+            **_recording(inp),
+        },
+    )
+    return ItemScore(
+        "review",
+        None,
+        ev,
+        {
+            "timeline.cuts": [{"t_s": c["t_s"], "from_s": c["from_s"], "kind": c["kind"]} for c in during],
+            "timeline.cut_count": len(during),
+            "timeline.camera": stats,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- ending
@@ -197,11 +247,18 @@ def ending(inp: ScoreInput) -> ItemScore:
     reset = rc["reset"] if rc else None
     hook = _hook_reset(d, th)
     if reset:
-        found.append(("reset_after_60s", f"jump back after {tour:g} s: the frame at {rc['first_s']:g} s matches the "
-                      f"opening ({rc['matches_opening_at_s']:g} s) and has left the closing shot (60 秒后突然重置)"))
+        found.append(
+            (
+                "reset_after_60s",
+                f"jump back after {tour:g} s: the frame at {rc['first_s']:g} s matches the "
+                f"opening ({rc['matches_opening_at_s']:g} s) and has left the closing shot (60 秒后突然重置)",
+            )
+        )
     name = city_name.judge(d.name_checks or [], d.city_name, inp.settings("city_name"))
     if name.get("visible") is False:
-        found.append(("city_name_missing", f"city name not shown in the last {p.ending_window_s:g} s: {name['reason']}"))
+        found.append(
+            ("city_name_missing", f"city name not shown in the last {p.ending_window_s:g} s: {name['reason']}")
+        )
     elif name.get("source") in ("canvas", "canvas_offscreen"):
         found.append(("city_name_on_canvas", name["reason"]))
     elif name.get("visible") is None:
@@ -211,21 +268,35 @@ def ending(inp: ScoreInput) -> ItemScore:
     a = _motion.series_arrays({"t_s": d.frames["t_s"]})["t_s"]
     sp = np.array([np.nan if v is None else v for v in motion_stats(d, cuts, th)["speed_css_px_s"]], float)
     hold = sp[(a >= tour) & np.isfinite(sp)]
-    ev = _evidence(found, {
-        "city_name": d.city_name, "city_name_visible": name.get("visible"),
-        "city_name_check": name, "name_checks": d.name_checks,
-        "reset_after_60s": reset,
-        "reset_check": rc or {"reason": f"nothing recorded after {tour:g} s"},
-        "end_vs_opening": d.reset.get("end_vs_opening"),
-        "hook_after_tour": hook,
-        "hook_disagrees": None if reset is None or hook["says_reset"] is None else hook["says_reset"] != reset,
-        "camera_after_tour_css_px_s": None if not hold.size else round(float(np.median(hold)), 1),
-        "frames": (d.evidence_frames or {}).get("ending", []),
-        "for_reviewers": "结尾构图、城市名称与镜头收束: judge the closing composition on the keyframes below",
-        **_recording(inp, times=(tour - 10, tour - 5, tour, d.end_s))})
-    return ItemScore("review", None, ev, {
-        "timeline.reset_after_60s": reset, "timeline.city_name_visible": name.get("visible"),
-        "timeline.city_name_source": name.get("source"), "timeline.ending_findings": [c for c, _ in found]})
+    ev = _evidence(
+        found,
+        {
+            "city_name": d.city_name,
+            "city_name_visible": name.get("visible"),
+            "city_name_check": name,
+            "name_checks": d.name_checks,
+            "reset_after_60s": reset,
+            "reset_check": rc or {"reason": f"nothing recorded after {tour:g} s"},
+            "end_vs_opening": d.reset.get("end_vs_opening"),
+            "hook_after_tour": hook,
+            "hook_disagrees": None if reset is None or hook["says_reset"] is None else hook["says_reset"] != reset,
+            "camera_after_tour_css_px_s": None if not hold.size else round(float(np.median(hold)), 1),
+            "frames": (d.evidence_frames or {}).get("ending", []),
+            "for_reviewers": "结尾构图、城市名称与镜头收束: judge the closing composition on the keyframes below",
+            **_recording(inp, times=(tour - 10, tour - 5, tour, d.end_s)),
+        },
+    )
+    return ItemScore(
+        "review",
+        None,
+        ev,
+        {
+            "timeline.reset_after_60s": reset,
+            "timeline.city_name_visible": name.get("visible"),
+            "timeline.city_name_source": name.get("source"),
+            "timeline.ending_findings": [c for c, _ in found],
+        },
+    )
 
 
 # --------------------------------------------------------------------------- plot
@@ -268,18 +339,34 @@ def camera_plot(path: Path, d: dict, cuts: list[dict], st: dict, probe, th: Sett
     for p in d.phases[1:]:
         for a in (ax, zx, rx):
             a.axvline(p["start_s"], color="#805ad5", ls="--", lw=1)
-        ax.text(p["start_s"], 1.0, f" phase {p['phase']} @ {p['start_s']:g} s", transform=ax.get_xaxis_transform(),
-                va="top", fontsize=8, color="#805ad5")
+        ax.text(
+            p["start_s"],
+            1.0,
+            f" phase {p['phase']} @ {p['start_s']:g} s",
+            transform=ax.get_xaxis_transform(),
+            va="top",
+            fontsize=8,
+            color="#805ad5",
+        )
     for c in cuts:
         for a in (ax, zx, rx):
             a.axvline(c["t_s"], color="red", lw=1.5, alpha=0.8)
-        ax.text(c["t_s"], 0.85, f" {c['kind']} {c['t_s']:g} s", transform=ax.get_xaxis_transform(),
-                color="red", fontsize=8, va="top")
+        ax.text(
+            c["t_s"],
+            0.85,
+            f" {c['kind']} {c['t_s']:g} s",
+            transform=ax.get_xaxis_transform(),
+            color="red",
+            fontsize=8,
+            va="top",
+        )
     for a in (ax, zx, rx):
         a.axvline(d.tour_s, color="#333", ls=":", lw=1)
         a.axvspan(d.tour_s - probe.ending_window_s, d.tour_s, color="#fefcbf", alpha=0.35)
-    ax.set_title(f"camera motion from frame-to-frame registration ({d.sample_fps:g} fps); "
-                 f"{len(cuts)} cut(s); shaded: last {probe.ending_window_s:g} s of the tour")
+    ax.set_title(
+        f"camera motion from frame-to-frame registration ({d.sample_fps:g} fps); "
+        f"{len(cuts)} cut(s); shaded: last {probe.ending_window_s:g} s of the tour"
+    )
     for a in (ax, zx, zx2, rx):
         a.legend(fontsize=7, loc="upper left" if a is not zx2 else "upper right")
     fig.tight_layout()

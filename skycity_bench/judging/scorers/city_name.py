@@ -30,30 +30,36 @@ class CityNameSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name_min_changed_share: float = Field(gt=0, le=1, description="page text is visible when hiding it changes "
-                                                                  "at least this share of its clip")
+    name_min_changed_share: float = Field(
+        gt=0, le=1, description="page text is visible when hiding it changes at least this share of its clip"
+    )
 
 
 scorer_settings("city_name", CityNameSettings)
 
 
 class CityName(str, Enum):
-    PAGE_TEXT = "page_text"                    # visible as page text: True
-    CANVAS = "canvas"                          # drawn on an on-screen canvas: reviewers (None)
-    CANVAS_OFFSCREEN = "canvas_offscreen"      # drawn into an off-screen canvas (a texture): reviewers
-    NO_NAME = "no_name"                        # the hook gave no cityName: nothing to look for (None)
-    MISSING = "missing"                        # neither: False
+    PAGE_TEXT = "page_text"  # visible as page text: True
+    CANVAS = "canvas"  # drawn on an on-screen canvas: reviewers (None)
+    CANVAS_OFFSCREEN = "canvas_offscreen"  # drawn into an off-screen canvas (a texture): reviewers
+    NO_NAME = "no_name"  # the hook gave no cityName: nothing to look for (None)
+    MISSING = "missing"  # neither: False
 
 
-_VISIBLE = {CityName.PAGE_TEXT: True, CityName.CANVAS: None, CityName.CANVAS_OFFSCREEN: None,
-            CityName.NO_NAME: None, CityName.MISSING: False}
+_VISIBLE = {
+    CityName.PAGE_TEXT: True,
+    CityName.CANVAS: None,
+    CityName.CANVAS_OFFSCREEN: None,
+    CityName.NO_NAME: None,
+    CityName.MISSING: False,
+}
 
 _PROSE = {
     CityName.PAGE_TEXT: "'{name}' is visible as page text at {seen}",
     CityName.CANVAS: "'{name}' is drawn on a canvas (fillText) at {drawn}: the bench cannot read canvas text; "
-                     "reviewers check the keyframes",
+    "reviewers check the keyframes",
     CityName.CANVAS_OFFSCREEN: "'{name}' is drawn into an off-screen canvas (probably a WebGL texture) (fillText) at "
-                               "{drawn}: the bench cannot read canvas text; reviewers check the keyframes",
+    "{drawn}: the bench cannot read canvas text; reviewers check the keyframes",
     CityName.NO_NAME: "the hook gives no cityName, so the bench does not know which name to look for",
     CityName.MISSING: "'{name}' is neither visible page text nor drawn on a canvas at the checks ({checked}){why}",
 }
@@ -81,8 +87,11 @@ def judge(checks: list[dict], name: str | None, s: CityNameSettings) -> dict:
             code, facts = CityName.MISSING, {}
     dom = any(c.get("dom_elements") for c in checks)
     reason = _PROSE[code].format(
-        name=name, seen=_times(facts.get("seen_at_s", [])), drawn=_times(facts.get("drawn_at_s", [])),
+        name=name,
+        seen=_times(facts.get("seen_at_s", [])),
+        drawn=_times(facts.get("drawn_at_s", [])),
         checked=_times(c["t_s"] for c in checks),
-        why=" (page text holding it exists but is hidden, covered or outside the viewport)" if dom else "")
+        why=" (page text holding it exists but is hidden, covered or outside the viewport)" if dom else "",
+    )
     source = code.value if code in (CityName.PAGE_TEXT, CityName.CANVAS, CityName.CANVAS_OFFSCREEN) else None
     return {"visible": _VISIBLE[code], "source": source, "code": code.value, "reason": reason, **facts}

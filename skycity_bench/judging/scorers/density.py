@@ -39,12 +39,12 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skycity_bench.analysis.vision.behavior import summarise
 from skycity_bench.evidence.density import SCENE_GRAPH_LOCATOR as SCENE_GRAPH
 from skycity_bench.evidence.density import DensityEvidence, DensitySample
-from skycity_bench.analysis.vision.behavior import summarise
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
 
-ACCEPTS = {"density": ("4",)}     # the evidence versions these scorers read (evidence/density.py)
+ACCEPTS = {"density": ("4",)}  # the evidence versions these scorers read (evidence/density.py)
 
 
 @scorer_settings("density")
@@ -54,13 +54,17 @@ class DensityScorerSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    claim_disagreement: float = Field(ge=0, le=10, description="claimed vs verified (or pixels vs verified) "
-                                                                "share beyond which a note calls it out")
+    claim_disagreement: float = Field(
+        ge=0, le=10, description="claimed vs verified (or pixels vs verified) share beyond which a note calls it out"
+    )
     disagreement_min_objects: int = Field(ge=0, description="... pixels vs verified: and more objects apart than this")
     lockstep_speed_px_s: float = Field(ge=0, description="two objects' velocities this close move in lockstep")
     lockstep_min_samples: int = Field(ge=2, description="... at every one of at least this many common samples")
-    hookless_doubt_share: float = Field(ge=0, le=1, description="no hook: a sample with more of the visual count "
-                                                                "not plainly objects than this share ...")
+    hookless_doubt_share: float = Field(
+        ge=0,
+        le=1,
+        description="no hook: a sample with more of the visual count not plainly objects than this share ...",
+    )
     hookless_doubt_min: int = Field(ge=0, description="... and more regions than this goes to review")
 
 
@@ -86,18 +90,33 @@ def summary(inp: ScoreInput) -> dict:
     limit = st.claim_disagreement
     for s in samples:
         v = s.verified_count
-        rows.append({"t": s.t, "visual_count": s.visual_count, "verified_count": v,
-                     # the scene graph names no categories (its claims' category is null)
-                     "categories": s.categories if v is not None and located != SCENE_GRAPH else None,
-                     "claimed_count": s.claimed_count, "densified": s.densified, "evidence": s.evidence})
+        rows.append(
+            {
+                "t": s.t,
+                "visual_count": s.visual_count,
+                "verified_count": v,
+                # the scene graph names no categories (its claims' category is null)
+                "categories": s.categories if v is not None and located != SCENE_GRAPH else None,
+                "claimed_count": s.claimed_count,
+                "densified": s.densified,
+                "evidence": s.evidence,
+            }
+        )
         claimed = s.claimed_count
         if v is not None and claimed is not None and abs(claimed - v) > limit * max(claimed, v, 1):
-            notes.append(f"at {s.t:.2f} s {who} claimed {claimed} visible dynamic objects, but only {v} of them "
-                         f"moved on screen ({_why(s)})")
-        if v is not None and abs(s.visual_count - v) > limit * max(v, 1) \
-                and abs(s.visual_count - v) > st.disagreement_min_objects:
-            notes.append(f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and {who}'s "
-                         f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}")
+            notes.append(
+                f"at {s.t:.2f} s {who} claimed {claimed} visible dynamic objects, but only {v} of them "
+                f"moved on screen ({_why(s)})"
+            )
+        if (
+            v is not None
+            and abs(s.visual_count - v) > limit * max(v, 1)
+            and abs(s.visual_count - v) > st.disagreement_min_objects
+        ):
+            notes.append(
+                f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and {who}'s "
+                f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}"
+            )
         if s.full_screen_effect:
             notes.append(f"at {s.t:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
         if s.hook_error:
@@ -107,11 +126,18 @@ def summary(inp: ScoreInput) -> dict:
         _hookless(samples, rows, out_extra, st)
     elif located == SCENE_GRAPH:
         _unaccounted(samples, rows, out_extra, st)
-    counts = [(r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
-              for r in rows]
+    counts = [
+        (r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
+        for r in rows
+    ]
     counts = [c for c in counts if c[0] is not None]
-    out = {"samples": rows, "hook_used": hook_used, "located_by": located, "notes": notes[:12],
-           "notes_total": len(notes)}
+    out = {
+        "samples": rows,
+        "hook_used": hook_used,
+        "located_by": located,
+        "notes": notes[:12],
+        "notes_total": len(notes),
+    }
     out.update(out_extra)
     if counts:
         n, t_n = min(counts, key=lambda c: (c[0], c[1]))
@@ -141,8 +167,15 @@ def _hookless(samples: list[DensitySample], rows: list[dict], out: dict, st: Den
         # their surface are settled, not in doubt)
         unsure = sum(n for k, n in why.items() if "fragment" not in k)
         if unsure > max(st.hookless_doubt_min, st.hookless_doubt_share * r["visual_count"]):
-            doubt.append({"t": r["t"], "visual_count": r["visual_count"], "plain_count": ob.get("plain_count"),
-                          "not_plainly_objects": why, "evidence": r.get("evidence")})
+            doubt.append(
+                {
+                    "t": r["t"],
+                    "visual_count": r["visual_count"],
+                    "plain_count": ob.get("plain_count"),
+                    "not_plainly_objects": why,
+                    "evidence": r.get("evidence"),
+                }
+            )
     out["doubt"] = doubt
     out["largest_field"] = fields
 
@@ -169,14 +202,20 @@ def _review_hint(sm: dict) -> dict:
     kinds: Counter = Counter()
     for x in d:
         kinds.update(x["not_plainly_objects"])
-    return {"reason": ("no answering getDynamicObjects(), and the pixels do not separate objects with confidence "
-                       f"at {len(d)} of {len(sm['samples'])} samples: a person decides (never auto points from blobs; "
-                       "a missing hook is not itself penalised)"),
-            "hint": {"visual_count_range": [sm.get("visual_min"), sm.get("visual_max")],
-                     "plainly_objects_lowest": sm.get("N"),
-                     "not_plainly_objects": dict(kinds.most_common()),
-                     "largest_group_of_near_identical_moving_primitives": sm.get("largest_field"),
-                     "samples_in_doubt": d[:8]}}
+    return {
+        "reason": (
+            "no answering getDynamicObjects(), and the pixels do not separate objects with confidence "
+            f"at {len(d)} of {len(sm['samples'])} samples: a person decides (never auto points from blobs; "
+            "a missing hook is not itself penalised)"
+        ),
+        "hint": {
+            "visual_count_range": [sm.get("visual_min"), sm.get("visual_max")],
+            "plainly_objects_lowest": sm.get("N"),
+            "not_plainly_objects": dict(kinds.most_common()),
+            "largest_group_of_near_identical_moving_primitives": sm.get("largest_field"),
+            "samples_in_doubt": d[:8],
+        },
+    }
 
 
 def _kind(verdict: str) -> str:
@@ -194,9 +233,13 @@ def _why(s: DensitySample) -> str:
 
 
 def _measurements(sm: dict) -> dict:
-    m = {"density.samples": [{k: r[k] for k in ("t", "visual_count", "verified_count", "categories")}
-                             for r in sm["samples"]],
-         "density.N": sm.get("N"), "density.C": sm.get("C")}
+    m = {
+        "density.samples": [
+            {k: r[k] for k in ("t", "visual_count", "verified_count", "categories")} for r in sm["samples"]
+        ],
+        "density.N": sm.get("N"),
+        "density.C": sm.get("C"),
+    }
     for k in ("visual_min", "visual_max", "hook_used", "largest_field"):
         if k in sm:
             m[f"density.{k}"] = sm[k]
@@ -207,13 +250,21 @@ def _measurements(sm: dict) -> dict:
 def density_count(inp: ScoreInput) -> ItemScore:
     sm = summary(inp)
     full_at = float(inp.item.require("full_at"))
-    ev = {"basis": "verified hook claims (own pixels moved)" if sm["located_by"] == "hook" else
-          "verified claims located by the three.js scene graph (no answering hook: the scene nodes that moved on "
-          "their own, each checked against the pixels as a hook's claim is)" if sm["located_by"] == SCENE_GRAPH else
-          "visual count of plain objects (no answering hook: moving regions found in the pixels, camera motion "
-          "removed, particle fields, camera-explained motion and fragments of one surface not counted)",
-          "N": sm.get("N"), "N_at_s": sm.get("N_at"), "full_at": full_at, "samples": len(sm["samples"]),
-          "notes": sm["notes"], "evidence_files": [r["evidence"] for r in sm["samples"] if r.get("evidence")]}
+    ev = {
+        "basis": "verified hook claims (own pixels moved)"
+        if sm["located_by"] == "hook"
+        else "verified claims located by the three.js scene graph (no answering hook: the scene nodes that moved on "
+        "their own, each checked against the pixels as a hook's claim is)"
+        if sm["located_by"] == SCENE_GRAPH
+        else "visual count of plain objects (no answering hook: moving regions found in the pixels, camera motion "
+        "removed, particle fields, camera-explained motion and fragments of one surface not counted)",
+        "N": sm.get("N"),
+        "N_at_s": sm.get("N_at"),
+        "full_at": full_at,
+        "samples": len(sm["samples"]),
+        "notes": sm["notes"],
+        "evidence_files": [r["evidence"] for r in sm["samples"] if r.get("evidence")],
+    }
     if "N" not in sm:
         ev["reason"] = "no sample could be taken"
         return ItemScore("untested", None, ev, _measurements(sm))
@@ -222,9 +273,11 @@ def density_count(inp: ScoreInput) -> ItemScore:
         return ItemScore("review", None, ev, _measurements(sm))
     if sm.get("unaccounted"):
         u = sm["unaccounted"]
-        ev["reason"] = (f"the three.js scene graph located objects, but at {len(u)} of {len(sm['samples'])} samples "
-                        "the pixels show more moving objects than its verified claims: something moves by other "
-                        "means (a shader, instance buffers, one merged geometry), so a person decides")
+        ev["reason"] = (
+            f"the three.js scene graph located objects, but at {len(u)} of {len(sm['samples'])} samples "
+            "the pixels show more moving objects than its verified claims: something moves by other "
+            "means (a shader, instance buffers, one merged geometry), so a person decides"
+        )
         ev["hint"] = {"verified_lowest": sm.get("N"), "samples_unaccounted": u[:8]}
         return ItemScore("review", None, ev, _measurements(sm))
     n = sm["N"]
@@ -243,9 +296,15 @@ def density_categories(inp: ScoreInput) -> ItemScore:
         ev.update(_review_hint(sm))
         return ItemScore("review", None, ev, {"density.C": None})
     if not sm["hook_used"] or sm["located_by"] == SCENE_GRAPH:
-        ev["reason"] = ("no answering getDynamicObjects(): categories cannot be verified from pixels alone"
-                        + (" and the three.js scene graph that located the objects names none" if
-                           sm["located_by"] == SCENE_GRAPH else "") + ", so this item is untested (not zero)")
+        ev["reason"] = (
+            "no answering getDynamicObjects(): categories cannot be verified from pixels alone"
+            + (
+                " and the three.js scene graph that located the objects names none"
+                if sm["located_by"] == SCENE_GRAPH
+                else ""
+            )
+            + ", so this item is untested (not zero)"
+        )
         return ItemScore("untested", None, ev, {"density.C": None})
     c = sm.get("C", 0)
     pts = min(c, full_at) * inp.item.points / full_at
@@ -269,11 +328,15 @@ def density_behavior(inp: ScoreInput) -> ItemScore:
     s = _settings(inp)
     b = summarise(_samples_json(d), d.delta_ms / 1000.0, s.lockstep_speed_px_s, s.lockstep_min_samples)
     ev = dict(b)
-    ev["how"] = ("speeds and headings from each verified object's own pixel displacement (camera removed) "
-                 "between t and t + Δ; tracks, routes and lockstep from the hook's positions of verified objects")
+    ev["how"] = (
+        "speeds and headings from each verified object's own pixel displacement (camera removed) "
+        "between t and t + Δ; tracks, routes and lockstep from the hook's positions of verified objects"
+    )
     if b.get("synchronised"):
-        ev["flag"] = (f"{b['lockstep']['objects_in_lockstep']} of {b['objects_tracked']} tracked objects move in "
-                      "lockstep (运动同步): the rubric names synchronised motion as a failure")
+        ev["flag"] = (
+            f"{b['lockstep']['objects_in_lockstep']} of {b['objects_tracked']} tracked objects move in "
+            "lockstep (运动同步): the rubric names synchronised motion as a failure"
+        )
     if not b["objects_tracked"]:
         ev["note"] = "no verified objects to track (no answering hook, or nothing it claimed moved)"
     ev["reason"] = "assisted item: reviewers score it with this evidence"

@@ -59,12 +59,14 @@ class Settings(BaseModel):
     noise_max_steal: float = Field(ge=0, le=1)
     noise_max_calibration_p95_ms: float = Field(gt=0)
 
+
 RAF, ENTRY = "rAF timestamp", "performance.now() on entry"
 CHROMIUM_LATE, FRAME_CLOCK_LATE = "chromium+frame_clock", "frame_clock"
 
 
-def interval_stats(iv: np.ndarray, end: np.ndarray, a_s: float, b_s: float, long_ms: float,
-                   resolution_ms: float = 0.0) -> dict | None:
+def interval_stats(
+    iv: np.ndarray, end: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0
+) -> dict | None:
     """Intervals whose end frame lies in (a, b] seconds. A long frame is one over `long_ms`
     by more than the clock's resolution (Chromium coarsens performance.now() and rAF
     timestamps to 0.1 ms, so three 60 Hz frames read 49.9–50.1 ms: that is 50 ms, not over)."""
@@ -74,8 +76,13 @@ def interval_stats(iv: np.ndarray, end: np.ndarray, a_s: float, b_s: float, long
     if not sel.any():
         return None
     v = iv[sel]
-    return {"p95_ms": stats.p95(v), "long_frame_ratio": stats.share_over(v, long_ms + resolution_ms),
-            "intervals": int(v.size), "max_ms": float(v.max()), "median_ms": float(np.median(v))}
+    return {
+        "p95_ms": stats.p95(v),
+        "long_frame_ratio": stats.share_over(v, long_ms + resolution_ms),
+        "intervals": int(v.size),
+        "max_ms": float(v.max()),
+        "median_ms": float(np.median(v)),
+    }
 
 
 def window_stats(t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0) -> dict | None:
@@ -101,9 +108,9 @@ def scene_updates(raf_ms: np.ndarray, drew: np.ndarray) -> tuple[float | None, f
             if run_start is not None and i - run_start >= 2:
                 longest = max(longest, (raf_ms[i] - raf_ms[run_start]) / 1000.0)
             run_start = i
-    if run_start is None:                # never drew: the whole run
+    if run_start is None:  # never drew: the whole run
         longest = (raf_ms[-1] - raf_ms[0]) / 1000.0
-    elif raf_ms.size - 1 - run_start >= 1:   # frames ran after the last draw
+    elif raf_ms.size - 1 - run_start >= 1:  # frames ran after the last draw
         longest = max(longest, (raf_ms[-1] - raf_ms[run_start]) / 1000.0)
     return ratio, longest
 
@@ -115,12 +122,17 @@ def trace_alignment(raf: np.ndarray, chrom_t: np.ndarray, match_ms: float) -> fl
     if raf.size == 0 or chrom_t.size == 0:
         return None
     k = np.clip(np.searchsorted(chrom_t, raf), 1, chrom_t.size - 1) if chrom_t.size > 1 else np.zeros(raf.size, int)
-    d = np.minimum(np.abs(chrom_t[k] - raf), np.abs(chrom_t[k - 1] - raf)) if chrom_t.size > 1 else np.abs(chrom_t[0] - raf)
+    d = (
+        np.minimum(np.abs(chrom_t[k] - raf), np.abs(chrom_t[k - 1] - raf))
+        if chrom_t.size > 1
+        else np.abs(chrom_t[0] - raf)
+    )
     return float(np.mean(d <= match_ms))
 
 
-def late_intervals(raf: np.ndarray, chromium: dict, settings, vsync_ms: float,
-                   entry_abs: np.ndarray | None = None) -> tuple[np.ndarray, str, dict]:
+def late_intervals(
+    raf: np.ndarray, chromium: dict, settings, vsync_ms: float, entry_abs: np.ndarray | None = None
+) -> tuple[np.ndarray, str, dict]:
     """Which intervals (frame i-1 -> i) hold a frame that was really late, by which signals.
 
     The frame clock: the interval skipped a vsync (≥ late_frame_vsyncs vsyncs): no new frame
@@ -164,8 +176,10 @@ def late_intervals(raf: np.ndarray, chromium: dict, settings, vsync_ms: float,
     if chromium.get("error"):
         info["trace_unusable"] = chromium["error"]
     elif align is not None:
-        info["trace_unusable"] = (f"only {align:.0%} of rAF timestamps found their frame in the trace "
-                                  f"(needs {settings.trace_alignment_min:.0%})")
+        info["trace_unusable"] = (
+            f"only {align:.0%} of rAF timestamps found their frame in the trace "
+            f"(needs {settings.trace_alignment_min:.0%})"
+        )
     return clock_late, FRAME_CLOCK_LATE, info
 
 
@@ -177,17 +191,24 @@ def chromium_figure(chromium: dict, duration_s: float) -> dict:
     fate = np.frombuffer((chromium.get("fate") or "").encode(), np.uint8)
     if chromium.get("error") or t.size == 0 or fate.size != t.size:
         why = chromium.get("error") or "no frames reported"
-        return {"dropped_frame_pct": None, "frames_presented": None, "frames_dropped": None,
-                "source": f"unavailable ({why})"}
+        return {
+            "dropped_frame_pct": None,
+            "frames_presented": None,
+            "frames_dropped": None,
+            "source": f"unavailable ({why})",
+        }
     sel = (t >= 0) & (t <= duration_s * 1000)
     f = fate[sel]
     presented, dropped = int(np.sum(f == ord("P"))), int(np.sum(f == ord("D")))
     comp = np.frombuffer((chromium.get("compositor_animation") or "").encode(), np.uint8)
     comp_share = float(np.mean(comp[sel] == ord("1"))) if comp.size == t.size and sel.any() else None
-    return {"dropped_frame_pct": round(100.0 * dropped / (presented + dropped), 2) if presented + dropped else None,
-            "frames_presented": presented, "frames_dropped": dropped,
-            "compositor_animation_share": None if comp_share is None else round(comp_share, 4),
-            "source": src}
+    return {
+        "dropped_frame_pct": round(100.0 * dropped / (presented + dropped), 2) if presented + dropped else None,
+        "frames_presented": presented,
+        "frames_dropped": dropped,
+        "compositor_animation_share": None if comp_share is None else round(comp_share, 4),
+        "source": src,
+    }
 
 
 def noise_reasons(noise: dict, settings) -> list[str]:
@@ -197,16 +218,20 @@ def noise_reasons(noise: dict, settings) -> list[str]:
     out = []
     cpu = noise.get("cpu") or {}
     if cpu.get("foreign_load") is not None and cpu["foreign_load"] > settings.noise_max_foreign_load:
-        out.append(f"other processes kept {cpu['foreign_load']:.0%} of the CPUs busy "
-                   f"(limit {settings.noise_max_foreign_load:.0%})")
+        out.append(
+            f"other processes kept {cpu['foreign_load']:.0%} of the CPUs busy "
+            f"(limit {settings.noise_max_foreign_load:.0%})"
+        )
     if cpu.get("steal") is not None and cpu["steal"] > settings.noise_max_steal:
         out.append(f"the hypervisor stole {cpu['steal']:.1%} of CPU time (limit {settings.noise_max_steal:.0%})")
     for when in ("before", "after"):
         cal = noise.get(f"calibration_{when}") or {}
         p95 = cal.get("p95_ms")
         if p95 is not None and p95 > settings.noise_max_calibration_p95_ms:
-            out.append(f"a blank page's P95 frame interval was {p95:.1f} ms {when} the pass "
-                       f"(limit {settings.noise_max_calibration_p95_ms:g} ms)")
+            out.append(
+                f"a blank page's P95 frame interval was {p95:.1f} ms {when} the pass "
+                f"(limit {settings.noise_max_calibration_p95_ms:g} ms)"
+            )
     return out
 
 
@@ -223,8 +248,14 @@ def _render(inp: ScoreInput, score: ItemScore, out_dir: Path) -> list[str]:
 
     d: FramePacingEvidence = inp.evidence("frame_pacing")
     name = "frame_pacing.png"
-    frame_pacing_plot(out_dir / name, np.asarray(d.raf_ms), np.asarray(d.entry_ms),
-                      _windows(inp, d.duration_s), inp.item.get("long_frame_ms"), score.evidence)
+    frame_pacing_plot(
+        out_dir / name,
+        np.asarray(d.raf_ms),
+        np.asarray(d.entry_ms),
+        _windows(inp, d.duration_s),
+        inp.item.get("long_frame_ms"),
+        score.evidence,
+    )
     return [name]
 
 
@@ -253,22 +284,32 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     # The decided intervals: rAF's, lengthened to the entry clock's only where a frame was late.
     if raf.size >= 2:
         off = d.entry_to_raf_ms
-        late, late_by, late_info = late_intervals(raf, chromium, settings, vsync,
-                                                  None if off is None else entry + float(off))
+        late, late_by, late_info = late_intervals(
+            raf, chromium, settings, vsync, None if off is None else entry + float(off)
+        )
         iv_raf, iv_entry = np.diff(raf), np.diff(entry)
         iv = np.where(late, np.maximum(iv_raf, iv_entry), iv_raf)
         lengthened = late & (iv_entry > iv_raf)
     else:
         late = lengthened = np.zeros(0, bool)
         late_by, late_info, iv = FRAME_CLOCK_LATE, {}, np.zeros(0)
-    why = ("a frame counts longer than the frame clock says only when it was late: the frame clock skipped "
-           f"a vsync (interval ≥ {settings.late_frame_vsyncs:g} × {vsync:g} ms)"
-           + (" or Chromium dropped the page's frame in that interval (not presented at its vsync)"
-              if late_by == CHROMIUM_LATE else
-              f"; Chromium's account was not usable ({late_info.get('trace_unusable', 'tracing off')})"))
-    m["clocks"] = {"decided_by": "rAF timestamp, lengthened to performance.now() on entry in late frames",
-                   "late_frames_from": late_by, "why": why, **late_info,
-                   "late_intervals": int(late.sum()), "lengthened_intervals": int(lengthened.sum())}
+    why = (
+        "a frame counts longer than the frame clock says only when it was late: the frame clock skipped "
+        f"a vsync (interval ≥ {settings.late_frame_vsyncs:g} × {vsync:g} ms)"
+        + (
+            " or Chromium dropped the page's frame in that interval (not presented at its vsync)"
+            if late_by == CHROMIUM_LATE
+            else f"; Chromium's account was not usable ({late_info.get('trace_unusable', 'tracing off')})"
+        )
+    )
+    m["clocks"] = {
+        "decided_by": "rAF timestamp, lengthened to performance.now() on entry in late frames",
+        "late_frames_from": late_by,
+        "why": why,
+        **late_info,
+        "late_intervals": int(late.sum()),
+        "lengthened_intervals": int(lengthened.sum()),
+    }
 
     worst = None
     for wname, (a, b) in _windows(inp, duration).items():
@@ -283,15 +324,26 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         p95_by = RAF if p95 <= sr["p95_ms"] + 1e-9 else ENTRY
         lr_by = RAF if lr <= sr["long_frame_ratio"] + 1e-12 else ENTRY
         t = stats.tier(p95, lr, tiers, floor, resolution_ms=res)
-        m[wname] = {"p95_ms": round(p95, 3), "long_frame_ratio": round(lr, 5), "tier": t, "window_s": [a, b],
-                    "intervals": sd["intervals"], "raf": _r(sr), "entry": _r(se), "decided": _r(sd),
-                    "raf_tier": stats.tier(sr["p95_ms"], sr["long_frame_ratio"], tiers, floor, resolution_ms=res),
-                    "p95_decided_by": p95_by, "long_frame_ratio_decided_by": lr_by,
-                    "clocks_disagree": ENTRY in (p95_by, lr_by)}
+        m[wname] = {
+            "p95_ms": round(p95, 3),
+            "long_frame_ratio": round(lr, 5),
+            "tier": t,
+            "window_s": [a, b],
+            "intervals": sd["intervals"],
+            "raf": _r(sr),
+            "entry": _r(se),
+            "decided": _r(sd),
+            "raf_tier": stats.tier(sr["p95_ms"], sr["long_frame_ratio"], tiers, floor, resolution_ms=res),
+            "p95_decided_by": p95_by,
+            "long_frame_ratio_decided_by": lr_by,
+            "clocks_disagree": ENTRY in (p95_by, lr_by),
+        }
         worst = t if worst is None else min(worst, t)
     if "dense" not in m or m["dense"].get("p95_ms") is None:
-        ev["note"] = (f"the run played {duration:g} s, which does not reach the dense window "
-                      f"{list(inp.scenario.dense_window_s)} s: the tier comes from the full window only")
+        ev["note"] = (
+            f"the run played {duration:g} s, which does not reach the dense window "
+            f"{list(inp.scenario.dense_window_s)} s: the tier comes from the full window only"
+        )
     ratio, freeze = scene_updates(raf, drew)
     m["scene_update_ratio"] = None if ratio is None else round(ratio, 4)
     m["longest_scene_freeze_s"] = round(freeze, 3)
@@ -299,22 +351,50 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     m["chromium"] = chrom
     noise = d.noise.model_dump()
     if noise:
-        m["noise"] = {"too_noisy": noise.get("too_noisy") or [], "passes": d.passes,
-                      "cpu": noise.get("cpu"),
-                      "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")]}
-    from skycity_bench.media.realtime_video import capture_summary   # issue 15: the real-time video for 录屏复核 (not scored)
+        m["noise"] = {
+            "too_noisy": noise.get("too_noisy") or [],
+            "passes": d.passes,
+            "cpu": noise.get("cpu"),
+            "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")],
+        }
+    from skycity_bench.media.realtime_video import (
+        capture_summary,
+    )  # issue 15: the real-time video for 录屏复核 (not scored)
+
     m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
     tier = floor if worst is None else worst
     m["tier"] = tier
-    ev.update({"tier": tier, "windows": {k: {kk: v.get(kk) for kk in ("p95_ms", "long_frame_ratio", "tier", "window_s",
-                                                                       "p95_decided_by", "long_frame_ratio_decided_by")}
-                                         for k, v in m.items() if k in ("full", "dense")},
-               "clocks": m["clocks"], "chromium": chrom,
-               "scene_update_ratio": m["scene_update_ratio"], "longest_scene_freeze_s": m["longest_scene_freeze_s"]})
+    ev.update(
+        {
+            "tier": tier,
+            "windows": {
+                k: {
+                    kk: v.get(kk)
+                    for kk in (
+                        "p95_ms",
+                        "long_frame_ratio",
+                        "tier",
+                        "window_s",
+                        "p95_decided_by",
+                        "long_frame_ratio_decided_by",
+                    )
+                }
+                for k, v in m.items()
+                if k in ("full", "dense")
+            },
+            "clocks": m["clocks"],
+            "chromium": chrom,
+            "scene_update_ratio": m["scene_update_ratio"],
+            "longest_scene_freeze_s": m["longest_scene_freeze_s"],
+        }
+    )
     if noise.get("too_noisy"):
-        ev["machine_noise"] = ("the machine was too noisy to trust this pass"
-                               + (f" (also after {d.passes} passes)" if d.passes > 1 else "")
-                               + ": " + "; ".join(noise["too_noisy"]))
+        ev["machine_noise"] = (
+            "the machine was too noisy to trust this pass"
+            + (f" (also after {d.passes} passes)" if d.passes > 1 else "")
+            + ": "
+            + "; ".join(noise["too_noisy"])
+        )
     meas = {"smoothness." + k: v for k, v in m.items()}
     if not drew.any() and d.page_errors:
         # Nothing was ever drawn and the page threw: there is no playback to judge, whether or
@@ -327,40 +407,54 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         ev["outcome"] = Outcome.NO_INTERVALS.value
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", floor, ev, meas)
-    both = (f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
-            f"Chromium: {_chrom_text(chrom)}")
+    both = (
+        f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
+        f"Chromium: {_chrom_text(chrom)}"
+    )
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s
     if frozen:
         comp = chrom.get("compositor_animation_share")
-        if comp is not None and comp >= settings.compositor_animation_min_share and _enough(chrom, duration, vsync, settings):
-            ev["reason"] = (f"the sampler and Chromium disagree by design: a compositor animation ran in {comp:.0%} of "
-                            f"Chromium's frames while the page's own rAF scene drew in "
-                            f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
-                            f"pending review (待复核) with both figures — {both}")
+        if (
+            comp is not None
+            and comp >= settings.compositor_animation_min_share
+            and _enough(chrom, duration, vsync, settings)
+        ):
+            ev["reason"] = (
+                f"the sampler and Chromium disagree by design: a compositor animation ran in {comp:.0%} of "
+                f"Chromium's frames while the page's own rAF scene drew in "
+                f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
+                f"pending review (待复核) with both figures — {both}"
+            )
             ev["disagreement"] = "compositor_only_animation"
             ev["outcome"] = Outcome.COMPOSITOR_ONLY.value
         else:
             ev["outcome"] = Outcome.SCENE_FROZEN.value
-            ev["reason"] = (f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
-                            f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
-                            f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
-                            f"the rAF figures would give tier {tier}; Chromium: {_chrom_text(chrom)}")
+            ev["reason"] = (
+                f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
+                f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
+                f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
+                f"the rAF figures would give tier {tier}; Chromium: {_chrom_text(chrom)}"
+            )
         return ItemScore("review", None, ev, meas)
     pct = chrom.get("dropped_frame_pct")
     if pct is not None and _enough(chrom, duration, vsync, settings):
         if tier == top and pct > settings.chromium_review_dropped_pct:
             ev["disagreement"] = "raf_smooth_chromium_dropped"
             ev["outcome"] = Outcome.RAF_SMOOTH_CHROMIUM_DROPPED.value
-            ev["reason"] = (f"rAF reads smooth (tier {tier}) but Chromium dropped {pct:g} % of frames (more than "
-                            f"{settings.chromium_review_dropped_pct:g} %): the frames did not reach the screen on time "
-                            f"although the page's callbacks did: pending review (待复核) with both figures — {both}")
+            ev["reason"] = (
+                f"rAF reads smooth (tier {tier}) but Chromium dropped {pct:g} % of frames (more than "
+                f"{settings.chromium_review_dropped_pct:g} %): the frames did not reach the screen on time "
+                f"although the page's callbacks did: pending review (待复核) with both figures — {both}"
+            )
             return ItemScore("review", None, ev, meas)
         if tier < top and pct <= settings.chromium_smooth_dropped_pct:
             ev["disagreement"] = "raf_janky_chromium_smooth"
             ev["outcome"] = Outcome.RAF_JANKY_CHROMIUM_SMOOTH.value
-            ev["reason"] = (f"rAF reads tier {tier} but Chromium presented its frames on time ({pct:g} % dropped, "
-                            f"at most {settings.chromium_smooth_dropped_pct:g} %): pending review (待复核) with both "
-                            f"figures — {both}")
+            ev["reason"] = (
+                f"rAF reads tier {tier} but Chromium presented its frames on time ({pct:g} % dropped, "
+                f"at most {settings.chromium_smooth_dropped_pct:g} %): pending review (待复核) with both "
+                f"figures — {both}"
+            )
             return ItemScore("review", None, ev, meas)
     status = "pass" if tier == top else ("fail" if tier == floor else "partial")
     ev["outcome"] = Outcome.TIER.value
@@ -370,13 +464,13 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
 class Outcome(str, Enum):
     """How smoothness.frame_pacing was decided (a code in the evidence beside the prose)."""
 
-    TIER = "tier"                                          # the rubric's tier table decided
-    NO_INTERVALS = "no_intervals"                          # playback froze: no interval at all
-    THREW_BEFORE_DRAWING = "threw_before_drawing"          # untested: nothing drawn, the page threw
-    SCENE_FROZEN = "scene_frozen"                          # review: rAF ran, the scene did not update
-    COMPOSITOR_ONLY = "compositor_only_animation"          # review: animated by the compositor only
-    RAF_SMOOTH_CHROMIUM_DROPPED = "raf_smooth_chromium_dropped"   # review: the clocks disagree
-    RAF_JANKY_CHROMIUM_SMOOTH = "raf_janky_chromium_smooth"       # review: the clocks disagree
+    TIER = "tier"  # the rubric's tier table decided
+    NO_INTERVALS = "no_intervals"  # playback froze: no interval at all
+    THREW_BEFORE_DRAWING = "threw_before_drawing"  # untested: nothing drawn, the page threw
+    SCENE_FROZEN = "scene_frozen"  # review: rAF ran, the scene did not update
+    COMPOSITOR_ONLY = "compositor_only_animation"  # review: animated by the compositor only
+    RAF_SMOOTH_CHROMIUM_DROPPED = "raf_smooth_chromium_dropped"  # review: the clocks disagree
+    RAF_JANKY_CHROMIUM_SMOOTH = "raf_janky_chromium_smooth"  # review: the clocks disagree
 
 
 def _enough(chrom: dict, duration: float, vsync: float, settings) -> bool:

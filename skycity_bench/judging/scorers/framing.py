@@ -64,23 +64,43 @@ def fit_problems(v: FramingViewport, s: Settings) -> list[dict]:
     for smp in v.samples:
         pg = smp.page
         if pg["scrollable_x"] or pg["scrollable_y"] or pg["scrollbar"][0] > 0 or pg["scrollbar"][1] > 0:
-            out.append(_found(Problem.SCROLLBARS, f"scrollbars at {smp.t_s:g} s: page {pg['scroll'][0]}x{pg['scroll'][1]} "
-                                                  f"in a {pg['inner'][0]}x{pg['inner'][1]} viewport"))
+            out.append(
+                _found(
+                    Problem.SCROLLBARS,
+                    f"scrollbars at {smp.t_s:g} s: page {pg['scroll'][0]}x{pg['scroll'][1]} "
+                    f"in a {pg['inner'][0]}x{pg['inner'][1]} viewport",
+                )
+            )
             break
     if v.blank_share > s.max_blank_share:
         sides = ", ".join(f"{b.side} {b.px} px" for b in v.blank_bands if b.counted_share > 0)
-        out.append(_found(Problem.BLANK_BANDS, f"blank bands over {v.blank_share:.1%} of the area ({sides}; "
-                                               f"limit {s.max_blank_share:.0%})"))
+        out.append(
+            _found(
+                Problem.BLANK_BANDS,
+                f"blank bands over {v.blank_share:.1%} of the area ({sides}; limit {s.max_blank_share:.0%})",
+            )
+        )
     sc = v.samples[-1].scene
-    if sc and sc.get("buffer") and all(sc["buffer"]) and sc["rect"][2] > 0 and sc["rect"][3] > 0 \
-            and sc.get("object_fit") in (None, "", "fill"):
+    if (
+        sc
+        and sc.get("buffer")
+        and all(sc["buffer"])
+        and sc["rect"][2] > 0
+        and sc["rect"][3] > 0
+        and sc.get("object_fit") in (None, "", "fill")
+    ):
         css = sc["rect"][2] / sc["rect"][3]
         buf = sc["buffer"][0] / sc["buffer"][1]
         err = abs(css / buf - 1)
         if err > s.max_aspect_error:
-            out.append(_found(Problem.STRETCHED, f"stretched: the {sc['tag']} draws {sc['buffer'][0]}x{sc['buffer'][1]} "
-                                                 f"(aspect {buf:.3f}) into a {sc['rect'][2]:.0f}x{sc['rect'][3]:.0f} "
-                                                 f"box (aspect {css:.3f})"))
+            out.append(
+                _found(
+                    Problem.STRETCHED,
+                    f"stretched: the {sc['tag']} draws {sc['buffer'][0]}x{sc['buffer'][1]} "
+                    f"(aspect {buf:.3f}) into a {sc['rect'][2]:.0f}x{sc['rect'][3]:.0f} "
+                    f"box (aspect {css:.3f})",
+                )
+            )
     return out
 
 
@@ -94,14 +114,22 @@ def overlay_problems(v: FramingViewport, s: Settings) -> list[dict]:
                 continue
             seen.add(key)
             r = o["rect"]
-            out.append(_found(Problem.OVERLAY, f"{o['why']} <{o['tag']}{'#' + o['id'] if o['id'] else ''}> "
-                                               f"\"{o['text'][:40]}\" at {r[0]:.0f},{r[1]:.0f} {r[2]:.0f}x{r[3]:.0f} "
-                                               f"({smp.t_s:g} s)"))
+            out.append(
+                _found(
+                    Problem.OVERLAY,
+                    f"{o['why']} <{o['tag']}{'#' + o['id'] if o['id'] else ''}> "
+                    f'"{o["text"][:40]}" at {r[0]:.0f},{r[1]:.0f} {r[2]:.0f}x{r[3]:.0f} '
+                    f"({smp.t_s:g} s)",
+                )
+            )
         for c in smp.canvas_texts:
             if rx.search(c["text"]) and ("canvas", c["text"]) not in seen:
                 seen.add(("canvas", c["text"]))
-                out.append(_found(Problem.STATS_TEXT, f"stats/debug text drawn on a canvas: \"{c['text'][:40]}\" "
-                                                      f"({smp.t_s:g} s)"))
+                out.append(
+                    _found(
+                        Problem.STATS_TEXT, f'stats/debug text drawn on a canvas: "{c["text"][:40]}" ({smp.t_s:g} s)'
+                    )
+                )
     return out
 
 
@@ -111,8 +139,9 @@ def _reason(outcome: Outcome, per: dict, misfit: list[str], overlay: list[str]) 
         return f"fits at {', '.join(per)} with no overlay UI"
     parts = []
     if misfit:
-        parts.append("does not fit at " + "; ".join(f"{k}: {', '.join(p['text'] for p in per[k]['fit'])}"
-                                                    for k in misfit))
+        parts.append(
+            "does not fit at " + "; ".join(f"{k}: {', '.join(p['text'] for p in per[k]['fit'])}" for k in misfit)
+        )
     if overlay:
         first = next(per[k]["overlay"] for k in overlay)
         parts.append(f"overlay UI over the scene ({', '.join(overlay)}): " + "; ".join(p["text"] for p in first[:4]))
@@ -126,8 +155,12 @@ def framing(inp: ScoreInput) -> ItemScore:
     per, files = {}, []
     for v in d.viewports:
         label = f"{v.viewport[0]}x{v.viewport[1]}"
-        per[label] = {"fit": fit_problems(v, s), "overlay": overlay_problems(v, s), "blank_share": v.blank_share,
-                      "file": v.file}
+        per[label] = {
+            "fit": fit_problems(v, s),
+            "overlay": overlay_problems(v, s),
+            "blank_share": v.blank_share,
+            "file": v.file,
+        }
         files.append(v.file)
     misfit = [k for k, p in per.items() if p["fit"]]
     overlay = [k for k, p in per.items() if p["overlay"]]
@@ -139,7 +172,11 @@ def framing(inp: ScoreInput) -> ItemScore:
         outcome, status = Outcome.MISFIT_SOME, "partial"
     else:
         outcome, status = Outcome.MISFIT, "fail"
-    ev = {"outcome": outcome.value,
-          "problems": sorted({p["code"] for k in per for p in per[k]["fit"] + per[k]["overlay"]}),
-          "viewports": per, "files": files, "reason": _reason(outcome, per, misfit, overlay)}
+    ev = {
+        "outcome": outcome.value,
+        "problems": sorted({p["code"] for k in per for p in per[k]["fit"] + per[k]["overlay"]}),
+        "viewports": per,
+        "files": files,
+        "reason": _reason(outcome, per, misfit, overlay),
+    }
     return ItemScore(status, inp.objective(status), ev)

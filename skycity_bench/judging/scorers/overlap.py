@@ -41,16 +41,24 @@ def perturbation(solo: dict | None, during: dict[str, dict | None], settings: Se
     """The figure and the verdict: each calibration beside the probes against the one alone,
     the largest changes, and `too_perturbed` (the reasons; empty when within the limits)."""
     reasons: list[str] = []
-    out: dict = {"alone": solo, "beside": during, "max_p95_change": settings.max_p95_change,
-                 "max_long_frame_share_change": settings.max_long_frame_share_change}
+    out: dict = {
+        "alone": solo,
+        "beside": during,
+        "max_p95_change": settings.max_p95_change,
+        "max_long_frame_share_change": settings.max_long_frame_share_change,
+    }
     if not solo or solo.get("p95_ms") is None:
-        reasons.append("the blank page alone on the pacing cores could not be measured"
-                       + (f" ({solo['error']})" if solo and solo.get("error") else ""))
+        reasons.append(
+            "the blank page alone on the pacing cores could not be measured"
+            + (f" ({solo['error']})" if solo and solo.get("error") else "")
+        )
     measured = {k: v for k, v in during.items() if v and v.get("p95_ms") is not None}
     for k, v in during.items():
         if k not in measured and v is not None:
-            reasons.append(f"the blank page beside the probes ({k}) could not be measured"
-                           + (f" ({v['error']})" if v.get("error") else ""))
+            reasons.append(
+                f"the blank page beside the probes ({k}) could not be measured"
+                + (f" ({v['error']})" if v.get("error") else "")
+            )
     if not measured:
         reasons.append("no blank-page calibration ran beside the probes")
     worst_p95 = worst_share = None
@@ -62,13 +70,21 @@ def perturbation(solo: dict | None, during: dict[str, dict | None], settings: Se
             if share is not None and (worst_share is None or abs(share) > abs(worst_share)):
                 worst_share = share
             if p95 is not None and abs(p95) > settings.max_p95_change:
-                reasons.append(f"the pacing cores' P95 frame interval {k} was {v['p95_ms']:.2f} ms against "
-                               f"{solo['p95_ms']:.2f} ms alone ({p95:+.1%}; limit ±{settings.max_p95_change:.0%})")
+                reasons.append(
+                    f"the pacing cores' P95 frame interval {k} was {v['p95_ms']:.2f} ms against "
+                    f"{solo['p95_ms']:.2f} ms alone ({p95:+.1%}; limit ±{settings.max_p95_change:.0%})"
+                )
             if share is not None and abs(share) > settings.max_long_frame_share_change:
-                reasons.append(f"the pacing cores' long-frame share {k} was {v['long_frame_share']:.2%} against "
-                               f"{solo['long_frame_share']:.2%} alone ({share * 100:+.2f} points; limit "
-                               f"±{settings.max_long_frame_share_change * 100:g} points)")
-    out.update({"p95_change": None if worst_p95 is None else round(worst_p95, 4),
-                "long_frame_share_change": None if worst_share is None else round(worst_share, 5),
-                "too_perturbed": reasons})
+                reasons.append(
+                    f"the pacing cores' long-frame share {k} was {v['long_frame_share']:.2%} against "
+                    f"{solo['long_frame_share']:.2%} alone ({share * 100:+.2f} points; limit "
+                    f"±{settings.max_long_frame_share_change * 100:g} points)"
+                )
+    out.update(
+        {
+            "p95_change": None if worst_p95 is None else round(worst_p95, 4),
+            "long_frame_share_change": None if worst_share is None else round(worst_share, 5),
+            "too_perturbed": reasons,
+        }
+    )
     return out

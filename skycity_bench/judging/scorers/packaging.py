@@ -43,22 +43,35 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     embedded_min_kb: float = Field(ge=0, description="embedded binary assets from this decoded size on decide (P2)")
 
+
 # Static findings that load unconditionally (the `where` values of probes/_html_audit.py
 # that are not script calls).
 class Rule(str, Enum):
     """The rule that decided packaging.single_file (the module docstring states each)."""
 
-    F1 = "F1"          # the page requested an external resource: fail
-    F2 = "F2"          # the file references an external resource the browser always loads: fail
-    P1 = "P1"          # loading calls name external files that never ran: partial
-    P2 = "P2"          # binary assets embedded as base64 from embedded_min_kb on: partial
-    PASS = "pass"      # one file
+    F1 = "F1"  # the page requested an external resource: fail
+    F2 = "F2"  # the file references an external resource the browser always loads: fail
+    P1 = "P1"  # loading calls name external files that never ran: partial
+    P2 = "P2"  # binary assets embedded as base64 from embedded_min_kb on: partial
+    PASS = "pass"  # one file
 
 
-_LISTED = 5       # findings named in a reason (not a threshold: the evidence lists them all)
-_CODE_CALLS = ("dynamic import()", "fetch()", "XMLHttpRequest.open()", "WebSocket", "EventSource", "Worker",
-               "importScripts()", "sendBeacon()", "new Audio()", "loader .load()", ".src/.href assignment",
-               "setAttribute()", "FontFace url()")
+_LISTED = 5  # findings named in a reason (not a threshold: the evidence lists them all)
+_CODE_CALLS = (
+    "dynamic import()",
+    "fetch()",
+    "XMLHttpRequest.open()",
+    "WebSocket",
+    "EventSource",
+    "Worker",
+    "importScripts()",
+    "sendBeacon()",
+    "new Audio()",
+    "loader .load()",
+    ".src/.href assignment",
+    "setAttribute()",
+    "FontFace url()",
+)
 
 
 def _external_requests(requests: list[dict], html_refs: list[dict]) -> list[dict]:
@@ -87,8 +100,11 @@ def _was_requested(ref: str, requested: list[str]) -> bool:
 def _outcome_note(r: dict) -> str:
     if r["outcome"] == "served":
         detail = r.get("detail") or ""
-        return detail if detail.startswith("served from the offline cache") else \
-            f"served from the offline cache ({detail or 'no detail'})"
+        return (
+            detail
+            if detail.startswith("served from the offline cache")
+            else f"served from the offline cache ({detail or 'no detail'})"
+        )
     if r["outcome"] == "allowed":
         return "loaded from the network (--network allow)"
     return "blocked by the closed network"
@@ -97,7 +113,7 @@ def _outcome_note(r: dict) -> str:
 @scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",), "network": ("1",)})
 def single_file(inp: ScoreInput) -> ItemScore:
     d: PackagingEvidence = inp.evidence("packaging")
-    requests = [r.model_dump() for r in inp.evidence("network").requests]    # the runner's network log
+    requests = [r.model_dump() for r in inp.evidence("network").requests]  # the runner's network log
     min_kb = inp.settings("packaging").embedded_min_kb
     refs = [r.model_dump() for r in d.references]
     embedded = [e.model_dump() for e in d.embedded]
@@ -111,10 +127,16 @@ def single_file(inp: ScoreInput) -> ItemScore:
     # Lists are capped so a huge inlined library cannot bloat the report; counts stay whole.
     ev: dict = {
         "external_requests": [{**r, "note": _outcome_note(r)} for r in external[:100]],
-        "references": refs[:100], "embedded_binary": embedded[:50],
-        "counts": {"external_requests": len(external), "references": len(refs),
-                   "embedded_binary": len(embedded), "dynamic_calls": len(d.dynamic)},
-        "embedded_min_kb": min_kb, "file_bytes": d.file_bytes,
+        "references": refs[:100],
+        "embedded_binary": embedded[:50],
+        "counts": {
+            "external_requests": len(external),
+            "references": len(refs),
+            "embedded_binary": len(embedded),
+            "dynamic_calls": len(d.dynamic),
+        },
+        "embedded_min_kb": min_kb,
+        "file_bytes": d.file_bytes,
     }
     if d.dynamic:
         ev["dynamic_calls"] = d.dynamic[:50]
@@ -128,28 +150,35 @@ def single_file(inp: ScoreInput) -> ItemScore:
     if external:
         served = [r for r in external if r["outcome"] == "served"]
         ev["rule"] = Rule.F1.value
-        ev["reason"] = (f"F1: the page requested {len(external)} external resource(s) during the run: "
-                        + "; ".join(f"{r['url']} ({_outcome_note(r)})" for r in external[:_LISTED])
-                        + (" ..." if len(external) > _LISTED else "")
-                        + (". A request served from the offline cache is still an external dependency." if served else ""))
+        ev["reason"] = (
+            f"F1: the page requested {len(external)} external resource(s) during the run: "
+            + "; ".join(f"{r['url']} ({_outcome_note(r)})" for r in external[:_LISTED])
+            + (" ..." if len(external) > _LISTED else "")
+            + (". A request served from the offline cache is still an external dependency." if served else "")
+        )
         return ItemScore("fail", inp.objective("fail"), ev)
     if always:
         ev["rule"] = Rule.F2.value
-        ev["reason"] = ("F2: the file references external resource(s) the browser always loads: "
-                        + "; ".join(f"line {r['line']} {r['where']} {r['url']}" for r in always[:_LISTED]))
+        ev["reason"] = "F2: the file references external resource(s) the browser always loads: " + "; ".join(
+            f"line {r['line']} {r['where']} {r['url']}" for r in always[:_LISTED]
+        )
         return ItemScore("fail", inp.objective("fail"), ev)
     if unloaded:
         ev["rule"] = Rule.P1.value
-        ev["reason"] = ("P1: no external resource was loaded during the run, but the code names external file(s) "
-                        "in loading calls that never ran: " + "; ".join(
-                            f"line {r['line']} {r['where']} {r['url']}" for r in unloaded[:_LISTED]))
+        ev["reason"] = (
+            "P1: no external resource was loaded during the run, but the code names external file(s) "
+            "in loading calls that never ran: "
+            + "; ".join(f"line {r['line']} {r['where']} {r['url']}" for r in unloaded[:_LISTED])
+        )
         return ItemScore("partial", inp.objective("partial"), ev)
     if big:
         ev["rule"] = Rule.P2.value
-        ev["reason"] = ("P2: binary assets embedded as base64, not generated by code: " + "; ".join(
-            f"line {e['line']} {e['kind']} {e['bytes'] / 1024:.1f} KB ({e['how']})" for e in big[:_LISTED]))
+        ev["reason"] = "P2: binary assets embedded as base64, not generated by code: " + "; ".join(
+            f"line {e['line']} {e['kind']} {e['bytes'] / 1024:.1f} KB ({e['how']})" for e in big[:_LISTED]
+        )
         return ItemScore("partial", inp.objective("partial"), ev)
     ev["rule"] = Rule.PASS.value
-    ev["reason"] = "one file: no external reference, no external request, no embedded binary asset " \
-                   f"of {min_kb:g} KB or more"
+    ev["reason"] = (
+        f"one file: no external reference, no external request, no embedded binary asset of {min_kb:g} KB or more"
+    )
     return ItemScore("pass", inp.objective("pass"), ev)

@@ -33,8 +33,8 @@ _RANK = {"pass": 2, "partial": 1, "fail": 0}
 class Finding(str, Enum):
     """Why a check of a cycle did not hold (codes; the prose is rendered by `say`)."""
 
-    NOT_MOVING = "scene_not_moving"                  # nothing moved during the first play
-    PAUSE_OBJECTS_MOVE = "pause_stops_only_camera"   # 暂停只停止镜头
+    NOT_MOVING = "scene_not_moving"  # nothing moved during the first play
+    PAUSE_OBJECTS_MOVE = "pause_stops_only_camera"  # 暂停只停止镜头
     PAUSE_SCENE_MOVES = "pause_did_not_stop"
     PAUSE_HOOK_TIME_RAN = "pause_hook_time_ran_on"
     RESUME_UNVERIFIABLE = "resume_after_failed_pause"
@@ -46,11 +46,15 @@ class Finding(str, Enum):
 def say(code: Finding, f: dict, s) -> str:
     """The prose of a finding, from its code and figures."""
     if code is Finding.NOT_MOVING:
-        return (f"the scene did not move during the first play ({f['changed_share']:.3%} changed between "
-                f"{f['from_s']:g} s and {f['to_s']:g} s): nothing to pause or replay")
+        return (
+            f"the scene did not move during the first play ({f['changed_share']:.3%} changed between "
+            f"{f['from_s']:g} s and {f['to_s']:g} s): nothing to pause or replay"
+        )
     if code is Finding.PAUSE_OBJECTS_MOVE:
-        return (f"while paused {f['changed_share']:.2%} of the picture kept changing over the hold: objects moved "
-                "on while the view stood still (暂停只停止镜头)")
+        return (
+            f"while paused {f['changed_share']:.2%} of the picture kept changing over the hold: objects moved "
+            "on while the view stood still (暂停只停止镜头)"
+        )
     if code is Finding.PAUSE_SCENE_MOVES:
         return f"while paused {f['changed_share']:.1%} of the picture kept changing: the scene did not stop"
     if code is Finding.PAUSE_HOOK_TIME_RAN:
@@ -61,9 +65,12 @@ def say(code: Finding, f: dict, s) -> str:
         return f"after resume the frames did not move ({f['changed_share']:.3%} changed)"
     if code is Finding.RESUME_HOOK_TIME_STUCK:
         return f"frames moved, but the hook's time did not advance after resume ({f['t1']:.3f} → {f['t2']:.3f} s)"
-    return "; ".join(f"replay + {r['t_s']:g} s differs from the first play at {r['t_s']:g} s (SSIM "
-                     f"{r['ssim']:.3f}, worst block {r['worst_block']:.3f}; needs ≥ {s.replay_min_ssim:g} / "
-                     f"≥ {s.replay_min_block_ssim:g}): the replay did not reset the scene" for r in f["bad"])
+    return "; ".join(
+        f"replay + {r['t_s']:g} s differs from the first play at {r['t_s']:g} s (SSIM "
+        f"{r['ssim']:.3f}, worst block {r['worst_block']:.3f}; needs ≥ {s.replay_min_ssim:g} / "
+        f"≥ {s.replay_min_block_ssim:g}): the replay did not reset the scene"
+        for r in f["bad"]
+    )
 
 
 def _pause(c: dict, s) -> tuple[bool, tuple | None]:
@@ -103,20 +110,34 @@ def judge_way(w: dict, s) -> dict:
         return {"status": "untested", "reason": w["untested"]}
     base = w["first_play_change"]
     if base["changed_share"] < s.moving_min_changed_share:
-        fig = {"changed_share": base["changed_share"], "from_s": w["first_play_times_s"][0],
-               "to_s": w["first_play_times_s"][-1]}
-        return {"status": "fail", "checks": [], "codes": [Finding.NOT_MOVING.value],
-                "failures": [say(Finding.NOT_MOVING, fig, s)]}
+        fig = {
+            "changed_share": base["changed_share"],
+            "from_s": w["first_play_times_s"][0],
+            "to_s": w["first_play_times_s"][-1],
+        }
+        return {
+            "status": "fail",
+            "checks": [],
+            "codes": [Finding.NOT_MOVING.value],
+            "failures": [say(Finding.NOT_MOVING, fig, s)],
+        }
     checks, failures, codes = [], [], []
     for k, c in enumerate(w["cycles"], 1):
         p_ok, p_why = _pause(c, s)
         r_ok, r_why = _resume(c, s, p_ok)
         q_ok, q_why = _replay(c, s)
-        checks.append({"cycle": k, "pause": p_ok, "resume": r_ok, "replay": q_ok,
-                       "pause_changed_share": c["pause"]["changed_share"],
-                       "resume_changed_share": c["resume"]["changed_share"],
-                       "replay_ssim": [r["ssim"] for r in c["replay"]],
-                       "replay_worst_block": [r["worst_block"] for r in c["replay"]]})
+        checks.append(
+            {
+                "cycle": k,
+                "pause": p_ok,
+                "resume": r_ok,
+                "replay": q_ok,
+                "pause_changed_share": c["pause"]["changed_share"],
+                "resume_changed_share": c["resume"]["changed_share"],
+                "replay_ssim": [r["ssim"] for r in c["replay"]],
+                "replay_worst_block": [r["worst_block"] for r in c["replay"]],
+            }
+        )
         for found in (p_why, r_why, q_why):
             if found:
                 codes.append(found[0].value)
@@ -137,7 +158,9 @@ def pause_resume_replay(inp: ScoreInput) -> ItemScore:
     verdicts = {name: judge_way(w, s) for name, w in d["ways"].items()}
     tried = {n: v for n, v in verdicts.items() if v["status"] != "untested"}
     files = [f for w in d["ways"].values() for f in w.get("pause_frames", [])]
-    files += [f for w in d["ways"].values() for c in w.get("cycles", []) for r in c["replay"] for f in r.get("files", [])]
+    files += [
+        f for w in d["ways"].values() for c in w.get("cycles", []) for r in c["replay"] for f in r.get("files", [])
+    ]
     ev = {"ways": verdicts, "hook_methods": d.get("hook_methods"), "files": files}
     if not tried:
         ev["reason"] = "not tried: " + "; ".join(f"{n}: {v['reason']}" for n, v in verdicts.items())
@@ -146,8 +169,10 @@ def pause_resume_replay(inp: ScoreInput) -> ItemScore:
     status = tried[best]["status"]
     ev["decided_by"] = best
     if status == "pass":
-        ev["reason"] = (f"by {best}: pause froze every frame, resume moved on and replay matched the first play, "
-                        f"in each of {len(tried[best]['checks'])} cycles")
+        ev["reason"] = (
+            f"by {best}: pause froze every frame, resume moved on and replay matched the first play, "
+            f"in each of {len(tried[best]['checks'])} cycles"
+        )
     else:
         ev["reason"] = f"by {best}: " + "; ".join(tried[best]["failures"][:4])
     others = [f"{n}: {v['status']}" for n, v in verdicts.items() if n != best]

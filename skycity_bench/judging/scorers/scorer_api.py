@@ -13,14 +13,15 @@ declares: other versions are refused by `rescore` before anything is scored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from skycity_bench.reporting.run_report import ProbeRecord
 from skycity_bench.inputs.rubric import Rubric, RubricItem
+from skycity_bench.reporting.run_report import ProbeRecord
 
-if TYPE_CHECKING:                 # not at run time: scenario.py imports this registry
+if TYPE_CHECKING:  # not at run time: scenario.py imports this registry
     from skycity_bench.inputs.scenario import Scenario
 
 
@@ -30,7 +31,7 @@ class ScoreInput:
     rubric: Rubric
     scenario: Scenario
     records: dict[str, ProbeRecord]
-    out_dir: Optional[Path] = None        # where a scorer's renderer may write plots
+    out_dir: Optional[Path] = None  # where a scorer's renderer may write plots
 
     def evidence(self, probe: str):
         """The probe's evidence as its model (skycity_bench/evidence/), at the version it
@@ -49,7 +50,7 @@ class ScoreInput:
 
 @dataclass
 class ItemScore:
-    status: str                           # pass | partial | fail | untested | review
+    status: str  # pass | partial | fail | untested | review
     points: Optional[float]
     evidence: dict[str, Any] = field(default_factory=dict)
     # report.md measurement paths this scorer fills, e.g. {"smoothness.tier": 10}

@@ -28,7 +28,16 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.evidence.shops import AutoInterval, CanvasCard, HoverShop, PhaseError, Placement, ShopsEvidence, TouchPhase, TouchShop
+from skycity_bench.evidence.shops import (
+    AutoInterval,
+    CanvasCard,
+    HoverShop,
+    PhaseError,
+    Placement,
+    ShopsEvidence,
+    TouchPhase,
+    TouchShop,
+)
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
 from skycity_bench.judging.scorers._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual, manual_outcome
 
@@ -61,7 +70,7 @@ class ShopsScorerSettings(BaseModel):
 scorer_settings("shops", ShopsScorerSettings)
 
 
-ACCEPTS = {"shops": ("3",)}       # the evidence versions these scorers read (evidence/shops.py)
+ACCEPTS = {"shops": ("3",)}  # the evidence versions these scorers read (evidence/shops.py)
 
 
 def _ctx(inp: ScoreInput) -> tuple[ShopsEvidence, ShopsScorerSettings]:
@@ -97,8 +106,11 @@ def canvas_card_like(cc: CanvasCard | None, s: ShopsScorerSettings) -> bool:
     if cc is None or not cc.compared or cc.across_hover is None or cc.scene_motion is None:
         return False
     hov, scene = cc.across_hover, cc.scene_motion
-    return (hov.area >= s.canvas_card_min_area_px and hov.fill >= s.canvas_card_min_fill
-            and hov.area > s.canvas_card_min_scene_ratio * max(scene.area, 1))
+    return (
+        hov.area >= s.canvas_card_min_area_px
+        and hov.fill >= s.canvas_card_min_fill
+        and hov.area > s.canvas_card_min_scene_ratio * max(scene.area, 1)
+    )
 
 
 def inside_viewport(pl: Placement, s: ShopsScorerSettings) -> bool:
@@ -135,12 +147,13 @@ def _dump(m) -> dict | None:
 # --------------------------------------------------------------------------- outcome codes
 class Shop(str, Enum):
     """One shop's hover, judged."""
-    PASSED = "passed"                          # own card, closed in time
-    NO_CARD = "no_card"                        # no DOM card named a shop
-    WRONG_CONTENT = "wrong_content"            # the card names other shops (or more than this one)
-    STAYED_OPEN = "stayed_open"                # still showing close_within_ms after leaving
-    NOT_TRIED = "not_tried"                    # never on screen at the hover times
-    CANVAS_CARD = "canvas_card"                # no DOM card, but pixels changed like a drawn card
+
+    PASSED = "passed"  # own card, closed in time
+    NO_CARD = "no_card"  # no DOM card named a shop
+    WRONG_CONTENT = "wrong_content"  # the card names other shops (or more than this one)
+    STAYED_OPEN = "stayed_open"  # still showing close_within_ms after leaving
+    NOT_TRIED = "not_tried"  # never on screen at the hover times
+    CANVAS_CARD = "canvas_card"  # no DOM card, but pixels changed like a drawn card
     POINTER_FELL_BEHIND = "pointer_fell_behind"  # no card while the pointer lagged the moving shop
 
 
@@ -175,33 +188,39 @@ def shop_outcome(p: HoverShop, s: ShopsScorerSettings) -> Shop:
 
 
 def _shop_prose(code: Shop, p: HoverShop, s: ShopsScorerSettings) -> str:
-    return _SHOP[code].format(id=p.id, names=p.names_in_card, closed_after_ms=_ms(p.closed_after_ms),
-                              close_ms=s.close_within_ms, lag=_max_lag(p),
-                              tol=s.follow_max_lag_px)
+    return _SHOP[code].format(
+        id=p.id,
+        names=p.names_in_card,
+        closed_after_ms=_ms(p.closed_after_ms),
+        close_ms=s.close_within_ms,
+        lag=_max_lag(p),
+        tol=s.follow_max_lag_px,
+    )
 
 
 class Item(str, Enum):
     """Why an item came out as it did (beside manual priority's own codes, Manual)."""
-    SCORED = "scored"                          # judged from the DOM: points as counted
-    CANVAS_REVIEW = "canvas_review"            # cards look canvas-drawn: reviewers decide
-    SHOPS_NOT_TRIED = "shops_not_tried"        # shops never on screen: untested
+
+    SCORED = "scored"  # judged from the DOM: points as counted
+    CANVAS_REVIEW = "canvas_review"  # cards look canvas-drawn: reviewers decide
+    SHOPS_NOT_TRIED = "shops_not_tried"  # shops never on screen: untested
     POINTER_FELL_BEHIND = "pointer_fell_behind"  # the bench failed to follow: untested
-    SAMPLER_STARVED = "sampler_starved"        # too few automatic-display samples: untested
-    NO_AUTO_CARD = "no_auto_card"              # nothing showed by itself in the window: 0
-    PHASE_ERROR = "phase_error"                # the probe's phase failed: untested
-    NOT_TESTED = "not_tested"                  # the probe could not set the test up: untested
-    NO_HOVER_CARD = "no_hover_card"            # no hover opened a card, so none can win: 0
-    NO_DOM_CARD = "no_dom_card"                # no DOM card to measure: 0
-    NO_TAP_CARD = "no_tap_card"                # no tap opened a card with its shop's content: 0
+    SAMPLER_STARVED = "sampler_starved"  # too few automatic-display samples: untested
+    NO_AUTO_CARD = "no_auto_card"  # nothing showed by itself in the window: 0
+    PHASE_ERROR = "phase_error"  # the probe's phase failed: untested
+    NOT_TESTED = "not_tested"  # the probe could not set the test up: untested
+    NO_HOVER_CARD = "no_hover_card"  # no hover opened a card, so none can win: 0
+    NO_DOM_CARD = "no_dom_card"  # no DOM card to measure: 0
+    NO_TAP_CARD = "no_tap_card"  # no tap opened a card with its shop's content: 0
 
 
 _ITEM = {
     Item.SCORED: "",
     Item.CANVAS_REVIEW: "no DOM card for {shops}, but the pixels changed like a card drawn on the canvas: "
-                        "reviewers decide{more}",
+    "reviewers decide{more}",
     Item.SHOPS_NOT_TRIED: "shop(s) {shops} were never on screen {when} and could not be tried",
     Item.POINTER_FELL_BEHIND: "no card for {shops}, but the pointer fell more than {tol:g} px behind the moving shop: "
-                              "the bench failed to follow, so those hovers are untested",
+    "the bench failed to follow, so those hovers are untested",
     Item.SAMPLER_STARVED: "only {got} of {want} samples were taken in the window (the page starved the sampler)",
     Item.NO_AUTO_CARD: "no card naming a shop showed by itself in the window",
     Item.PHASE_ERROR: "{error}",
@@ -226,14 +245,33 @@ def _ms(v: float | None):
 
 
 def _shop_row(p: HoverShop, touch: TouchShop | None, s: ShopsScorerSettings) -> dict:
-    row = {"id": p.id, "name": p.name, "opened": p.opened, "closed_after_ms": _ms(p.closed_after_ms), "text": p.text,
-           "hovered": _dump(p.hovered), "names_in_card": p.names_in_card, "reason": p.reason}
-    row.update(content_matches=content_matches(p), closed=closed_in_time(p, s), hook_agrees=hook_agrees(p, s),
-               outcome=shop_outcome(p, s).value)
+    row = {
+        "id": p.id,
+        "name": p.name,
+        "opened": p.opened,
+        "closed_after_ms": _ms(p.closed_after_ms),
+        "text": p.text,
+        "hovered": _dump(p.hovered),
+        "names_in_card": p.names_in_card,
+        "reason": p.reason,
+    }
+    row.update(
+        content_matches=content_matches(p),
+        closed=closed_in_time(p, s),
+        hook_agrees=hook_agrees(p, s),
+        outcome=shop_outcome(p, s).value,
+    )
     if p.follow is not None:
         row["follow_max_lag_px"] = p.follow.max_lag_px
-    row["screenshots"] = [f for f in (p.screenshot_open, p.screenshot_stayed_open,
-                                      p.canvas_card.screenshot if p.canvas_card is not None else None) if f]
+    row["screenshots"] = [
+        f
+        for f in (
+            p.screenshot_open,
+            p.screenshot_stayed_open,
+            p.canvas_card.screenshot if p.canvas_card is not None else None,
+        )
+        if f
+    ]
     if p.canvas_card is not None:
         row["canvas_card_like"] = canvas_card_like(p.canvas_card, s)
     if touch is not None:
@@ -258,31 +296,68 @@ def hover(inp: ScoreInput) -> ItemScore:
     codes = {p.id: shop_outcome(p, s) for p in per}
     ok = [i for i, c in codes.items() if c is Shop.PASSED]
     points = min(len(ok) * _per_shop(inp), inp.item.points)
-    ev = {"shops_found": len(d.shops), "expected_shops": s.expected_shops, "passed": ok,
-          "per_shop": [{k: r.get(k) for k in ("id", "outcome", "opened", "content_matches", "closed", "closed_after_ms",
-                                              "text", "screenshots")} for r in rows],
-          "close_within_ms": s.close_within_ms}
+    ev = {
+        "shops_found": len(d.shops),
+        "expected_shops": s.expected_shops,
+        "passed": ok,
+        "per_shop": [
+            {
+                k: r.get(k)
+                for k in (
+                    "id",
+                    "outcome",
+                    "opened",
+                    "content_matches",
+                    "closed",
+                    "closed_after_ms",
+                    "text",
+                    "screenshots",
+                )
+            }
+            for r in rows
+        ],
+        "close_within_ms": s.close_within_ms,
+    }
     if len(d.shops) < s.expected_shops:
         ev["note"] = f"the hook lists {len(d.shops)} shops, not {s.expected_shops}: missing shops score 0"
-    fails = {p.id: _shop_prose(codes[p.id], p, s) for p in per
-             if codes[p.id] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)}
+    fails = {
+        p.id: _shop_prose(codes[p.id], p, s)
+        for p in per
+        if codes[p.id] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)
+    }
     if fails:
         ev["failed"] = fails
     disagree = [r["id"] for r in rows if r["hook_agrees"] is False]
     if disagree:
-        ev["hook_disagrees"] = {"shops": disagree, "note": "getActiveCard() said otherwise than the page showed; "
-                                "the page decides"}
+        ev["hook_disagrees"] = {
+            "shops": disagree,
+            "note": "getActiveCard() said otherwise than the page showed; the page decides",
+        }
     by = lambda code: [i for i, c in codes.items() if c is code]  # noqa: E731
     if by(Shop.CANVAS_CARD):
-        return _done("review", None, ev, m, Item.CANVAS_REVIEW, shops=by(Shop.CANVAS_CARD),
-                     more=f" ({len(ok)} shop(s) verified from the DOM)")
+        return _done(
+            "review",
+            None,
+            ev,
+            m,
+            Item.CANVAS_REVIEW,
+            shops=by(Shop.CANVAS_CARD),
+            more=f" ({len(ok)} shop(s) verified from the DOM)",
+        )
     if by(Shop.NOT_TRIED):
         return _done("untested", None, ev, m, Item.SHOPS_NOT_TRIED, shops=by(Shop.NOT_TRIED), when="at the hover times")
     # A hover that opened nothing while the pointer could not keep up with the shop says
     # nothing about the demo (issue 16): the bench's failure to follow, not a missing card.
     if by(Shop.POINTER_FELL_BEHIND):
-        return _done("untested", None, ev, m, Item.POINTER_FELL_BEHIND, shops=by(Shop.POINTER_FELL_BEHIND),
-                     tol=s.follow_max_lag_px)
+        return _done(
+            "untested",
+            None,
+            ev,
+            m,
+            Item.POINTER_FELL_BEHIND,
+            shops=by(Shop.POINTER_FELL_BEHIND),
+            tol=s.follow_max_lag_px,
+        )
     return _done(_status(points, inp.item.points), points, ev, m, Item.SCORED)
 
 
@@ -297,27 +372,50 @@ def auto_display(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     auto = d.auto
     if auto is None:
-        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="the automatic display was not sampled "
-                     "in this run (the check profile hovers only)")
+        return _done(
+            "untested",
+            None,
+            {},
+            None,
+            Item.NOT_TESTED,
+            reason="the automatic display was not sampled in this run (the check profile hovers only)",
+        )
     tol = auto.sample_interval_ms / 1000
     rows, counted = [], []
     for iv in auto.intervals:
         good = interval_counts(iv, tol, s)
         if good and iv.shop_id not in counted:
             counted.append(iv.shop_id)
-        rows.append({"shop_id": iv.shop_id, "start_s": iv.start_s, "end_s": iv.end_s, "duration_s": iv.duration_s,
-                     "counted": good, "text": iv.text, "screenshot": iv.screenshot})
+        rows.append(
+            {
+                "shop_id": iv.shop_id,
+                "start_s": iv.start_s,
+                "end_s": iv.end_s,
+                "duration_s": iv.duration_s,
+                "counted": good,
+                "text": iv.text,
+                "screenshot": iv.screenshot,
+            }
+        )
     points = min(len(counted) * _per_shop(inp), inp.item.points)
-    ev = {"window_s": auto.window_s, "sample_interval_ms": auto.sample_interval_ms,
-          "duration_range_s": [s.auto_min_s, s.auto_max_s], "distinct_shops_counted": counted,
-          "intervals": rows, "screenshots": [r["screenshot"] for r in rows if r.get("screenshot")]}
-    m = {"shops.auto_display": [{k: r[k] for k in ("shop_id", "start_s", "end_s", "duration_s", "counted")}
-                                for r in rows]}
+    ev = {
+        "window_s": auto.window_s,
+        "sample_interval_ms": auto.sample_interval_ms,
+        "duration_range_s": [s.auto_min_s, s.auto_max_s],
+        "distinct_shops_counted": counted,
+        "intervals": rows,
+        "screenshots": [r["screenshot"] for r in rows if r.get("screenshot")],
+    }
+    m = {
+        "shops.auto_display": [
+            {k: r[k] for k in ("shop_id", "start_s", "end_s", "duration_s", "counted")} for r in rows
+        ]
+    }
     disagree = []
     for iv in auto.intervals:
         hc = iv.hook_active_card
         if hc is None or hc.error is not None:
-            continue                      # unread, or the call failed
+            continue  # unread, or the call failed
         hv = hc.value
         if not (isinstance(hv, dict) and str(hv.get("shopId")) == iv.shop_id):
             disagree.append({"at_s": iv.screenshot_t_s, "page_shows": iv.shop_id, "hook_says": hv})
@@ -327,8 +425,15 @@ def auto_display(inp: ScoreInput) -> ItemScore:
     if want and got < s.auto_min_sample_share * want:
         return _done("untested", None, ev, m, Item.SAMPLER_STARVED, got=got, want=want)
     if not rows and _canvas_shops(d, s):
-        return _done("review", None, ev, m, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
-                     more=" (no DOM card in the window either)")
+        return _done(
+            "review",
+            None,
+            ev,
+            m,
+            Item.CANVAS_REVIEW,
+            shops=_canvas_shops(d, s),
+            more=" (no DOM card in the window either)",
+        )
     if not rows:
         return _done(_status(points, inp.item.points), points, ev, m, Item.NO_AUTO_CARD)
     if len(counted) < len(rows):
@@ -342,13 +447,21 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     man = d.manual
     if man is None:
-        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="manual priority was not tried in this run "
-                     "(the check profile hovers only)")
+        return _done(
+            "untested",
+            None,
+            {},
+            None,
+            Item.NOT_TESTED,
+            reason="manual priority was not tried in this run (the check profile hovers only)",
+        )
     if isinstance(man, PhaseError):
         return _done("untested", None, {}, None, Item.PHASE_ERROR, error=man.error)
-    ev = {k: v for k, v in man.model_dump(mode="json", exclude_unset=True).items()
-          if k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots", "hook_active_card",
-                   "follow")}
+    ev = {
+        k: v
+        for k, v in man.model_dump(mode="json", exclude_unset=True).items()
+        if k in ("auto_interval", "user_shop", "hovered", "hold_s", "text", "screenshots", "hook_active_card", "follow")
+    }
     if not man.tested:
         if not any(p.opened for p in d.hover.per_shop):
             if _canvas_shops(d, s):
@@ -357,12 +470,26 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
         return _done("untested", None, {}, None, Item.NOT_TESTED, reason=man.reason or "not tested")
     code, facts = manual_outcome(man, s)
     status = MANUAL_STATUS[code]
-    ev.update(outcome=code.value, verdict=MANUAL_VERDICT[code].format(**facts), first_seen_s=facts["first_s"],
-              lost_at_s=facts["lost_s"], answered=facts["first_s"] is not None, held=code is Manual.HELD,
-              pixel_drift_px=facts["drift_px"], max_lag_px=facts["max_lag_px"], answer_within_ms=s.close_within_ms)
-    m = {"shops.manual_priority": {"outcome": code.value, "first_seen_s": facts["first_s"],
-                                   "lost_at_s": facts["lost_s"], "max_lag_px": facts["max_lag_px"],
-                                   "pixel_drift_px": facts["drift_px"]}}
+    ev.update(
+        outcome=code.value,
+        verdict=MANUAL_VERDICT[code].format(**facts),
+        first_seen_s=facts["first_s"],
+        lost_at_s=facts["lost_s"],
+        answered=facts["first_s"] is not None,
+        held=code is Manual.HELD,
+        pixel_drift_px=facts["drift_px"],
+        max_lag_px=facts["max_lag_px"],
+        answer_within_ms=s.close_within_ms,
+    )
+    m = {
+        "shops.manual_priority": {
+            "outcome": code.value,
+            "first_seen_s": facts["first_s"],
+            "lost_at_s": facts["lost_s"],
+            "max_lag_px": facts["max_lag_px"],
+            "pixel_drift_px": facts["drift_px"],
+        }
+    }
     if status == "untested":
         ev["reason"] = ev["verdict"]
         return ItemScore("untested", None, ev, m)
@@ -374,26 +501,42 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
 def card_checks(p: HoverShop, s: ShopsScorerSettings) -> dict:
     """The four placement checks of one measured card, and the figures they were made on."""
     pl = p.placement
-    c = {"inside_viewport": inside_viewport(pl, s),
-         "near": pl.distance_ratio <= s.max_distance_ratio,
-         "text_size": pl.min_font_px is not None and pl.min_font_px >= s.min_text_px,
-         "contrast": pl.min_contrast is not None and pl.min_contrast >= s.min_contrast}
-    return {"id": p.id, **c, "distance_ratio": pl.distance_ratio, "min_font_px": pl.min_font_px,
-            "min_contrast": pl.min_contrast, "rect": pl.rect,
-            "contrast_methods": sorted({t.contrast.method for t in pl.texts if t.contrast is not None}),
-            "position_ok": c["inside_viewport"] and c["near"], "readable_ok": c["text_size"] and c["contrast"]}
+    c = {
+        "inside_viewport": inside_viewport(pl, s),
+        "near": pl.distance_ratio <= s.max_distance_ratio,
+        "text_size": pl.min_font_px is not None and pl.min_font_px >= s.min_text_px,
+        "contrast": pl.min_contrast is not None and pl.min_contrast >= s.min_contrast,
+    }
+    return {
+        "id": p.id,
+        **c,
+        "distance_ratio": pl.distance_ratio,
+        "min_font_px": pl.min_font_px,
+        "min_contrast": pl.min_contrast,
+        "rect": pl.rect,
+        "contrast_methods": sorted({t.contrast.method for t in pl.texts if t.contrast is not None}),
+        "position_ok": c["inside_viewport"] and c["near"],
+        "readable_ok": c["text_size"] and c["contrast"],
+    }
 
 
 @scorer("shops.card_placement", probes=("shops",), accepts=ACCEPTS)
 def card_placement(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     cards = [card_checks(p, s) for p in d.hover.per_shop if p.placement is not None]
-    ev = {"thresholds": {"max_distance_ratio": s.max_distance_ratio, "min_text_px": s.min_text_px,
-                         "min_contrast": s.min_contrast}, "cards": cards}
+    ev = {
+        "thresholds": {
+            "max_distance_ratio": s.max_distance_ratio,
+            "min_text_px": s.min_text_px,
+            "min_contrast": s.min_contrast,
+        },
+        "cards": cards,
+    }
     if not cards:
         if _canvas_shops(d, s):
-            return _done("review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
-                         more=" (placement included)")
+            return _done(
+                "review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s), more=" (placement included)"
+            )
         return _done("fail", 0.0, ev, None, Item.NO_DOM_CARD)
     full = [c for c in cards if c["position_ok"] and c["readable_ok"]]
     if len(full) == len(cards):
@@ -411,15 +554,33 @@ def touch(inp: ScoreInput) -> ItemScore:
     d, s = _ctx(inp)
     t = d.touch
     if t is None:
-        return _done("untested", None, {}, None, Item.NOT_TESTED, reason="touch was not tried in this run "
-                     "(the check profile hovers only)")
+        return _done(
+            "untested",
+            None,
+            {},
+            None,
+            Item.NOT_TESTED,
+            reason="touch was not tried in this run (the check profile hovers only)",
+        )
     if isinstance(t, PhaseError):
         return _done("untested", None, {}, None, Item.PHASE_ERROR, error=t.error)
     per = t.per_shop
     ok = [p.id for p in per if content_matches(p)]
-    ev = {"opened_with_own_content": ok, "page": _dump(t.page),
-          "per_shop": [{"id": p.id, "tapped": _dump(p.tapped), "opened": p.opened, "text": p.text,
-                        "screenshot": p.screenshot, "content_matches": content_matches(p)} for p in per]}
+    ev = {
+        "opened_with_own_content": ok,
+        "page": _dump(t.page),
+        "per_shop": [
+            {
+                "id": p.id,
+                "tapped": _dump(p.tapped),
+                "opened": p.opened,
+                "text": p.text,
+                "screenshot": p.screenshot,
+                "content_matches": content_matches(p),
+            }
+            for p in per
+        ],
+    }
     untried = [p.id for p in per if p.opened is None]
     if untried and len(ok) < s.expected_shops:
         return _done("untested", None, ev, None, Item.SHOPS_NOT_TRIED, shops=untried, when="to tap")
@@ -429,6 +590,13 @@ def touch(inp: ScoreInput) -> ItemScore:
         ev["failed"] = [p.id for p in per if p.id not in ok]
         return _done("partial", inp.objective("partial"), ev, None, Item.SCORED)
     if _canvas_shops(d, s):
-        return _done("review", None, ev, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s),
-                     more=" (no DOM card after a tap either; the recording shows it)")
+        return _done(
+            "review",
+            None,
+            ev,
+            None,
+            Item.CANVAS_REVIEW,
+            shops=_canvas_shops(d, s),
+            more=" (no DOM card after a tap either; the recording shows it)",
+        )
     return _done("fail", 0.0, ev, None, Item.NO_TAP_CARD)

@@ -35,8 +35,14 @@ def intervals_from(samples: list[tuple[float, list[dict]]], shops: list[dict], e
             cur["end_s"] = t
             cur = None
         if sid is not None and cur is None:
-            cur = {"shop_id": sid, "start_s": t, "end_s": None, "text": joined_text(named),
-                   "rect": card_union(named), "names_in_card": sorted({i for c in named for i in c["names"]})}
+            cur = {
+                "shop_id": sid,
+                "start_s": t,
+                "end_s": None,
+                "text": joined_text(named),
+                "rect": card_union(named),
+                "names_in_card": sorted({i for c in named for i in c["names"]}),
+            }
             intervals.append(cur)
     if cur is not None:
         cur["end_s"] = end_s
@@ -74,9 +80,11 @@ async def auto_phase(ctx, shops: list[dict]) -> dict:
                 now = await pg.read(shops)
                 if now:
                     k = len(ivs) - 1
-                    shots[k] = {"screenshot": await pg.crop(f"auto-{k + 1:02d}-{ivs[-1]['shop_id']}",
-                                                            [c["rect"] for c in now]),
-                                "hook_active_card": await pg.active_card(), "screenshot_t_s": round(t, 3)}
+                    shots[k] = {
+                        "screenshot": await pg.crop(f"auto-{k + 1:02d}-{ivs[-1]['shop_id']}", [c["rect"] for c in now]),
+                        "hook_active_card": await pg.active_card(),
+                        "screenshot_t_s": round(t, 3),
+                    }
         await pg.cards.stop()
     finally:
         await pg.close()
@@ -86,9 +94,14 @@ async def auto_phase(ctx, shops: list[dict]) -> dict:
     for k, extra in shots.items():
         if k < len(intervals):
             intervals[k].update(extra)
-    return {"window_s": [a, b], "sample_interval_ms": step, "samples": len(samples),
-            "samples_expected": int(round((b - a) * 1000 / step)) + 1, "intervals": intervals,
-            "timeline": timeline[:400]}
+    return {
+        "window_s": [a, b],
+        "sample_interval_ms": step,
+        "samples": len(samples),
+        "samples_expected": int(round((b - a) * 1000 / step)) + 1,
+        "intervals": intervals,
+        "timeline": timeline[:400],
+    }
 
 
 def _pick(intervals: list[dict], shops: list[dict], hover: list[dict], min_s: float) -> tuple[dict, dict] | None:
@@ -105,7 +118,7 @@ def _pick(intervals: list[dict], shops: list[dict], hover: list[dict], min_s: fl
                 if sh["id"] == iv["shop_id"] or (pref and h is None):
                     continue
                 if h is not None and iv["shop_id"] in (h.get("names_in_card") or []):
-                    continue   # its hover card names the automatic shop: the two could not be told apart
+                    continue  # its hover card names the automatic shop: the two could not be told apart
                 return iv, sh
     return None
 
@@ -114,9 +127,12 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
     s = ctx.settings
     pick = _pick(auto["intervals"], shops, hover, s.manual_min_auto_s)
     if pick is None:
-        return {"tested": False, "reason": "no automatic card was seen in the window, so there was nothing for a "
-                "hover to win against" if not auto["intervals"] else "no automatic card with a shop another "
-                "shop's hover could be told apart from"}
+        return {
+            "tested": False,
+            "reason": "no automatic card was seen in the window, so there was nothing for a hover to win against"
+            if not auto["intervals"]
+            else "no automatic card with a shop another shop's hover could be told apart from",
+        }
     iv, user = pick
     h = {x["id"]: x for x in hover}.get(user["id"], {})
     # The user's card: one naming the user's shop, or the card this shop's hover opened in the
@@ -126,8 +142,13 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
     pg = ShopPage(ctx)
     await pg.open()
     shots: list[str | None] = []
-    out = {"tested": True, "auto_interval": {k: iv[k] for k in ("shop_id", "start_s", "end_s")},
-           "user_shop": user["id"], "user_card_names": sorted(own), "hold_s": s.manual_hold_s}
+    out = {
+        "tested": True,
+        "auto_interval": {k: iv[k] for k in ("shop_id", "start_s", "end_s")},
+        "user_shop": user["id"],
+        "user_card_names": sorted(own),
+        "hold_s": s.manual_hold_s,
+    }
     fol = None
     try:
         t_h = iv["start_s"] + min(s.manual_hover_after_s, iv["duration_s"] / 3)
@@ -145,7 +166,7 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
         # shop the camera carries away, and the card closing then says nothing about priority.
         fol = Follow(pg, user["id"], shops)
         await fol.begin(pos)
-        answer_s = t_h + s.close_watch_ms / 1000    # evidence crops from here on
+        answer_s = t_h + s.close_watch_ms / 1000  # evidence crops from here on
         seen: list | None = None
         while True:
             now = await pg.dp.now_s()
@@ -166,8 +187,12 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
             shots.append(await _shot(pg, last, len(shots) + 1))
     finally:
         await pg.close()
-    return {**out, "steps": fol.steps if fol else [], "follow": fol.summary() if fol else None,
-            "screenshots": [f for f in shots if f]}
+    return {
+        **out,
+        "steps": fol.steps if fol else [],
+        "follow": fol.summary() if fol else None,
+        "screenshots": [f for f in shots if f],
+    }
 
 
 async def _shot(pg: ShopPage, rec: dict, k: int) -> str | None:

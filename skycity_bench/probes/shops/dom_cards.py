@@ -221,16 +221,18 @@ class DomCards:
         self.s = settings
 
     async def base(self) -> None:
-        await self.dp.evaluate("(o) => __SKYCITY__.shops && __SKYCITY__.shops.base(o)",
-                               self.s.min_opacity, what="shop card baseline")
+        await self.dp.evaluate(
+            "(o) => __SKYCITY__.shops && __SKYCITY__.shops.base(o)", self.s.min_opacity, what="shop card baseline"
+        )
 
     def _opts(self) -> dict:
         return {"minOpacity": self.s.min_opacity, "maxArea": self.s.max_card_area}
 
     async def start(self, every_ms: float) -> None:
         """Sample now and then every `every_ms` of demo time, inside the page."""
-        await self.dp.evaluate("([o, ms]) => __SKYCITY__.shops.start(o, ms)", [self._opts(), every_ms],
-                               what="starting the card sampler")
+        await self.dp.evaluate(
+            "([o, ms]) => __SKYCITY__.shops.start(o, ms)", [self._opts(), every_ms], what="starting the card sampler"
+        )
 
     async def take(self) -> list[tuple[float, list[dict]]]:
         """The samples since the last take: (bench seconds, cards [{text, rect}])."""
@@ -245,5 +247,6 @@ class DomCards:
         snap = await self.dp.evaluate(
             "(o) => __SKYCITY__.shops ? __SKYCITY__.shops.cards(o) : {cards: [], missing: true}",
             {"minOpacity": self.s.min_opacity, "maxArea": self.s.max_card_area},
-            what="reading shop cards")
+            what="reading shop cards",
+        )
         return snap or {"cards": []}

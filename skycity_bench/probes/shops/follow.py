@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import math
 
-from skycity_bench.probes.shops.shop_pixels import follow_residual, patch_at
 from skycity_bench.probes.shops.shop_page import valid_shops
+from skycity_bench.probes.shops.shop_pixels import follow_residual, patch_at
 
 _HIT = """([x, y]) => {
   const el = document.elementFromPoint(x, y);
@@ -55,7 +55,7 @@ class Follow:
         # The first step is short: the shop's speed is not known yet (then steps grow by half
         # a step up to follow_step_ms while the shop stays slow).
         self.step_ms = self.s.follow_min_step_ms
-        self._patch = None      # (patch, frac) around the last hook point, for the next step's match
+        self._patch = None  # (patch, frac) around the last hook point, for the next step's match
         self._hook_failures = 0
 
     async def begin(self, pos: dict) -> dict:
@@ -66,8 +66,14 @@ class Follow:
             await self._grab_patch(self.hook)
         await self._move(*self.hook, small=False)
         t = await self.pg.dp.now_s()
-        first = {"t_s": round(t, 3), "pointer": None, "hook": _r(self.hook), "lag_px": None,
-                 "on_screen": self.pg.in_view(pos), "moved_to": _r(self.pointer)}
+        first = {
+            "t_s": round(t, 3),
+            "pointer": None,
+            "hook": _r(self.hook),
+            "lag_px": None,
+            "on_screen": self.pg.in_view(pos),
+            "moved_to": _r(self.pointer),
+        }
         self.steps.append(first)
         return first
 
@@ -88,14 +94,20 @@ class Follow:
         t = await dp.now_s()
         cur, err = await self._where()
         hook = (cur["x"], cur["y"]) if cur else None
-        rec = {"t_s": round(t, 3), "step_ms": round(ms, 1), "pointer": _r(self.pointer), "hook": _r(hook),
-               "lag_px": round(math.dist(self.pointer, hook), 1) if hook and self.pointer else None,
-               "on_screen": pg.in_view(cur)}
+        rec = {
+            "t_s": round(t, 3),
+            "step_ms": round(ms, 1),
+            "pointer": _r(self.pointer),
+            "hook": _r(hook),
+            "lag_px": round(math.dist(self.pointer, hook), 1) if hook and self.pointer else None,
+            "on_screen": pg.in_view(cur),
+        }
         if err:
             rec["hook_error"] = err
         if self.cards:
-            rec["cards"] = [{"names": c["names"], "rect": [round(v, 1) for v in c["rect"]]}
-                            for c in await pg.read(self.shops)]
+            rec["cards"] = [
+                {"names": c["names"], "rect": [round(v, 1) for v in c["rect"]]} for c in await pg.read(self.shops)
+            ]
         if self.pointer is not None:
             rec["under"] = await dp.evaluate(_HIT, list(self.pointer), what="hit-testing the pointer")
         if self.pixels and hook is not None:
@@ -179,8 +191,11 @@ class Follow:
     def summary(self) -> dict:
         """Raw totals for the evidence: steps, the largest lag, the path."""
         lags = [x["lag_px"] for x in self.steps if x.get("lag_px") is not None]
-        return {"steps": len(self.steps), "max_lag_px": max(lags) if lags else None,
-                "path": [[x["t_s"], *(x["moved_to"] or [None, None])] for x in self.steps]}
+        return {
+            "steps": len(self.steps),
+            "max_lag_px": max(lags) if lags else None,
+            "path": [[x["t_s"], *(x["moved_to"] or [None, None])] for x in self.steps],
+        }
 
 
 def _r(p) -> list[float] | None:

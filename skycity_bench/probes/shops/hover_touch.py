@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 
-from skycity_bench.probes.shops.follow import Follow
-from skycity_bench.probes.shops.shop_pixels import canvas_change_figures, composite, contrast_ratio, pixel_contrast
-from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_text
 from skycity_bench.probes.shops.dom_cards import shop_cards
+from skycity_bench.probes.shops.follow import Follow
+from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_text
+from skycity_bench.probes.shops.shop_pixels import canvas_change_figures, composite, contrast_ratio, pixel_contrast
 
 
 def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) -> dict:
@@ -40,17 +40,27 @@ def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) ->
             con = None
             if t.get("backdrop") is not None and t.get("color") and t.get("opacity", 1) >= 0.999:
                 fg = composite(t["color"], 1.0, t["backdrop"])
-                con = {"ratio": round(contrast_ratio(fg, t["backdrop"]), 2), "method": "computed styles",
-                       "fg": [round(v) for v in fg], "bg": [round(v) for v in t["backdrop"]]}
+                con = {
+                    "ratio": round(contrast_ratio(fg, t["backdrop"]), 2),
+                    "method": "computed styles",
+                    "fg": [round(v) for v in fg],
+                    "bg": [round(v) for v in t["backdrop"]],
+                }
             elif grabbed is not None:
                 img, (ox, oy) = grabbed
                 con = pixel_contrast(img, [t["rect"][0] - ox, t["rect"][1] - oy, t["rect"][2], t["rect"][3]])
             texts.append({"text": t["text"][:40], "font_px": t.get("font_px"), "contrast": con})
     fonts = [t["font_px"] for t in texts if t["font_px"]]
     ratios = [t["contrast"]["ratio"] for t in texts if t["contrast"]]
-    return {"rect": [round(v, 1) for v in r], "viewport": [w, h], "distance_px": round(dist, 1),
-            "distance_ratio": round(dist / math.hypot(w, h), 4), "min_font_px": min(fonts) if fonts else None,
-            "min_contrast": min(ratios) if ratios else None, "texts": texts[:12]}
+    return {
+        "rect": [round(v, 1) for v in r],
+        "viewport": [w, h],
+        "distance_px": round(dist, 1),
+        "distance_ratio": round(dist / math.hypot(w, h), 4),
+        "min_font_px": min(fonts) if fonts else None,
+        "min_contrast": min(ratios) if ratios else None,
+        "texts": texts[:12],
+    }
 
 
 async def _fresh(pg: ShopPage, times: list[float]) -> None:
@@ -80,7 +90,7 @@ async def _at_hover_time(pg: ShopPage, shop_id: str, needed_s: float) -> dict | 
         now = await pg.dp.now_s()
         start = max(t, now)
         if start < b and start + needed_s > a:
-            continue                      # would overlap the automatic-display window
+            continue  # would overlap the automatic-display window
         if start > now:
             await pg.dp.seek(start, picture_only=True)
         p = (await pg.shops_now()).get(shop_id)
@@ -114,7 +124,7 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
     s = ctx.settings
     pg = ShopPage(ctx)
     await _fresh(pg, s.hover_times_s)
-    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000   # the whole hover, canvas check included
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000  # the whole hover, canvas check included
     per_shop, resets = [], 0
     try:
         for shop in shops:
@@ -147,8 +157,9 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
                 rects = [c["rect"] for c in cards]
                 grabbed = await pg.grab(pg.region(rects, (p_now["x"], p_now["y"])))
                 res["placement"] = placement(cards, p_now, grabbed, pg.size)
-                res["screenshot_open"] = await pg.crop(f"hover-{_safe(shop['id'])}-open", rects,
-                                                       mark=(p_now["x"], p_now["y"]), grabbed=grabbed)
+                res["screenshot_open"] = await pg.crop(
+                    f"hover-{_safe(shop['id'])}-open", rects, mark=(p_now["x"], p_now["y"]), grabbed=grabbed
+                )
             else:
                 others = await pg.read_all()
                 if others:
@@ -162,11 +173,17 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             await pg.dp.run_for(s.close_watch_ms)
             raw = await pg.cards.take()
             await pg.cards.stop()
-            gone_at = next((round((t - t_leave) * 1000) for t, cs in raw if t > t_leave + 1e-6
-                            and not _still_open(shop_cards({"cards": cs}, shops), shop, res)), None)
+            gone_at = next(
+                (
+                    round((t - t_leave) * 1000)
+                    for t, cs in raw
+                    if t > t_leave + 1e-6 and not _still_open(shop_cards({"cards": cs}, shops), shop, res)
+                ),
+                None,
+            )
             still = await pg.read(shops, settle_css=gone_at is None)
             if gone_at is None and not _still_open(still, shop, res):
-                gone_at = round(s.close_watch_ms)     # a CSS fade that ended in real time
+                gone_at = round(s.close_watch_ms)  # a CSS fade that ended in real time
                 res["closed_after_css_transition"] = True
             res["hook_active_card_closed"] = await pg.active_card()
             if res["opened"]:
@@ -176,9 +193,10 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
             else:
                 res["canvas_card"] = await _canvas_check(pg, hovered_img, zone, p, shop["id"])
             if res["opened"] and gone_at is None:
-                res["screenshot_stayed_open"] = await pg.crop(f"hover-{_safe(shop['id'])}-after-leave",
-                                                              [c["rect"] for c in still], mark=(p["x"], p["y"]))
-                await _fresh(pg, s.hover_times_s)      # a stuck card must not be charged to the next shop
+                res["screenshot_stayed_open"] = await pg.crop(
+                    f"hover-{_safe(shop['id'])}-after-leave", [c["rect"] for c in still], mark=(p["x"], p["y"])
+                )
+                await _fresh(pg, s.hover_times_s)  # a stuck card must not be charged to the next shop
                 resets += 1
     finally:
         await pg.close()
@@ -220,7 +238,9 @@ async def _canvas_check(pg: ShopPage, hovered, zone, p: dict, shop_id: str) -> d
     r = ev["across_hover"]["rect"]
     if r:
         w, h = pg.size
-        ev["distance_ratio"] = round(math.hypot(r[0] + r[2] / 2 - p["x"], r[1] + r[3] / 2 - p["y"]) / math.hypot(w, h), 4)
+        ev["distance_ratio"] = round(
+            math.hypot(r[0] + r[2] / 2 - p["x"], r[1] + r[3] / 2 - p["y"]) / math.hypot(w, h), 4
+        )
         ev["screenshot"] = await pg.crop(f"hover-{_safe(shop_id)}-canvas", [r], mark=(p["x"], p["y"]), grabbed=hovered)
     return ev
 
@@ -233,7 +253,7 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
     s = ctx.settings
     pg = ShopPage(ctx, touch=True)
     await _fresh(pg, s.hover_times_s)
-    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000   # the whole hover, canvas check included
+    needed = (s.step_ms + s.settle_ms + 3 * s.close_watch_ms) / 1000  # the whole hover, canvas check included
     per_shop, resets = [], 0
     try:
         inner = await pg.dp.evaluate("[innerWidth, innerHeight, 'ontouchstart' in window, navigator.maxTouchPoints]")
@@ -252,8 +272,9 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
             if cards:
                 named = sorted({i for c in cards for i in c["names"]})
                 res.update(opened=True, text=joined_text(cards), names_in_card=named)
-                res["screenshot"] = await pg.crop(f"touch-{_safe(shop['id'])}", [c["rect"] for c in cards],
-                                                  mark=(p["x"], p["y"]))
+                res["screenshot"] = await pg.crop(
+                    f"touch-{_safe(shop['id'])}", [c["rect"] for c in cards], mark=(p["x"], p["y"])
+                )
             res["hook_active_card"] = await pg.active_card()
             # Tap somewhere empty to dismiss; a card that stays would blur the next shop's test.
             await pg.dp.page.touchscreen.tap(*pg.away_point(list((await pg.shops_now()).values()) or shops))
@@ -263,8 +284,11 @@ async def touch_phase(ctx, shops: list[dict]) -> dict:
                 resets += 1
     finally:
         await pg.close()
-    return {"per_shop": per_shop, "resets": resets, "page": {"inner_size": inner[:2], "ontouchstart": inner[2],
-                                                              "max_touch_points": inner[3]}}
+    return {
+        "per_shop": per_shop,
+        "resets": resets,
+        "page": {"inner_size": inner[:2], "ontouchstart": inner[2], "max_touch_points": inner[3]},
+    }
 
 
 __all__ = ["hover_phase", "touch_phase", "placement"]

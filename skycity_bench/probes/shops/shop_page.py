@@ -48,11 +48,12 @@ class ShopPage:
         self.crops = 0
         self._size: tuple[int, int] | None = None
 
-    async def open(self) -> "ShopPage":
+    async def open(self) -> ShopPage:
         if self.dp is not None:
             await self.dp.close()
-        self.dp = await self.ctx.open_page(fake_clock=True, has_touch=self.touch, is_mobile=self.touch,
-                                           init_scripts=[SCRIPT])
+        self.dp = await self.ctx.open_page(
+            fake_clock=True, has_touch=self.touch, is_mobile=self.touch, init_scripts=[SCRIPT]
+        )
         self.cards = DomCards(self.dp, self.s)
         await self.cards.base()
         self._size = None

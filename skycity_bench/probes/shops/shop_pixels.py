@@ -60,12 +60,17 @@ def pixel_contrast(img: np.ndarray, rect) -> dict | None:
     fg = np.median(patch[np.argsort(d)[-k:]], axis=0)
     # BGR -> RGB
     fg_rgb, bg_rgb = fg[::-1].tolist(), bg[::-1].tolist()
-    return {"ratio": round(contrast_ratio(fg_rgb, bg_rgb), 2), "fg": [round(v) for v in fg_rgb],
-            "bg": [round(v) for v in bg_rgb], "method": "pixels"}
+    return {
+        "ratio": round(contrast_ratio(fg_rgb, bg_rgb), 2),
+        "fg": [round(v) for v in fg_rgb],
+        "bg": [round(v) for v in bg_rgb],
+        "method": "pixels",
+    }
 
 
-def crop_box(rects: list, size: tuple[int, int], *, pad: int = 24,
-             mark: tuple[float, float] | None = None) -> list[int] | None:
+def crop_box(
+    rects: list, size: tuple[int, int], *, pad: int = 24, mark: tuple[float, float] | None = None
+) -> list[int] | None:
     """[x, y, w, h] around `rects` (and a marked point) padded by `pad`, inside a frame of
     `size` (w, h); None when nothing or less than 4 px remains. What a grab and a saved crop
     both cover."""
@@ -84,8 +89,15 @@ def crop_box(rects: list, size: tuple[int, int], *, pad: int = 24,
     return [x0, y0, x1 - x0, y1 - y0] if x1 - x0 >= 4 and y1 - y0 >= 4 else None
 
 
-def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px: int = 480,
-              mark: tuple[float, float] | None = None) -> list[int] | None:
+def save_crop(
+    img: np.ndarray,
+    rects: list,
+    path: Path,
+    *,
+    pad: int = 24,
+    max_px: int = 480,
+    mark: tuple[float, float] | None = None,
+) -> list[int] | None:
     """Write a small PNG of the region around `rects` (and the marked point, drawn as a ring),
     downscaled so its longer side is at most `max_px`. Returns the crop box in CSS px."""
     h, w = img.shape[:2]
@@ -98,8 +110,9 @@ def save_crop(img: np.ndarray, rects: list, path: Path, *, pad: int = 24, max_px
         cv2.circle(crop, (int(mark[0]) - x0, int(mark[1]) - y0), 10, (0, 0, 255), 2)
     s = min(1.0, max_px / max(crop.shape[:2]))
     if s < 1:
-        crop = cv2.resize(crop, (max(1, int(crop.shape[1] * s)), max(1, int(crop.shape[0] * s))),
-                          interpolation=cv2.INTER_AREA)
+        crop = cv2.resize(
+            crop, (max(1, int(crop.shape[1] * s)), max(1, int(crop.shape[0] * s))), interpolation=cv2.INTER_AREA
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(path), crop)
     return box
@@ -119,8 +132,12 @@ def changed_blob(a: np.ndarray, b: np.ndarray, *, level: int) -> dict:
     for i in range(1, n):
         x, y, w, h, area = st[i]
         if area > best["area"]:
-            best = {"area": int(area), "rect": [int(x), int(y), int(w), int(h)], "fill": round(area / float(w * h), 3),
-                    "changed_share": best["changed_share"]}
+            best = {
+                "area": int(area),
+                "rect": [int(x), int(y), int(w), int(h)],
+                "fill": round(area / float(w * h), 3),
+                "changed_share": best["changed_share"],
+            }
     return best
 
 
@@ -129,8 +146,11 @@ def canvas_change_figures(before: np.ndarray, control: np.ndarray, hovered: np.n
     stretch without it (before -> control, scene motion alone): the two changed_blob()
     records, `across_hover` and `scene_motion`. The scorer judges whether the hover drew a
     card (scorers/shops.py, canvas_card_like)."""
-    return {"scene_motion": changed_blob(before, control, level=level),
-            "across_hover": changed_blob(control, hovered, level=level), "diff_level": level}
+    return {
+        "scene_motion": changed_blob(before, control, level=level),
+        "across_hover": changed_blob(control, hovered, level=level),
+        "diff_level": level,
+    }
 
 
 def patch_at(img: np.ndarray, origin, point, half: int) -> tuple[np.ndarray, tuple[float, float]] | None:
@@ -143,7 +163,7 @@ def patch_at(img: np.ndarray, origin, point, half: int) -> tuple[np.ndarray, tup
     if ix - half < 0 or iy - half < 0 or ix + half + 1 > w or iy + half + 1 > h:
         return None
     grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
-    return grey[iy - half: iy + half + 1, ix - half: ix + half + 1].copy(), (cx - ix, cy - iy)
+    return grey[iy - half : iy + half + 1, ix - half : ix + half + 1].copy(), (cx - ix, cy - iy)
 
 
 def _peak(v_m: float, v_0: float, v_p: float) -> float:
@@ -153,8 +173,9 @@ def _peak(v_m: float, v_0: float, v_p: float) -> float:
     return 0.0 if abs(d) < 1e-9 else max(-0.5, min(0.5, 0.5 * (v_m - v_p) / d))
 
 
-def follow_residual(prev: tuple[np.ndarray, tuple[float, float]], prev_point, img: np.ndarray, origin,
-                    hook_now) -> dict | None:
+def follow_residual(
+    prev: tuple[np.ndarray, tuple[float, float]], prev_point, img: np.ndarray, origin, hook_now
+) -> dict | None:
     """Where the look of the previous step's hook point went, against where the hook says it
     is now. `prev` is patch_at() of the previous frame around the previous hook point; `img`
     the new grab (top-left `origin`), which must contain the patch's whole search area.
@@ -177,5 +198,9 @@ def follow_residual(prev: tuple[np.ndarray, tuple[float, float]], prev_point, im
     # the previous hook point sits at (half + frac) inside the patch
     px = float(origin[0] + mx + sx + half + frac[0])
     py = float(origin[1] + my + sy + half + frac[1])
-    return {"residual": [round(px - hook_now[0], 2), round(py - hook_now[1], 2)], "score": round(float(score), 3),
-            "texture": round(texture, 1), "moved": [round(px - prev_point[0], 2), round(py - prev_point[1], 2)]}
+    return {
+        "residual": [round(px - hook_now[0], 2), round(py - hook_now[1], 2)],
+        "score": round(float(score), 3),
+        "texture": round(texture, 1),
+        "moved": [round(px - prev_point[0], 2), round(py - prev_point[1], 2)],
+    }

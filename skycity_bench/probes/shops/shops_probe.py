@@ -38,6 +38,7 @@ class Settings(BaseModel):
     contrast, lag and pixel tolerances, how many shops are expected) is the scorer's: the
     scenario's `scorers: shops:` section (scorers/shops.py). Every value is the scenario's
     (`probes: shops:`, the reasons there): none has a default in code."""
+
     model_config = ConfigDict(extra="forbid")
 
     auto_window_s: tuple[float, float] = Field(description="自动展示 window, demo seconds")
@@ -48,8 +49,9 @@ class Settings(BaseModel):
     sample_interval_ms: float = Field(gt=0)
     manual_hold_s: float = Field(gt=0)
     manual_min_auto_s: float = Field(gt=0, description="an automatic card shown shorter than this is not interrupted")
-    manual_hover_after_s: float = Field(gt=0, description="the hover comes this long after the automatic card "
-                                                          "appeared (at most a third of its showing)")
+    manual_hover_after_s: float = Field(
+        gt=0, description="the hover comes this long after the automatic card appeared (at most a third of its showing)"
+    )
     min_opacity: float = Field(ge=0, le=1)
     max_card_area: float = Field(gt=0, le=1)
     edge_margin_px: float = Field(ge=0)
@@ -75,8 +77,14 @@ def _budget(sc) -> float:
     return 8 * sc.timeouts.load_s + 240 + sc.timeouts.probe_grace_s
 
 
-@probe("shops", order=40, settings=Settings, evidence=ShopsEvidence, budget=_budget,
-       description="hover / auto display / manual priority / placement / touch, judged from DOM and pixels")
+@probe(
+    "shops",
+    order=40,
+    settings=Settings,
+    evidence=ShopsEvidence,
+    budget=_budget,
+    description="hover / auto display / manual priority / placement / touch, judged from DOM and pixels",
+)
 async def collect(ctx) -> ShopsEvidence:
     s = ctx.settings
     pg = ShopPage(ctx)
@@ -84,19 +92,29 @@ async def collect(ctx) -> ShopsEvidence:
     try:
         r = await pg.dp.hook.call("getShops")
         if not r.ok:
-            raise ProbeError(f"hook getShops(): {r.error}; without it the shops cannot be located, so every shop "
-                             "item is left to reviewers", data={"hook_error": r.error})
+            raise ProbeError(
+                f"hook getShops(): {r.error}; without it the shops cannot be located, so every shop "
+                "item is left to reviewers",
+                data={"hook_error": r.error},
+            )
         shops, problems = valid_shops(r.value)
         raw = r.value if isinstance(r.value, list) else None
         size = pg.size
     finally:
         await pg.close()
     if not shops:
-        raise ProbeError("hook getShops() gave no usable shop (" + ("; ".join(problems) or "empty list") +
-                         "); the shops cannot be located, so every shop item is left to reviewers",
-                         data={"problems": problems})
-    data = {"shops": shops, "hook_problems": problems, "hook_raw_count": len(raw) if raw is not None else None,
-            "viewport": list(size)}
+        raise ProbeError(
+            "hook getShops() gave no usable shop ("
+            + ("; ".join(problems) or "empty list")
+            + "); the shops cannot be located, so every shop item is left to reviewers",
+            data={"problems": problems},
+        )
+    data = {
+        "shops": shops,
+        "hook_problems": problems,
+        "hook_raw_count": len(raw) if raw is not None else None,
+        "viewport": list(size),
+    }
     phases = (("hover", lambda: hover_phase(ctx, shops)), ("auto", lambda: auto_phase(ctx, shops)))
     for name, fn in phases:
         task = ctx.progress.task(f"shops: {name}", 1)
@@ -107,8 +125,10 @@ async def collect(ctx) -> ShopsEvidence:
             raise type(e)(f"shops {name}: {e}", data={**data, **e.data}) from None
         finally:
             task.close()
-    for name, fn in (("manual", lambda: manual_phase(ctx, shops, data["auto"], data["hover"]["per_shop"])),
-                     ("touch", lambda: touch_phase(ctx, shops))):
+    for name, fn in (
+        ("manual", lambda: manual_phase(ctx, shops, data["auto"], data["hover"]["per_shop"])),
+        ("touch", lambda: touch_phase(ctx, shops)),
+    ):
         task = ctx.progress.task(f"shops: {name}", 1)
         try:
             data[name] = await fn()
