@@ -1,16 +1,26 @@
-"""The client of window.skyCityTest (the hook a demo exposes; ../shared/spec/test-hook.md),
+"""The client of window.skyCityTest (the hook a demo exposes; docs/spec/test-hook.md),
 never trusting it: a missing, throwing, hanging or garbage-returning method gives
-HookCall(ok=False, error=...). Used through DemoPage.hook (browser/session.py)."""
+HookCall(ok=False, error=...). Used through DemoPage.hook (browser/session.py), which is
+the page it calls into (`HookPage`: what the hook needs of a page)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional, Protocol
 
 from skycity_bench.common.errors import DemoHang
+from skycity_bench.inputs.scenario import Scenario
 
-if TYPE_CHECKING:
-    from skycity_bench.browser.session import DemoPage
+
+class HookPage(Protocol):
+    """What the hook needs of a page: its scenario (the hook's names and call timeout) and a
+    page script call under a timeout (DemoPage, browser/session.py)."""
+
+    scenario: Scenario
+
+    async def evaluate(
+        self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"
+    ) -> Any: ...
 
 
 @dataclass
@@ -41,7 +51,7 @@ class Hook:
       catch (e) { return {error: 'not JSON: ' + e}; }
     }"""
 
-    def __init__(self, page: DemoPage):
+    def __init__(self, page: HookPage):
         self.dp = page
 
     def _names(self) -> tuple[str, dict[str, str]]:

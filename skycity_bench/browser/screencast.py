@@ -1,6 +1,6 @@
 """What a viewer saw, in real time: Chromium's screencast of a page (CDP
 Page.startScreencast on the page's own CDP session), written as the real-time video
-(realtime_video.py) for 录屏复核 (issue 15).
+(media/realtime_video.py) for 录屏复核.
 
 Every frame is asked for (everyNthFrame 1) at a reduced size (the scenario's max_width x
 max_height, aspect kept); each frame carries Chromium's swap timestamp (seconds since the
@@ -9,9 +9,10 @@ the sampler's t = 0): a stall of the page is a gap between two frame timestamps 
 frame in the video. Frames are acknowledged at once (Chromium sends no more until it has
 its acks); decoding and encoding happen off the event loop, behind a bounded queue.
 
-`for_pass(ctx, dp)` is the frame-pacing probe's one hook: it starts a capture when the
-scenario puts it in that pass (probes.realtime_capture) and otherwise returns a capture
-that does nothing, so the probe's code is the same either way.
+`for_pass(dp, settings, ...)` is the frame-pacing probe's one hook: it starts a capture
+when the capture's settings (probes.realtime_capture, handed in by the probe) put it in that
+pass and otherwise returns a capture that does nothing, so the probe's code is the same
+either way.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from skycity_bench.media.realtime_video import RealtimeVideo
@@ -187,33 +189,28 @@ class Screencast:
         }
 
 
-async def for_pass(ctx, dp):
+async def for_pass(
+    dp,
+    s,
+    *,
+    second: bool,
+    file: Callable[[str], tuple[Path, str]],
+    duration_s: float,
+    probe_grace_s: float,
+) -> NoCapture | Screencast:
     """The frame-pacing probe's hook: a running capture when this pass is to be captured
-    (the scenario's probes.realtime_capture.capture_in is `measured_pass`, or this is the
-    capture's own second pass), else NoCapture. Never raises: a capture that cannot start
-    is recorded, and the measurement goes on without it."""
-    from skycity_bench.probes import registry
-
-    if "realtime_capture" not in registry.names():
-        return NoCapture()
-    s = ctx.scenario.probe_settings("realtime_capture")
-    second = bool(getattr(ctx, "realtime_capture_pass", False))
+    (the capture's settings `s`, probes.realtime_capture: its capture_in is `measured_pass`,
+    or this is the capture's own `second` pass), else NoCapture. `file` gives the video's
+    (path, name in the run folder). Never raises: a capture that cannot start is recorded,
+    and the measurement goes on without it."""
     if not second and (s.when == "never" or s.capture_in != "measured_pass"):
         return NoCapture()
-    path, rel = ctx.file(VIDEO_NAME)
+    path, rel = file(VIDEO_NAME)
     # The measured pass's probe budget has only the scenario's grace beyond the demo time:
     # the encoder's catching up there gets half of it; the second pass's budget has its own.
-    drain = s.encode_timeout_s if second else min(s.encode_timeout_s, ctx.scenario.timeouts.probe_grace_s / 2)
-    cap = Screencast(
-        dp,
-        path,
-        rel,
-        s,
-        ctx.scenario.duration_s,
-        low_priority=not second,
-        pass_name="second_pass" if second else "measured_pass",
-        drain_timeout_s=drain,
-    )
+    drain = s.encode_timeout_s if second else min(s.encode_timeout_s, probe_grace_s / 2)
+    pass_name = "second_pass" if second else "measured_pass"
+    cap = Screencast(dp, path, rel, s, duration_s, low_priority=not second, pass_name=pass_name, drain_timeout_s=drain)
     try:
         return await cap.start()
     except Exception as e:
@@ -221,8 +218,7 @@ async def for_pass(ctx, dp):
         if cap.video is not None:
             cap.video.close(5)
         return _Failed(
-            f"the screencast did not start: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
-            "second_pass" if second else "measured_pass",
+            f"the screencast did not start: {str(e).splitlines()[0] if str(e) else type(e).__name__}", pass_name
         )
 
 

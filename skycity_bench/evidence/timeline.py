@@ -1,14 +1,43 @@
 """Evidence of probes/timeline.py (items camera.phases, camera.motion, camera.ending): the
 hook's phase claims, per-sample camera registration, the reset series and the city-name
-checks of one fake-clock pass. Cuts, the reset verdict and findings are the scorer's."""
+checks of one fake-clock pass. Cuts, the reset verdict and findings are the scorer's.
+
+The timeline probe's settings (`TimelineSettings`, the scenario's `probes.timeline`) live
+here beside its evidence: the camera scorer reads what the series were sampled with (the
+analysis width, the ending window) and must not import the probes, so the model is
+registered for its section here (inputs/settings_registry.py) as well as by the probe.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.evidence.contract import Evidence
+from skycity_bench.inputs.settings_registry import PROBE_SETTINGS
+
+
+class TimelineSettings(BaseModel):
+    """What steers the tour pass's timeline part (reasons beside the values in
+    scenarios/skycity.yaml). The cut, jump and reset thresholds the samples are judged with
+    are the camera scorer's (`scorers: camera:`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sample_fps: float = Field(gt=0, le=60)
+    end_s: float = Field(gt=0, le=600)
+    tour_s: float = Field(gt=0, le=600)
+    opening_window_s: float = Field(gt=0)
+    ending_window_s: float = Field(gt=0)
+    analysis_width: int = Field(ge=64, le=3840)
+    city_name_checks: int = Field(ge=1, le=20)
+    name_diff_level: int = Field(ge=1, le=255, description="a pixel of the name's clip changed by more than this")
+    max_cut_frames: int = Field(ge=0)
+    budget_s: float = Field(gt=0)
+
+
+PROBE_SETTINGS.register("timeline", TimelineSettings)
 
 
 class TimelineEvidence(Evidence):

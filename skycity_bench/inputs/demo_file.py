@@ -4,16 +4,32 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.probes.probe_api import Demo
 
 MAX_BYTES = 64 * 1024 * 1024
 _HTMLISH = re.compile(rb"<\s*(!doctype\s+html|html|head|body|script|canvas|div|svg|style|meta|title)\b", re.I)
 
 
+@dataclass
+class Demo:
+    """One candidate demo file: where it is, its bytes and their hash, and the URL the bench
+    serves it at (set once the demo server runs)."""
+
+    path: Path
+    html: bytes
+    sha256: str
+    url: str = ""
+
+    @property
+    def text(self) -> str:
+        return self.html.decode("utf-8", errors="replace")
+
+
 def load_demo(path: Path | str) -> Demo:
+    """The demo file at `path`, or a UserError in one line saying what is wrong with it."""
     p = Path(path)
     if not p.exists():
         raise UserError(f"{p}: no such file")

@@ -5,8 +5,10 @@ field and the problem (`UserError`), for the file and for CLI overrides alike.
 Each probe may declare a `Settings` model for its own section under `probes:` (what steers
 collection), and each scorer module one for its section under `scorers:` (the thresholds
 it judges with, owned by the scorers: `rescore` re-judges stored evidence under them). The
-loader validates every section against its model, so a typo or a missing setting is caught
-before any browser starts; the models have no defaults for what the file must say.
+models are registered in inputs/settings_registry.py by the probes and the scorers
+themselves; the loader validates every section against its model, so a typo or a missing
+setting is caught before any browser starts; the models have no defaults for what the file
+must say.
 """
 
 from __future__ import annotations
@@ -21,11 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.judging.scorers import all_scorer_settings
-
-# The registries import this module only for type hints (probes/base.py, scorers/base.py),
-# so these imports make no cycle.
-from skycity_bench.probes import registry as probe_registry
+from skycity_bench.inputs.settings_registry import PROBE_SETTINGS, SCORER_SETTINGS, Sections
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parents[2] / "scenarios" / "skycity.yaml"
 
@@ -72,7 +70,7 @@ class Timeouts(Strict):
     load_s: float = Field(20, gt=0, le=600)
     busy_wall_cap: float = Field(4, ge=1, le=30)
     probe_grace_s: float = Field(25, gt=0, le=600)
-    # Fake-clock budgets from the measured frame cost (issue 16, browser/clock_budget.py);
+    # Fake-clock budgets from the measured frame cost (browser/clock_budget.py);
     # the reasons for the values are in scenarios/skycity.yaml.
     run_s: float = Field(3600, gt=0, description="wall seconds a whole run may take with a slow renderer")
     frame_cost_frames: int = Field(5, ge=1, le=60)
@@ -95,7 +93,7 @@ class Calibration(Strict):
 
 
 class Overlap(Strict):
-    """`run --overlap pinned` (issue 18 part 3, pinning.py): the fake-clock probes run during
+    """`run --overlap pinned` (inputs/cpu_pinning.py): the fake-clock probes run during
     the real-time pacing run, on other cores than the pacing browser. What steers it; the
     perturbation thresholds it is judged with are `scorers.overlap`. No defaults: the
     reasons for the values are in scenarios/skycity.yaml."""
@@ -136,21 +134,26 @@ class Scenario(Strict):
 
     def probe_settings(self, name: str) -> Any:
         """This probe's validated settings (its `Settings` model)."""
-        model = probe_registry.get(name).settings
-        try:
-            return model.model_validate(self.probes.get(name) or {})
-        except ValidationError as e:
-            raise UserError(_one_line(e, f"scenario: probes.{name}")) from None
+        model = PROBE_SETTINGS.get(name)
+        if model is None:
+            raise UserError(f"unknown probe {name!r}; known probes: {', '.join(sorted(PROBE_SETTINGS.models()))}")
+        return _validated(model, self.probes, name, "scenario: probes")
 
     def scorer_settings(self, section: str) -> Any:
         """The thresholds of the scorers' section `scorers.<section>`, validated."""
-        models = all_scorer_settings()
-        if section not in models:
-            raise UserError(f"no scorer settings section {section!r}; known: {', '.join(sorted(models))}")
-        try:
-            return models[section].model_validate(self.scorers.get(section) or {})
-        except ValidationError as e:
-            raise UserError(_one_line(e, f"scenario: scorers.{section}")) from None
+        model = SCORER_SETTINGS.get(section)
+        if model is None:
+            known = ", ".join(sorted(SCORER_SETTINGS.models()))
+            raise UserError(f"no scorer settings section {section!r}; known: {known}")
+        return _validated(model, self.scorers, section, "scenario: scorers")
+
+
+def _validated(model: type[BaseModel], sections: dict[str, dict[str, Any]], name: str, where: str) -> Any:
+    """Section `name` of `sections` validated against its model; a mistake is one line."""
+    try:
+        return model.model_validate(sections.get(name) or {})
+    except ValidationError as e:
+        raise UserError(_one_line(e, f"{where}.{name}")) from None
 
 
 def _one_line(err: ValidationError, source: str) -> str:
@@ -215,24 +218,21 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
 
 def _check_sections(scenario: Scenario, source: str) -> None:
     """Every section names a known probe / scorer section and validates against its model;
-    every model's section is validated even when absent (its required settings are missing)."""
-    names = probe_registry.names()
-    for name in scenario.probes:
-        if name not in names:
-            raise UserError(f"{source}: probes.{name}: no such probe; known: {', '.join(names)}")
-    for name in names:
-        try:
-            probe_registry.get(name).settings.model_validate(scenario.probes.get(name) or {})
-        except ValidationError as e:
-            raise UserError(_one_line(e, f"{source}: probes.{name}")) from None
-    models = all_scorer_settings()
-    for name in scenario.scorers:
+    every model's section is validated even when absent (its required settings are missing).
+    A kind whose package this process has not imported is checked section by section when
+    it is read (probe_settings / scorer_settings; inputs/settings_registry.py)."""
+    _check_kind(PROBE_SETTINGS, scenario.probes, source, "no such probe")
+    _check_kind(SCORER_SETTINGS, scenario.scorers, source, "no such scorer settings section")
+
+
+def _check_kind(kind: Sections, sections: dict[str, dict[str, Any]], source: str, unknown: str) -> None:
+    if not kind.loaded():
+        return
+    models = kind.models()
+    for name in sections:
         if name not in models:
-            raise UserError(
-                f"{source}: scorers.{name}: no such scorer settings section; known: {', '.join(sorted(models))}"
-            )
-    for name, model in models.items():
-        try:
-            model.model_validate(scenario.scorers.get(name) or {})
-        except ValidationError as e:
-            raise UserError(_one_line(e, f"{source}: scorers.{name}")) from None
+            raise UserError(f"{source}: {kind.kind}.{name}: {unknown}; known: {', '.join(sorted(models))}")
+    # The sections the file has first (a mistake there is what the author just wrote), then
+    # those it lacks (their required settings are missing).
+    for name in sorted(models, key=lambda n: n not in sections):
+        _validated(models[name], sections, name, f"{source}: {kind.kind}")

@@ -4,6 +4,11 @@ from skycity_bench.probes import probe
 
 @probe("frame_pacing", order=10, settings=Settings)
 async def collect(ctx): ...
+
+The probe's `Settings` (its section `probes.<name>` of the scenario) is registered with
+inputs/settings_registry.py at the same time, and this package's discovery with it, so the
+scenario validates its `probes:` sections against every probe's model once this package is
+imported.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import pkgutil
 import threading
 
 from skycity_bench.common.errors import UserError
+from skycity_bench.inputs.settings_registry import PROBE_SETTINGS
 from skycity_bench.probes.probe_api import NoSettings, ProbeContext, ProbeSpec
 
 _REGISTRY: dict[str, ProbeSpec] = {}
@@ -22,7 +28,9 @@ _lock = threading.Lock()  # tests load the registry from several threads at once
 
 def probe(name: str, **kw):
     def deco(fn):
-        _REGISTRY[name] = ProbeSpec(name=name, collect=fn, **kw)
+        spec = ProbeSpec(name=name, collect=fn, **kw)
+        _REGISTRY[name] = spec
+        PROBE_SETTINGS.register(name, spec.settings)
         return fn
 
     return deco
@@ -62,5 +70,6 @@ class _Registry:
 
 
 registry = _Registry()
+PROBE_SETTINGS.set_discovery(registry._load)
 
 __all__ = ["probe", "registry", "ProbeContext", "ProbeSpec", "NoSettings"]

@@ -104,12 +104,13 @@ async def _pass(ctx) -> dict:
     duration = ctx.scenario.duration_s
     dp = await ctx.open_page(init_scripts=[js("frame_sampler.js")], goto=False)
     trace = FrameTrace(dp.context, dp.page) if ctx.settings.trace else None
-    cap = screencast.NoCapture()  # real-time video (issue 15): only if the scenario films this pass
+    # the real-time video: only when the scenario films this pass
+    cap: screencast.NoCapture | screencast.Screencast = screencast.NoCapture()
     try:
         if trace:
             await trace.start()  # before navigation: its navigationStart is the clock anchor
         await dp.goto()
-        cap = await screencast.for_pass(ctx, dp)
+        cap = await _capture(ctx, dp)
         t_start = time.monotonic()
         task = ctx.progress.task("frame pacing: real-time playback", duration)
         try:
@@ -169,6 +170,20 @@ async def _pass(ctx) -> dict:
         "dialogs": dp.events.dialogs[:20],
         **cap.evidence(),
     }
+
+
+async def _capture(ctx, dp) -> screencast.NoCapture | screencast.Screencast:
+    """The real-time video of this pass when the scenario films it (probes.realtime_capture:
+    the measured pass, or the capture probe's own second pass, which sets
+    `realtime_capture_pass` on its context)."""
+    return await screencast.for_pass(
+        dp,
+        ctx.scenario.probe_settings("realtime_capture"),
+        second=bool(getattr(ctx, "realtime_capture_pass", False)),
+        file=ctx.file,
+        duration_s=ctx.scenario.duration_s,
+        probe_grace_s=ctx.scenario.timeouts.probe_grace_s,
+    )
 
 
 def _chromium_frames(trace: FrameTrace | None, url: str, t0_raf: float, end_ms: float) -> dict:

@@ -17,30 +17,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict
 
 from skycity_bench.common.run_progress import Progress
-
-if TYPE_CHECKING:  # not at run time: scenario.py imports this registry
-    from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.inputs.demo_file import Demo
+from skycity_bench.inputs.scenario import Scenario
 
 
 class NoSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-@dataclass
-class Demo:
-    path: Path
-    html: bytes
-    sha256: str
-    url: str = ""
-
-    @property
-    def text(self) -> str:
-        return self.html.decode("utf-8", errors="replace")
 
 
 @dataclass(frozen=True)

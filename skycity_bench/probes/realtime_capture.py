@@ -137,7 +137,7 @@ async def _second_pass(ctx) -> dict:
     from skycity_bench.probes import frame_pacing
 
     ctx2 = dataclasses.replace(ctx, settings=ctx.scenario.probe_settings("frame_pacing"))
-    ctx2.realtime_capture_pass = True  # read by browser/screencast.for_pass
+    ctx2.realtime_capture_pass = True  # read by frame_pacing._capture
     one_pass = getattr(frame_pacing, "_pass", None) or registry.get("frame_pacing").collect
     return await one_pass(ctx2)
 

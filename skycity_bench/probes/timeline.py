@@ -24,32 +24,13 @@ fades in by CSS runs on real time and is seen in whatever state real time left i
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from skycity_bench.common.errors import ProbeError
-from skycity_bench.evidence.timeline import TimelineEvidence
+from skycity_bench.evidence.timeline import TimelineEvidence, TimelineSettings
 from skycity_bench.probes import probe
 from skycity_bench.probes._tour import tour_pass
 
-
-class Settings(BaseModel):
-    """What steers the tour pass's timeline part (reasons beside the values in
-    scenarios/skycity.yaml). The cut, jump and reset thresholds the samples are judged with
-    are the camera scorer's (`scorers: camera:`); the pass reads them only to pick which cut
-    frames to keep for reviewers."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    sample_fps: float = Field(gt=0, le=60)
-    end_s: float = Field(gt=0, le=600)
-    tour_s: float = Field(gt=0, le=600)
-    opening_window_s: float = Field(gt=0)
-    ending_window_s: float = Field(gt=0)
-    analysis_width: int = Field(ge=64, le=3840)
-    city_name_checks: int = Field(ge=1, le=20)
-    name_diff_level: int = Field(ge=1, le=255, description="a pixel of the name's clip changed by more than this")
-    max_cut_frames: int = Field(ge=0)
-    budget_s: float = Field(gt=0)
+# The settings live beside the evidence: the camera scorer reads them too.
+Settings = TimelineSettings
 
 
 def _budget(sc) -> float:

@@ -1,7 +1,14 @@
 """Scenario files and CLI overrides: validated, with one clear line per mistake."""
 
+import subprocess
+import sys
+
 import pytest
 
+# As every run does (the runner imports both): the probes' and the scorers' settings models
+# are registered, so load_scenario checks every section (inputs/settings_registry.py).
+import skycity_bench.judging.scorers  # noqa: F401
+import skycity_bench.probes  # noqa: F401
 from skycity_bench.common.errors import UserError
 from skycity_bench.inputs.scenario import DEFAULT_SCENARIO, load_scenario
 
@@ -64,3 +71,45 @@ def test_scenario_hash_changes_with_content():
 
 def test_default_file_is_the_bundled_one():
     assert DEFAULT_SCENARIO.name == "skycity.yaml" and DEFAULT_SCENARIO.is_file()
+
+
+def test_the_runner_brings_every_section_model_before_a_scenario_is_loaded():
+    """A fresh process that imports the runner (what `run`, `batch`, the queue worker and
+    the run worker load scenarios beside) has both registries, so a misspelled section is
+    refused at load, before any browser starts."""
+    code = (
+        "import skycity_bench.running.runner\n"
+        "from skycity_bench.inputs.settings_registry import PROBE_SETTINGS, SCORER_SETTINGS\n"
+        "assert PROBE_SETTINGS.loaded() and SCORER_SETTINGS.loaded()\n"
+        "from skycity_bench.inputs.scenario import load_scenario\n"
+        "from skycity_bench.common.errors import UserError\n"
+        "try:\n"
+        "    load_scenario(None, {'scorers': {'framming': {}}})\n"
+        "except UserError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("command line: scorers.framming: no such scorer settings section; known: ")
+
+
+def test_a_process_without_the_probes_checks_the_sections_it_reads():
+    """The inputs layer imports neither the probes nor the judging: without them the
+    scenario still loads, and a section read is checked then (the same one line)."""
+    code = (
+        "import sys\n"
+        "from skycity_bench.inputs.scenario import load_scenario\n"
+        "from skycity_bench.common.errors import UserError\n"
+        "sc = load_scenario()\n"
+        "assert 'skycity_bench.probes' not in sys.modules and 'skycity_bench.judging' not in sys.modules\n"
+        "import skycity_bench.evidence.timeline\n"
+        "assert sc.probe_settings('timeline').tour_s == 60\n"
+        "bad = load_scenario(None, {'probes': {'timeline': {'tour_s': -1}}})\n"
+        "try:\n"
+        "    bad.probe_settings('timeline')\n"
+        "except UserError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("scenario: probes.timeline: tour_s: ")

@@ -4,9 +4,10 @@
     def frame_pacing(inp: ScoreInput) -> ItemScore: ...
 
 A scorer module's thresholds are a pydantic model registered with
-`scorer_settings("frame_pacing", Settings)`: the scenario's `scorers.frame_pacing` section
-is validated against it when the scenario is loaded (no defaults: a missing threshold is an
-error there, never a literal fallback in code).
+`scorer_settings("frame_pacing", Settings)`, in inputs/settings_registry.py (with this
+package's discovery, when the package is imported): the scenario's `scorers.frame_pacing`
+section is validated against it when the scenario is loaded (no defaults: a missing
+threshold is an error there, never a literal fallback in code).
 """
 
 from __future__ import annotations
@@ -14,11 +15,15 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import threading
+from typing import TypeVar
 
+from pydantic import BaseModel
+
+from skycity_bench.inputs.settings_registry import SCORER_SETTINGS
 from skycity_bench.judging.scorers.scorer_api import ItemScore, ScoreInput, ScorerSpec
 
 _REGISTRY: dict[str, ScorerSpec] = {}
-_SETTINGS: dict[str, type] = {}
+_M = TypeVar("_M", bound=type[BaseModel])
 _loaded = False
 _lock = threading.Lock()
 
@@ -35,22 +40,19 @@ def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict 
     return deco
 
 
-def scorer_settings(section: str, model: type | None = None):
+def scorer_settings(section: str, model: type[BaseModel] | None = None):
     """Register the thresholds model of the scenario's `scorers.<section>`: called with the
     model, or as a class decorator `@scorer_settings("framing")`."""
 
-    def register(m: type) -> type:
-        if section in _SETTINGS and _SETTINGS[section] is not m:
-            raise ValueError(f"scorer settings section {section!r} registered twice")
-        _SETTINGS[section] = m
+    def register(m: _M) -> _M:
+        SCORER_SETTINGS.register(section, m)
         return m
 
     return register if model is None else register(model)
 
 
-def all_scorer_settings() -> dict[str, type]:
-    all_scorers()
-    return dict(_SETTINGS)
+def all_scorer_settings() -> dict[str, type[BaseModel]]:
+    return SCORER_SETTINGS.models()
 
 
 def all_scorers() -> dict[str, ScorerSpec]:
@@ -64,5 +66,7 @@ def all_scorers() -> dict[str, ScorerSpec]:
                 _loaded = True
     return dict(_REGISTRY)
 
+
+SCORER_SETTINGS.set_discovery(all_scorers)
 
 __all__ = ["scorer", "scorer_settings", "all_scorers", "all_scorer_settings", "ItemScore", "ScoreInput", "ScorerSpec"]

@@ -16,13 +16,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from skycity_bench.inputs.rubric import Rubric, RubricItem
+from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.reporting.run_report import ProbeRecord
-
-if TYPE_CHECKING:  # not at run time: scenario.py imports this registry
-    from skycity_bench.inputs.scenario import Scenario
 
 
 @dataclass
