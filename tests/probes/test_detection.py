@@ -5,8 +5,8 @@ writes what it saw into the page. It is opened here the way each probe opens its
 time: frame_pacing, playback; fake clock: timeline/recording, framing, shops) and, as the
 reference, in a plain Chromium with no automation at all (`chromium --headless --dump-dom`).
 What the bench must hide is asserted hidden; what cannot be hidden must be named in the
-README's stealth section (`<!-- section:stealth -->`), so the fixture reports nothing the
-README does not list.
+stealth section of docs/browser.md (`<!-- section:stealth -->`), so the fixture reports
+nothing the docs do not list.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "detection" / "detect.html"
-README = ROOT / "README.md"
+README = ROOT / "docs" / "browser.md"
 
 # How each probe opens its pages (the init scripts of probes/*.py).
 WAYS = {
@@ -157,7 +157,7 @@ def readme_listed() -> list[str]:
     wildcards) that open a bullet, before its dash and reason."""
     text = README.read_text(encoding="utf-8")
     m = re.search(r"<!-- section:stealth -->(.*?)(?=<!-- /?section:|\Z)", text, re.S)
-    assert m, "README.md has no <!-- section:stealth --> section"
+    assert m, "docs/browser.md has no <!-- section:stealth --> section"
     names = []
     for head in re.findall(r"^\s*[-*] ((?:`[^`]+`,?\s*)+)—", m.group(1), re.M):
         names += re.findall(r"`([^`]+)`", head)
