@@ -34,7 +34,9 @@ class Noise(Part):
         description="/proc/stat shares during the pass: foreign_load, own_load, "
         "steal, cpus, seconds (null: not readable)"
     )
-    too_noisy: list[str] = Field(description="the scorer's noise rule's reasons (empty: quiet enough)")
+    too_noisy: list[str] = Field(
+        description="the probe's noise rule's reasons (probes.frame_pacing.noise_max_*; empty: quiet enough)"
+    )
 
 
 class FramePacingEvidence(Evidence):

@@ -18,10 +18,28 @@ from skycity_bench.evidence.contract import Evidence
 from skycity_bench.inputs.settings_registry import PROBE_SETTINGS
 
 
+class CutRule(BaseModel):
+    """Which frame-to-frame changes are cuts (analysis/motion.py detect_cuts): the tour pass
+    keeps the frames of the cuts it finds for reviewers. The camera scorer judges
+    camera.motion with the same rule (its own `scorers.camera` fields of these names); the
+    scenario file writes the values once (reasons there)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cuts_from_s: float = Field(ge=0, description="no cut before this (a loading screen)")
+    cut_window_s: float = Field(gt=0, description="the local median a cut is compared with spans this")
+    cut_min_residual: float = Field(gt=0, le=1, description="change left after alignment, at least")
+    cut_residual_factor: float = Field(ge=1, description="x the local median residual, at least")
+    cut_max_inlier_ratio: float = Field(ge=0, le=1, description="features followed, at most")
+    jump_min_share: float = Field(gt=0, description="view moved this share of its width in one sample")
+    jump_factor: float = Field(ge=1, description="x the motion around it")
+
+
 class TimelineSettings(BaseModel):
     """What steers the tour pass's timeline part (reasons beside the values in
     scenarios/skycity.yaml). The cut, jump and reset thresholds the samples are judged with
-    are the camera scorer's (`scorers: camera:`)."""
+    are the camera scorer's (`scorers: camera:`); `cut_rule` only chooses which cut frames
+    are kept."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -34,6 +52,7 @@ class TimelineSettings(BaseModel):
     city_name_checks: int = Field(ge=1, le=20)
     name_diff_level: int = Field(ge=1, le=255, description="a pixel of the name's clip changed by more than this")
     max_cut_frames: int = Field(ge=0)
+    cut_rule: CutRule = Field(description="the cuts whose frames are kept (at most max_cut_frames)")
     budget_s: float = Field(gt=0)
 
 

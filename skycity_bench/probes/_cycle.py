@@ -70,8 +70,9 @@ def _best_match(shot, refs, width: int) -> dict:
 
 async def run_cycles(dp, way: str, settings, use_hook_time: bool, save, keep_below: float) -> dict:
     """Play first, then `cycles` x (pause, hold, resume, replay). `save(name, img)` stores an
-    evidence frame and returns its file name; replay frames under `keep_below` SSIM (the
-    scorer's replay_min_ssim) are saved in every cycle, the others in the first only."""
+    evidence frame and returns its file name; replay frames under `keep_below` SSIM
+    (probes.playback.keep_replay_below_ssim) are saved in every cycle, the others in the
+    first only."""
     drv = Driver(dp, way, settings)
     ref = await first_play(dp, settings)
     times = sorted(ref)

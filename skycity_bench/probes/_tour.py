@@ -228,11 +228,9 @@ def _save_frames(ctx, s, analyzer: _Analyzer, data: dict) -> dict:
     last frame of the tour beside the frames after it."""
     t = analyzer.frames["t_s"]
     width = data["analysis_size"][0] if data["analysis_size"] else s.analysis_width
-    # which cuts get frames is the camera scorer's judgement (its thresholds), read here only
-    # to choose what to keep; the scorer judges the stored series again on every (re)score
-    cuts = _motion.detect_cuts(
-        analyzer.frames, fps=s.sample_fps, width_px=width, s=ctx.scenario.scorer_settings("camera")
-    )
+    # the cuts the timeline's cut rule finds (the camera scorer's rule, written once in the
+    # scenario); the scorer judges the stored series again on every (re)score
+    cuts = _motion.detect_cuts(analyzer.frames, fps=s.sample_fps, width_px=width, s=s.cut_rule)
     out: dict = {"cuts": {}, "ending": []}
 
     def save(i: int, label: str) -> str:

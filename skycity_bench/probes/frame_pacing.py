@@ -9,8 +9,9 @@ Beside the sampler's two clocks it keeps Chromium's own account of the same fram
 trace of the compositor's frame reporting, browser/frame_trace.py: which vsyncs presented
 a frame and which dropped the one the page was producing), and the machine's noise around
 the pass (a short calibration before and after, CPU load and steal during it). When the
-machine was too noisy to trust (the scorer's rule, thresholds in the scenario) the pass is
-run once more and the terminal says so.
+machine was too noisy to trust (`noise_reasons`, with this probe's noise_max_* settings)
+the pass is run once more and the terminal says so; the reasons are in the evidence
+(`noise.too_noisy`), where the scorer reports them beside the tier.
 """
 
 from __future__ import annotations
@@ -30,14 +31,41 @@ from skycity_bench.probes import probe
 
 
 class Settings(BaseModel):
-    """What steers the pass (scenario `probes.frame_pacing`); the thresholds its figures are
-    judged with, the noise rule included, are `scorers.frame_pacing`."""
+    """What steers the pass (scenario `probes.frame_pacing`), the machine-noise rule that
+    decides a re-run included; the thresholds its figures are judged with are
+    `scorers.frame_pacing`."""
 
     model_config = ConfigDict(extra="forbid")
 
     trace: bool = Field(description="keep Chromium's own frame reporting (a trace of the pass)")
     noise_calibration_s: float = Field(ge=0, description="blank-page calibration before and after the pass")
-    noise_reruns: int = Field(ge=0, le=3, description="a pass too noisy by the scorer's rule is run this often more")
+    noise_reruns: int = Field(ge=0, le=3, description="a pass too noisy by the noise rule is run this often more")
+    noise_max_foreign_load: float = Field(ge=0, le=1, description="share of all CPUs other processes kept busy")
+    noise_max_steal: float = Field(ge=0, le=1, description="share of CPU time the hypervisor stole")
+    noise_max_calibration_p95_ms: float = Field(gt=0, description="a blank page's P95 frame interval")
+
+
+def noise_reasons(noise: dict, s: Settings) -> list[str]:
+    """Why the machine was too noisy to trust a pacing pass (pyperf's idea): other processes
+    busy on the CPUs, time stolen by the hypervisor, or a blank page that could not hold 60 Hz
+    just before or after the pass. Empty when quiet enough."""
+    out = []
+    cpu = noise.get("cpu") or {}
+    if cpu.get("foreign_load") is not None and cpu["foreign_load"] > s.noise_max_foreign_load:
+        out.append(
+            f"other processes kept {cpu['foreign_load']:.0%} of the CPUs busy (limit {s.noise_max_foreign_load:.0%})"
+        )
+    if cpu.get("steal") is not None and cpu["steal"] > s.noise_max_steal:
+        out.append(f"the hypervisor stole {cpu['steal']:.1%} of CPU time (limit {s.noise_max_steal:.0%})")
+    for when in ("before", "after"):
+        cal = noise.get(f"calibration_{when}") or {}
+        p95 = cal.get("p95_ms")
+        if p95 is not None and p95 > s.noise_max_calibration_p95_ms:
+            out.append(
+                f"a blank page's P95 frame interval was {p95:.1f} ms {when} the pass "
+                f"(limit {s.noise_max_calibration_p95_ms:g} ms)"
+            )
+    return out
 
 
 _READ_CHUNK = 8192
@@ -60,10 +88,7 @@ def _budget(sc) -> float:
     budget=_budget,
 )
 async def collect(ctx) -> FramePacingEvidence:
-    from skycity_bench.judging.scorers.frame_pacing import noise_reasons  # the judgement lives with the scorer
-
     s = ctx.settings
-    rule = ctx.scenario.scorer_settings("frame_pacing")  # the scorer's noise thresholds
     attempts: list[dict] = []
     for attempt in range(1 + s.noise_reruns):
         before = await _calibration(ctx)
@@ -72,7 +97,7 @@ async def collect(ctx) -> FramePacingEvidence:
         b = cpu_sample()
         after = await _calibration(ctx)
         noise = {"calibration_before": before, "calibration_after": after, "cpu": cpu_noise(a, b)}
-        noise["too_noisy"] = noise_reasons(noise, rule)
+        noise["too_noisy"] = noise_reasons(noise, s)
         attempts.append(noise)
         if not noise["too_noisy"] or attempt == s.noise_reruns:
             break

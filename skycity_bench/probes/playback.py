@@ -6,8 +6,9 @@ clock a screen recorder sees, and real time also moves what the fake clock canno
 before any page script, records media elements asked to play, audio contexts and what feeds
 their destination, and input listeners. Frames are taken at `autoplay_times_s` after t = 0
 (the first animation frame after load); the scorer judges the changed area. Only when the
-scene stood still is the centre of the viewport clicked afterwards, to tell a click-to-start
-demo from a frozen one (diagnostic only: the verdict comes from the no-input frames).
+scene stood still (`moving_scene`, the autoplay scorer's rule) is the centre of the viewport
+clicked afterwards, to tell a click-to-start demo from a frozen one (diagnostic only: the
+verdict comes from the no-input frames).
 
 Pause / resume / replay — fake clock (deterministic frames for the SSIM comparison, and
 fast). Driven through the hook when it has pause, resume and replay, and by keyboard when the
@@ -31,22 +32,37 @@ from skycity_bench.probes._cycle import run_cycles
 from skycity_bench.probes._pixel_compare import change_stats, changed_mask
 
 
-class Settings(BaseModel):
+class MovingScene(BaseModel):
+    """A scene that plays by itself: more than a spinner changed between the first no-input
+    frame and the later ones (the autoplay scorer judges with the same two values, its own
+    `scorers.playback` fields; the scenario file writes them once)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    # What steers collection; the thresholds the frames are judged with are the scenario's
-    # scorers.playback (the click diagnostic and which replay frames are kept follow them).
+    min_changed_cells: int = Field(ge=1, description="grid cells (16x9) that must change")
+    min_changed_share: float = Field(ge=0, le=1, description="share of pixels that must change")
+
+
+class Settings(BaseModel):
+    """What steers collection (the scenario's probes.playback); the thresholds the frames are
+    judged with are scorers.playback. The click diagnostic's rule and which replay frames are
+    kept are the probe's own settings, of the same values as the scorer's rules."""
+
+    model_config = ConfigDict(extra="forbid")
+
     width: int = Field(ge=320, description="viewport of this probe, CSS px")
     height: int = Field(ge=240)
     # autoplay (real time)
     autoplay_times_s: list[float] = Field(description="frames at these seconds after t = 0, no input")
     click_diagnostic: bool = Field(description="click the centre afterwards when the scene stood still")
+    moving_scene: MovingScene = Field(description="below this the scene stood still (the click diagnostic)")
     # pause / resume / replay (fake clock)
     keyboard: bool = Field(description="also drive pause/resume/replay by keyboard")
     pause_key: str
     resume_key: str
     replay_key: str
     first_play_times_s: list[float]
+    keep_replay_below_ssim: float = Field(ge=0, le=1, description="replay frames this unlike the first play are kept")
     cycles: int = Field(ge=1, le=5)
     settle_s: float = Field(ge=0, description="demo time for a pause to take effect before the hold starts")
     pause_hold_s: float = Field(gt=0)
@@ -85,7 +101,7 @@ def _save(ctx, stem: str, img) -> str:
 
 async def _autoplay(ctx, vp) -> dict:
     s = ctx.settings
-    rule = ctx.scenario.scorer_settings("playback")  # "the scene stood still": the scorer's rule
+    rule = s.moving_scene  # "the scene stood still"
     dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
     try:
         frames, shots = [], []
@@ -156,7 +172,7 @@ async def _cycles(ctx, vp) -> dict:
     while the bench drives it, so the two hardly compete (the autoplay part, in real
     time, has finished before this starts)."""
     s = ctx.settings
-    keep_below = ctx.scenario.scorer_settings("playback").replay_min_ssim  # replay frames kept as evidence
+    keep_below = s.keep_replay_below_ssim  # replay frames kept as evidence
     # Both ways' pages, loaded one after the other (_open_pages)
     dp, kp = await _open_pages(ctx, vp, 2 if s.keyboard else 1)
     try:

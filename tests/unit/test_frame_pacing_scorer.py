@@ -6,7 +6,8 @@ import pytest
 from skycity_bench.inputs.rubric import load_rubric
 from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.judging.scorers import ScoreInput
-from skycity_bench.judging.scorers.frame_pacing import frame_pacing, noise_reasons, scene_updates
+from skycity_bench.judging.scorers.frame_pacing import frame_pacing, scene_updates
+from skycity_bench.probes.frame_pacing import noise_reasons
 from skycity_bench.reporting.run_report import ProbeRecord
 
 RUBRIC = load_rubric()
@@ -272,7 +273,7 @@ def test_should_review_janky_raf_when_chromium_presented_every_frame():
 
 def test_noise_reasons_name_each_cause():
     sc = load_scenario(None, {})
-    s = sc.scorer_settings("frame_pacing")
+    s = sc.probe_settings("frame_pacing")  # the rule is the probe's: it decides the re-run
     quiet = {
         "cpu": {"foreign_load": 0.05, "steal": 0.0},
         "calibration_before": {"p95_ms": 16.8},

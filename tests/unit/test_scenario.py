@@ -113,3 +113,19 @@ def test_a_process_without_the_probes_checks_the_sections_it_reads():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("scenario: probes.timeline: tour_s: ")
+
+
+def test_a_rule_a_probe_and_a_scorer_both_apply_has_the_same_values_in_both():
+    """The scenario file writes such a rule once (a YAML anchor in the probe's section, which
+    the scorer's section takes): the cut frames kept are those of the cuts the camera scorer
+    finds, the click diagnostic runs when the autoplay scorer sees a still scene, and the
+    replay frames kept are those the replay rule fails."""
+    sc = load_scenario()
+    cuts, camera = sc.probe_settings("timeline").cut_rule, sc.scorer_settings("camera")
+    assert {f: getattr(camera, f) for f in type(cuts).model_fields} == cuts.model_dump()
+    pb, rule = sc.probe_settings("playback"), sc.scorer_settings("playback")
+    assert pb.moving_scene.min_changed_cells == rule.min_changed_cells
+    assert pb.moving_scene.min_changed_share == rule.min_changed_share
+    assert pb.keep_replay_below_ssim == rule.replay_min_ssim
+    text = DEFAULT_SCENARIO.read_text(encoding="utf-8")
+    assert "<<: *cut_rule" in text and "<<: *moving_scene" in text and "replay_min_ssim: *replay_min_ssim" in text

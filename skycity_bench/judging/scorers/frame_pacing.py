@@ -22,7 +22,8 @@ animation; rAF smooth while Chromium dropped many frames; or the reverse) the it
 When the scene itself updated in fewer than the scenario's share of frames, or froze longer
 than its limit while rAF ran, the item is `review` with null points: the rubric says such a
 run is pending review and never gets full marks. The machine's own noise around the pass is
-judged here too (`noise_reasons`, used by the probe to re-run a noisy pass once).
+judged by the probe (probes/frame_pacing.py `noise_reasons`, which also re-runs a noisy
+pass once); its reasons are reported here beside the tier.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_
 @scorer_settings("frame_pacing")
 class Settings(BaseModel):
     """The scenario's `scorers.frame_pacing` (reasons beside the values in
-    scenarios/skycity.yaml). The probe runs a noisy pass once more by this noise rule."""
+    scenarios/skycity.yaml)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -55,9 +56,6 @@ class Settings(BaseModel):
     chromium_smooth_dropped_pct: float = Field(ge=0, le=100)
     chromium_min_frames_share: float = Field(ge=0, le=1)
     compositor_animation_min_share: float = Field(ge=0, le=1)
-    noise_max_foreign_load: float = Field(ge=0, le=1)
-    noise_max_steal: float = Field(ge=0, le=1)
-    noise_max_calibration_p95_ms: float = Field(gt=0)
 
 
 RAF, ENTRY = "rAF timestamp", "performance.now() on entry"
@@ -209,30 +207,6 @@ def chromium_figure(chromium: dict, duration_s: float) -> dict:
         "compositor_animation_share": None if comp_share is None else round(comp_share, 4),
         "source": src,
     }
-
-
-def noise_reasons(noise: dict, settings) -> list[str]:
-    """Why the machine was too noisy to trust a pacing pass (pyperf's idea): other processes
-    busy on the CPUs, time stolen by the hypervisor, or a blank page that could not hold 60 Hz
-    just before or after the pass. Empty when quiet enough."""
-    out = []
-    cpu = noise.get("cpu") or {}
-    if cpu.get("foreign_load") is not None and cpu["foreign_load"] > settings.noise_max_foreign_load:
-        out.append(
-            f"other processes kept {cpu['foreign_load']:.0%} of the CPUs busy "
-            f"(limit {settings.noise_max_foreign_load:.0%})"
-        )
-    if cpu.get("steal") is not None and cpu["steal"] > settings.noise_max_steal:
-        out.append(f"the hypervisor stole {cpu['steal']:.1%} of CPU time (limit {settings.noise_max_steal:.0%})")
-    for when in ("before", "after"):
-        cal = noise.get(f"calibration_{when}") or {}
-        p95 = cal.get("p95_ms")
-        if p95 is not None and p95 > settings.noise_max_calibration_p95_ms:
-            out.append(
-                f"a blank page's P95 frame interval was {p95:.1f} ms {when} the pass "
-                f"(limit {settings.noise_max_calibration_p95_ms:g} ms)"
-            )
-    return out
 
 
 def _windows(inp: ScoreInput, duration: float) -> dict[str, tuple[float, float]]:
