@@ -292,119 +292,168 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
     for the hang limit (sized from the frame cost seen, too) is a hang (`DemoHang`). An
     advance of about one frame (a coarse step: the clock jumps once, at its start) shows no
     frames coming on the way: its one frame must end within the hang limit."""
-    b, t, log = dp.budget, dp.scenario.timeouts, dp.clock
-    cost = log.frame_cost_ms
-    sized = limit_s(t, frames, cost, b.left_s())
-    loading = cost is None and not log.measuring
-    if loading:
-        # The first frames after the load event (shader compiles, first uploads) are part of
-        # loading: the load timeout applies to them.
-        sized = max(sized, t.load_s)
-    single = frames <= 1.5
-    start = time.monotonic()
-    # Never stopped for the run budget before advance_base_s (nor, while loading, load_s).
-    end_by = max(start + (t.load_s if loading else t.advance_base_s), b.deadline)
-    # The clock where this advance starts (the page is idle between the bench's calls, so it
-    # answers at once): what is left of the advance is known at every poll.
-    start_pos = None if single else await _fake_now(dp, min(t.poll_s, 5.0))
-    start = time.monotonic()
-    task = asyncio.ensure_future(dp.call(coro, end_by - start + 30, what))
-    seen_cost: float | None = None  # wall ms per 60 Hz frame seen in this advance
-    hang_s = max(hang_limit_s(t, cost), t.load_s if loading else 0.0)
-    last_move = last_poll = start
-    # The hang limit counts the demo's own time since the last frame: wall less the CPU wait
-    # other processes caused (cpu_wait.py, as for the load), read from the first poll on (an
-    # advance that ends before it, nearly all of them, reads nothing), never past
-    # busy_wall_cap x the limit of wall.
-    quiet: WaitClock | None = None
-    first_pos, first_at = start_pos, start  # the rate is measured from here
-    last_pos: float | None = start_pos
-    charged_wall = charged_ms = 0.0
+    watch = _Watch(dp, ms=ms, frames=frames, what=what)
+    await watch.start(coro)
     try:
+        await watch.follow()
+    except BaseException:
+        watch.task.cancel()
+        raise
+    return watch.finish()
+
+
+class _Watch:
+    """One clock advance being watched (`watched`): its limits, and what the polls of the
+    page's fake clock saw of its frames coming."""
+
+    def __init__(self, dp, *, ms: float, frames: float, what: str):
+        self.dp, self.ms, self.what = dp, ms, what
+        self.b: RunBudget = dp.budget
+        self.t = dp.scenario.timeouts
+        self.log: ClockLog = dp.clock
+        t = self.t
+        self.cost = self.log.frame_cost_ms
+        self.sized = limit_s(t, frames, self.cost, self.b.left_s())
+        self.loading = self.cost is None and not self.log.measuring
+        if self.loading:
+            # The first frames after the load event (shader compiles, first uploads) are part
+            # of loading: the load timeout applies to them.
+            self.sized = max(self.sized, t.load_s)
+        self.single = frames <= 1.5  # about one frame: a coarse step
+        self.seen_cost: float | None = None  # wall ms per 60 Hz frame seen in this advance
+        self.hang_s = max(hang_limit_s(t, self.cost), t.load_s if self.loading else 0.0)
+        # The hang limit counts the demo's own time since the last frame: wall less the CPU
+        # wait other processes caused (cpu_wait.py, as for the load), read from the first poll
+        # on (an advance that ends before it, nearly all of them, reads nothing), never past
+        # busy_wall_cap x the limit of wall.
+        self.quiet: WaitClock | None = None
+        self.charged_wall = self.charged_ms = 0.0
+
+    async def start(self, coro) -> None:
+        """Read where the clock starts and start the advance."""
+        t = self.t
+        start = time.monotonic()
+        # Never stopped for the run budget before advance_base_s (nor, while loading, load_s).
+        self.end_by = max(start + (t.load_s if self.loading else t.advance_base_s), self.b.deadline)
+        # The clock where this advance starts (the page is idle between the bench's calls, so
+        # it answers at once): what is left of the advance is known at every poll.
+        self.start_pos = None if self.single else await _fake_now(self.dp, min(t.poll_s, t.clock_first_read_max_s))
+        self.start = time.monotonic()
+        # The call's own timeout is only a backstop: `follow` ends a slow or hung advance first.
+        self.task = asyncio.ensure_future(
+            self.dp.call(coro, self.end_by - self.start + t.advance_call_slack_s, self.what)
+        )
+        self.last_move = self.last_poll = self.start
+        self.first_pos, self.first_at = self.start_pos, self.start  # the rate is measured from here
+        self.last_pos: float | None = self.start_pos
+
+    async def follow(self) -> None:
+        """Poll the page's clock every poll_s until the advance ends; raises DemoHang or
+        DemoSlow when it must be stopped."""
+        t = self.t
         while True:
             now = time.monotonic()
-            credit = quiet.waited_s if quiet is not None else 0.0
-            wait = min(t.poll_s, last_move + hang_s + credit - now, end_by - now)
-            done, _ = await asyncio.wait({task}, timeout=max(0.0, wait))
+            credit = self.quiet.waited_s if self.quiet is not None else 0.0
+            wait = min(t.poll_s, self.last_move + self.hang_s + credit - now, self.end_by - now)
+            done, _ = await asyncio.wait({self.task}, timeout=max(0.0, wait))
             if done:
                 break
-            if quiet is None:
-                quiet = dp.wait_clock(start=last_move)
-            quiet.read()
-            now = time.monotonic()
-            at = f"the clock at +{last_pos - (dp.t0_ms or 0):.0f} ms" if last_pos is not None else "the clock not read"
-            if quiet.own_s() >= hang_s or quiet.wall_s >= hang_s * t.busy_wall_cap:
-                credit = quiet.waited_s
-                busy = (
-                    f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)"
-                    if credit >= 0.5
-                    else ""
-                )
-                raise DemoHang(
-                    f"{what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {at} "
-                    f"({_cost_note(cost, seen_cost)}; the demo's main thread hangs)"
-                )
-            if now >= end_by:
-                came = (
-                    f"frames kept coming (the last {now - last_move:.0f} s ago)"
-                    if last_move > start
-                    else f"no frame came in the {now - start:.0f} s it had, less than the {hang_s:.0f} s "
-                    "that make it hung"
-                )
-                raise DemoSlow(
-                    f"{what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - start:.1f} s of "
-                    f"this advance (sized {sized:.1f} s from {_cost_note(cost, seen_cost)}); {at}; {came}"
-                )
-            pos = await _fake_now(dp, min(t.poll_s, max(0.5, hang_s / 4)))
-            now = time.monotonic()
-            if pos is None:
-                continue
-            if last_pos is not None and pos > last_pos:
-                # Frames keep coming. The time this took beyond the demo time it played is
-                # charged as it happens (the probe's extension grows during a long advance).
-                b.charge(now - last_poll, pos - last_pos)
-                charged_wall += now - last_poll
-                charged_ms += pos - last_pos
-                last_move = now
-                quiet = dp.wait_clock(start=now)  # the next frame's wait from here
-                if first_pos is not None and pos > first_pos and not single:
-                    # Re-estimate from the rate seen: wall ms per 60 Hz frame so far.
-                    seen_cost = (now - first_at) * 1000.0 * FRAME_MS / (pos - first_pos)
-                    hang_s = max(hang_limit_s(t, max(cost or 0.0, seen_cost)), t.load_s if loading else 0.0)
-                    if start_pos is not None and now - start >= t.advance_base_s and now < end_by:
-                        left_ms = max(0.0, ms - (pos - start_pos))
-                        need = left_ms * (now - first_at) / (pos - first_pos)
-                        if now + need > b.deadline:
-                            raise DemoSlow(
-                                f"{what}: slow: frames kept coming at {seen_cost:.0f} ms per animation frame "
-                                f"({_cost_note(cost)}); at that rate the {left_ms / 1000:.1f} s of demo time left "
-                                f"need about {need:.0f} s, more than the {max(0.0, b.deadline - now):.0f} s left of "
-                                f"the run budget ({t.run_s:.0f} s); {now - start:.0f} s into this advance, sized "
-                                f"{sized:.1f} s"
-                            )
-            if last_pos is None or pos > last_pos:
-                last_pos, last_poll = pos, now
-            if first_pos is None:
-                first_pos, first_at = pos, now
-        await task
-    except BaseException:
-        task.cancel()
-        raise
-    wall = time.monotonic() - start
-    b.charge(wall - charged_wall, ms - charged_ms)
-    if wall > sized and log.measuring:
-        # Past the budget the measured frame cost gave it, and waited for: the page's frames
-        # got slower than measured (evidence of how slow the renderer really was).
-        seen = wall * 1000.0 * FRAME_MS / ms if not single else wall * 1000.0
-        log.slowed.append(
-            {
-                "demo_ms": round(ms),
-                "sized_s": round(sized, 1),
-                "wall_s": round(wall, 1),
-                "frame_cost_seen_ms": round(seen, 1),
-            }
-        )
-    return wall
+            if self.quiet is None:
+                self.quiet = self.dp.wait_clock(start=self.last_move)
+            self.quiet.read()
+            self._stop_if_hung_or_spent(self.quiet, time.monotonic())
+            read_s = min(t.poll_s, max(t.clock_read_min_s, self.hang_s / 4))
+            pos = await _fake_now(self.dp, read_s)
+            if pos is not None:
+                self._saw(pos, time.monotonic())
+        await self.task
+
+    def _at(self) -> str:
+        if self.last_pos is None:
+            return "the clock not read"
+        return f"the clock at +{self.last_pos - (self.dp.t0_ms or 0):.0f} ms"
+
+    def _stop_if_hung_or_spent(self, quiet: WaitClock, now: float) -> None:
+        """DemoHang when no frame came for the hang limit of the demo's own time (or
+        busy_wall_cap x it of wall); DemoSlow when the run budget is spent."""
+        t, hang_s, cost_note = self.t, self.hang_s, _cost_note(self.cost, self.seen_cost)
+        if quiet.own_s() >= hang_s or quiet.wall_s >= hang_s * t.busy_wall_cap:
+            credit = quiet.waited_s
+            busy = (
+                f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)"
+                if credit >= 0.5
+                else ""
+            )
+            raise DemoHang(
+                f"{self.what}: hung: no animation frame for {hang_s:.0f} s of the demo's time{busy}; {self._at()} "
+                f"({cost_note}; the demo's main thread hangs)"
+            )
+        if now >= self.end_by:
+            came = (
+                f"frames kept coming (the last {now - self.last_move:.0f} s ago)"
+                if self.last_move > self.start
+                else f"no frame came in the {now - self.start:.0f} s it had, less than the {hang_s:.0f} s "
+                "that make it hung"
+            )
+            raise DemoSlow(
+                f"{self.what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - self.start:.1f} s of "
+                f"this advance (sized {self.sized:.1f} s from {cost_note}); {self._at()}; {came}"
+            )
+
+    def _saw(self, pos: float, now: float) -> None:
+        """The page's clock read `pos` at `now`: frames keep coming when it moved."""
+        if self.last_pos is not None and pos > self.last_pos:
+            # Frames keep coming. The time this took beyond the demo time it played is
+            # charged as it happens (the probe's extension grows during a long advance).
+            self.b.charge(now - self.last_poll, pos - self.last_pos)
+            self.charged_wall += now - self.last_poll
+            self.charged_ms += pos - self.last_pos
+            self.last_move = now
+            self.quiet = self.dp.wait_clock(start=now)  # the next frame's wait from here
+            if self.first_pos is not None and pos > self.first_pos and not self.single:
+                self._re_estimate(pos, now, self.first_pos)
+        if self.last_pos is None or pos > self.last_pos:
+            self.last_pos, self.last_poll = pos, now
+        if self.first_pos is None:
+            self.first_pos, self.first_at = pos, now
+
+    def _re_estimate(self, pos: float, now: float, first_pos: float) -> None:
+        """The limits from the rate seen (wall ms per 60 Hz frame so far); DemoSlow when at
+        that rate the demo time left cannot fit in what is left of the run budget."""
+        t = self.t
+        self.seen_cost = (now - self.first_at) * 1000.0 * FRAME_MS / (pos - first_pos)
+        self.hang_s = max(hang_limit_s(t, max(self.cost or 0.0, self.seen_cost)), t.load_s if self.loading else 0.0)
+        if self.start_pos is None or now - self.start < t.advance_base_s or now >= self.end_by:
+            return
+        left_ms = max(0.0, self.ms - (pos - self.start_pos))
+        need = left_ms * (now - self.first_at) / (pos - first_pos)
+        if now + need > self.b.deadline:
+            raise DemoSlow(
+                f"{self.what}: slow: frames kept coming at {self.seen_cost:.0f} ms per animation frame "
+                f"({_cost_note(self.cost)}); at that rate the {left_ms / 1000:.1f} s of demo time left "
+                f"need about {need:.0f} s, more than the {max(0.0, self.b.deadline - now):.0f} s left of "
+                f"the run budget ({t.run_s:.0f} s); {now - self.start:.0f} s into this advance, sized "
+                f"{self.sized:.1f} s"
+            )
+
+    def finish(self) -> float:
+        """The advance's wall seconds, charged; one that ran past its sized budget and was
+        waited for is listed in the page's clock log."""
+        wall = time.monotonic() - self.start
+        self.b.charge(wall - self.charged_wall, self.ms - self.charged_ms)
+        if wall > self.sized and self.log.measuring:
+            # Past the budget the measured frame cost gave it, and waited for: the page's
+            # frames got slower than measured (evidence of how slow the renderer really was).
+            seen = wall * 1000.0 * FRAME_MS / self.ms if not self.single else wall * 1000.0
+            self.log.slowed.append(
+                {
+                    "demo_ms": round(self.ms),
+                    "sized_s": round(self.sized, 1),
+                    "wall_s": round(wall, 1),
+                    "frame_cost_seen_ms": round(seen, 1),
+                }
+            )
+        return wall
 
 
 def _cost_note(cost: float | None, seen: float | None = None) -> str:

@@ -158,11 +158,18 @@ class FakeClockMixin:
         h0 = await self.hook_time() if picture_only and (may_slow or may_fast) else None
         # a fast page only where its clock is read before and after (h0, h1 below)
         await self.run_for((t_s - cur) * 1000.0, picture_only=picture_only, checked=may_fast and h0 is not None)
-        if log.coarse_steps == steps0:
-            return
+        if log.coarse_steps != steps0:
+            await self._check_demo_clock(h0, round(t_s - cur, 3))
+
+    async def _check_demo_clock(self, h0: float | None, clock_s: float) -> None:
+        """After coarse steps over `clock_s` of clock: did the demo's own time (the hook's
+        getState().time, `h0` before) keep up? The page's clock log says what was checked; a
+        slow page whose time lagged has its step halved, a fast page goes on coarsely only
+        while its time is seen to keep up."""
+        log, t = self.clock, self.scenario.timeouts
         cost = log.frame_cost_ms  # measured by now
         fast = cost is not None and cost <= t.coarse_above_ms
-        clock_s = round(t_s - cur, 3)
+        fast_mark = {"fast_page": True} if fast else {}
         h1 = await self.hook_time() if h0 is not None else None
         if h0 is None or h1 is None:
             log.demo_clock.append(
@@ -186,7 +193,7 @@ class FakeClockMixin:
                     "step_ms": log.step_ms,
                     "kept_up": None,
                     "note": "not checked: the hook's getState().time stood still",
-                    **({"fast_page": True} if fast else {}),
+                    **fast_mark,
                 }
             )
             if fast:
@@ -194,13 +201,7 @@ class FakeClockMixin:
             return
         kept = (h1 - h0) >= t.clock_keepup * clock_s
         log.demo_clock.append(
-            {
-                "clock_s": clock_s,
-                "demo_s": round(h1 - h0, 3),
-                "step_ms": log.step_ms,
-                "kept_up": kept,
-                **({"fast_page": True} if fast else {}),
-            }
+            {"clock_s": clock_s, "demo_s": round(h1 - h0, 3), "step_ms": log.step_ms, "kept_up": kept, **fast_mark}
         )
         if fast:
             # a fast page needs no coarse steps: one whose clock lagged is stepped frame by
