@@ -23,13 +23,16 @@ import asyncio
 import collections
 import json
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import cv2
 import numpy as np
 
 from skycity_bench.analysis import motion as _motion
 from skycity_bench.browser.clock_budget import PassBudget
+from skycity_bench.browser.hook import HookCall
 from skycity_bench.common.errors import DemoSlow, ProbeError
 from skycity_bench.probes import _city_name, _scene_graph
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, decode, eta_note, frame_times, on_grid
@@ -41,7 +44,7 @@ class _Analyzer:
     def __init__(self, s):
         self.s = s
         self.prev = None
-        self.frames = {
+        self.frames: dict[str, list[Any]] = {
             k: [] for k in ("t_s", "dx", "dy", "scale", "rot_deg", "residual", "raw_diff", "inlier_ratio", "features")
         }
         self.thumbs: dict[int, bytes] = {}
@@ -61,6 +64,7 @@ class _Analyzer:
         self.shape = gray.shape  # what the registration's pixels are
         f = self.frames
         f["t_s"].append(round(t, 4))
+        r: dict[str, Any]
         if self.prev is None:
             r = {
                 "dx": None,
@@ -122,11 +126,11 @@ class TimelineSampler:
         self.scale = min(1.0, s.analysis_width / dp.viewport.width)
         self.analyzer = _Analyzer(s)
         self.pending: collections.deque = collections.deque()
-        self.states = {"t_s": [], "phase": [], "time": [], "ended": []}
-        self.hook_state = {"ok": 0, "failed": 0, "first_error": None, "invalid_phase": 0}
+        self.states: dict[str, list[Any]] = {"t_s": [], "phase": [], "time": [], "ended": []}
+        self.hook_state: dict[str, Any] = {"ok": 0, "failed": 0, "first_error": None, "invalid_phase": 0}
         self.fails = 0
         self.name = None
-        self.desc = None
+        self.desc: Any = None  # the hook's describe() answer (prepare)
         self.name_checks: list[dict] = []
         n = s.city_name_checks
         self.checks_at = sorted(s.tour_s - s.ending_window_s * (k + 0.5) / n for k in range(n))
@@ -267,7 +271,7 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
 
 
 def density_frame_times(
-    sample_times: list[float], offsets_frames: list[int], densify_points: int, claim_frames: list[int] = ()
+    sample_times: list[float], offsets_frames: list[int], densify_points: int, claim_frames: Sequence[int] = ()
 ) -> dict:
     """What the density analysis takes from the tour instead of replaying 20–35 s (issue 18
     part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time the
@@ -312,7 +316,7 @@ class DensityFrames:
         delta_frames: int,
         other_frames: list[int],
         densify_points: int,
-        view_frames: list[int] = (),
+        view_frames: Sequence[int] = (),
         scene=None,
     ):
         self.ctx = ctx
@@ -323,7 +327,7 @@ class DensityFrames:
         self.sample_times, self.delta_frames = sample_times, delta_frames
         self.other_frames, self.densify_points = list(other_frames), densify_points
         self.view_frames = list(view_frames)  # the still-point test's views: frames and claims
-        self.desc = None
+        self.desc: HookCall | None = None  # the hook's describe() answer (prepare)
         self.claims_keys: set[int] = set()
         self.frames: dict[str, dict] = {}
         self.claims: dict[str, dict] = {}
@@ -336,8 +340,8 @@ class DensityFrames:
         graph: probes/_scene_graph.py; a sample reads claims only with one) and return the
         frame times to step to: the other pairs' frames and the still-point views (frames and
         claims) only with claims, as the probe takes them."""
-        self.desc = await dp.hook.describe()
-        self.locator = await _scene_graph.choose(dp, self.desc.ok, self.scene is not None)
+        self.desc = desc = await dp.hook.describe()
+        self.locator = await _scene_graph.choose(dp, desc.ok, self.scene is not None)
         on = self.locator["kind"] != "none"
         offsets = [0, self.delta_frames] + (self.other_frames + self.view_frames if on else [])
         got = density_frame_times(self.sample_times, offsets, self.densify_points, self.view_frames if on else [])
@@ -392,7 +396,7 @@ class DensityFrames:
 
 
 def tour_times(
-    video: list[tuple[float, str]], timeline: list[float], density: list[float] = ()
+    video: list[tuple[float, str]], timeline: list[float], density: Sequence[float] = ()
 ) -> list[tuple[float, str | None, bool, bool]]:
     """The pass's steps in time order: (t, the video's kind of frame at t or None, whether
     the timeline samples at t, whether density takes a frame at t). All lists sit on the
@@ -435,9 +439,9 @@ async def tour_pass(
     # Playwright's clock.run_for (DemoPage._clock_run_for: same timers, frames and errors)
     dp.direct_clock = True
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="timeline")
-    sampler = None
     try:
         st = await Stepper(dp).start()
+        sampler = None
         if timeline is not None:
             sampler = TimelineSampler(ctx, dp, st, timeline, pool)
             await sampler.prepare()
@@ -446,70 +450,87 @@ async def tour_pass(
             frame_times(timeline.end_s, timeline.sample_fps, include_end=True) if timeline else [],
             await density.prepare(dp) if density is not None else [],
         )
-        what = " + ".join(
-            n
-            for n, on in (
-                ("recording", video is not None),
-                ("timeline", sampler is not None),
-                ("density frames", density is not None),
-            )
-            if on
-        )
-        task = ctx.progress.task(f"{what}: {steps[-1][0]:g} s" if steps else what, len(steps), unit="frames")
-        started = time.monotonic()
-        budget = PassBudget(wall_budget_s, getattr(dp, "budget", None))
-        stopped = None
-        step_s = 0.0
+        walk = _Walk(dp, st, video, sampler, density)
+        task = ctx.progress.task(f"{walk.what}: {steps[-1][0]:g} s" if steps else walk.what, len(steps), unit="frames")
         try:
-            for i, (t, kind, sample, dens) in enumerate(steps):
-                if budget.spent():
-                    stopped = _stopped(st, t, steps[-1][0], budget.why(), budget, i)
-                    break
-                c0 = time.perf_counter()
-                try:
-                    await st.to(t)
-                except DemoSlow as e:  # the run's budget ends this advance: keep what was taken
-                    stopped = _stopped(st, t, steps[-1][0], str(e), budget, i)
-                    break
-                step_s += time.perf_counter() - c0
-                shot = await video.take(kind, t, st, full=sample) if kind is not None else None
-                if sample:
-                    await sampler.sample(st.frame_s, shot)  # = t, except for t = 0, which load already passed
-                if dens:
-                    await density.take(dp, t)
-                if i % 10 == 0 or i == len(steps) - 1:
-                    task.update(i + 1, note=eta_note(i + 1, len(steps), time.monotonic() - started))
-            if video is not None:
-                await video.drain()
-            if sampler is not None:
-                await sampler.drain()
+            await walk.run(steps, wall_budget_s, task)
         except ProbeError as e:
-            parts = {}
-            if video is not None:
-                parts["recording"] = {**(e.data or {}), **video.partial()}
-            if sampler is not None:
-                parts["timeline"] = {**(e.data or {}), **sampler.partial()}
-            e.data = parts
+            e.data = walk.partial(e.data)
             raise
         finally:
             task.close()
-        out: dict = {
-            "recording": None,
-            "timeline": None,
-            "stopped": stopped,
-            "density_frames": density.finish(dp) if density is not None else None,
-        }
-        if video is not None:
-            out["recording"] = await video.finish(stopped)
-        if sampler is not None:
-            if stopped is not None:
-                out["timeline"] = {**sampler.partial(), "stopped": stopped}
-            else:
-                out["timeline"] = sampler.result(stepped_by)
-                out["timeline"]["spent_s"]["step"] = round(step_s, 2)
-        return out
+        return await walk.results(stepped_by)
     finally:
         pool.shutdown(wait=True)
         if video is not None:
             video.close()
         await dp.close()
+
+
+class _Walk:
+    """The steps of one tour pass and what each part takes at them: the video's frames, the
+    timeline's samples, density's frames."""
+
+    def __init__(self, dp, st: Stepper, video, sampler: TimelineSampler | None, density: DensityFrames | None):
+        self.dp, self.st = dp, st
+        self.video, self.sampler, self.density = video, sampler, density
+        self.stopped: dict | None = None
+        self.step_s = 0.0  # wall seconds the clock steps took
+        parts = (("recording", video), ("timeline", sampler), ("density frames", density))
+        self.what = " + ".join(n for n, part in parts if part is not None)
+
+    async def run(self, steps: list[tuple[float, str | None, bool, bool]], wall_budget_s: float | None, task) -> None:
+        """Step to each time and take what each part wants there, until the last step or the
+        pass's wall-clock budget (`stopped` then says where and why)."""
+        started = time.monotonic()
+        budget = PassBudget(wall_budget_s, getattr(self.dp, "budget", None))
+        st, end_s = self.st, steps[-1][0] if steps else 0.0
+        for i, (t, kind, sample, dens) in enumerate(steps):
+            if budget.spent():
+                self.stopped = _stopped(st, t, end_s, budget.why(), budget, i)
+                break
+            c0 = time.perf_counter()
+            try:
+                await st.to(t)
+            except DemoSlow as e:  # the run's budget ends this advance: keep what was taken
+                self.stopped = _stopped(st, t, end_s, str(e), budget, i)
+                break
+            self.step_s += time.perf_counter() - c0
+            shot = await self.video.take(kind, t, st, full=sample) if kind is not None else None
+            if sample and self.sampler is not None:
+                await self.sampler.sample(st.frame_s, shot)  # = t, except for t = 0, which load already passed
+            if dens and self.density is not None:
+                await self.density.take(self.dp, t)
+            if i % 10 == 0 or i == len(steps) - 1:
+                task.update(i + 1, note=eta_note(i + 1, len(steps), time.monotonic() - started))
+        if self.video is not None:
+            await self.video.drain()
+        if self.sampler is not None:
+            await self.sampler.drain()
+
+    def partial(self, data: dict | None) -> dict:
+        """A ProbeError's data keyed by part, with what each part took before it."""
+        parts = {}
+        if self.video is not None:
+            parts["recording"] = {**(data or {}), **self.video.partial()}
+        if self.sampler is not None:
+            parts["timeline"] = {**(data or {}), **self.sampler.partial()}
+        return parts
+
+    async def results(self, stepped_by: str) -> dict:
+        """tour_pass's answer once the steps are done (or stopped)."""
+        out: dict = {
+            "recording": None,
+            "timeline": None,
+            "stopped": self.stopped,
+            "density_frames": self.density.finish(self.dp) if self.density is not None else None,
+        }
+        if self.video is not None:
+            out["recording"] = await self.video.finish(self.stopped)
+        if self.sampler is not None:
+            if self.stopped is not None:
+                out["timeline"] = {**self.sampler.partial(), "stopped": self.stopped}
+            else:
+                out["timeline"] = self.sampler.result(stepped_by)
+                out["timeline"]["spent_s"]["step"] = round(self.step_s, 2)
+        return out

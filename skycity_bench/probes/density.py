@@ -489,22 +489,9 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: To
     finally:
         task.close()
         await source.close()
-    page_errors = source.page_errors()
-    densify_error = None
     extra = _densify_times(samples, s)
-    if extra:
-        plan_keys = _keys(cap.plan(extra, hook), cap.delta_frames)
-        more = tour if tour is not None and tour.has(plan_keys) else Replay(ctx)
-        frames_from["densified"] = more.name
-        try:
-            await more.open()
-            await more.locate(await more.describe())
-            await cap.run_pass(more, extra, hook, True, samples)
-        except ProbeError as e:
-            densify_error = str(e)
-        finally:
-            await more.close()
-        page_errors = more.page_errors()
+    densify_error, frames_from["densified"], more_errors = await _densify(ctx, cap, tour, hook, extra, samples)
+    page_errors = more_errors if more_errors is not None else source.page_errors()
     samples.sort(key=lambda d: d["t"])
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
@@ -529,6 +516,29 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: To
             "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
         }
     )
+
+
+async def _densify(
+    ctx, cap: _Capture, tour: TourFrames | None, hook: bool, extra: list[float], samples: list[dict]
+) -> tuple[str | None, str | None, list | None]:
+    """The samples at `extra` (where the count dropped between two samples) added to
+    `samples`, from the tour's frames when it has them all, else from a replay of the
+    window: (the error that stopped them, which source took them, its page errors); all
+    None when there are none to take."""
+    if not extra:
+        return None, None, None
+    plan_keys = _keys(cap.plan(extra, hook), cap.delta_frames)
+    more = tour if tour is not None and tour.has(plan_keys) else Replay(ctx)
+    error = None
+    try:
+        await more.open()
+        await more.locate(await more.describe())
+        await cap.run_pass(more, extra, hook, True, samples)
+    except ProbeError as e:
+        error = str(e)
+    finally:
+        await more.close()
+    return error, more.name, more.page_errors()
 
 
 def _visible(call: _Call | None) -> list | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,7 +97,7 @@ async def collect(ctx) -> FramePacingEvidence:
         data = await _pass(ctx)
         b = cpu_sample()
         after = await _calibration(ctx)
-        noise = {"calibration_before": before, "calibration_after": after, "cpu": cpu_noise(a, b)}
+        noise: dict[str, Any] = {"calibration_before": before, "calibration_after": after, "cpu": cpu_noise(a, b)}
         noise["too_noisy"] = noise_reasons(noise, s)
         attempts.append(noise)
         if not noise["too_noisy"] or attempt == s.noise_reruns:
@@ -126,6 +127,8 @@ async def _calibration(ctx) -> dict:
 
 
 async def _pass(ctx) -> dict:
+    """One real-time pass: the demo played for the scenario's duration with the sampler (and
+    Chromium's trace, and the video when filmed), then the sampler's frames read back."""
     duration = ctx.scenario.duration_s
     dp = await ctx.open_page(init_scripts=[js("frame_sampler.js")], goto=False)
     trace = FrameTrace(dp.context, dp.page) if ctx.settings.trace else None
@@ -136,39 +139,19 @@ async def _pass(ctx) -> dict:
             await trace.start()  # before navigation: its navigationStart is the clock anchor
         await dp.goto()
         cap = await _capture(ctx, dp)
-        t_start = time.monotonic()
-        task = ctx.progress.task("frame pacing: real-time playback", duration)
-        try:
-            while (el := time.monotonic() - t_start) < duration + 0.1:
-                task.update(min(el, duration), note=f"{max(0.0, duration - el):4.0f} s left")
-                await asyncio.sleep(min(0.25, max(0.01, duration + 0.1 - el)))
-                if dp.events.crashed or dp.events.closed:
-                    break
-        finally:
-            task.close()
-        meta = await dp.evaluate(
+        await _play(ctx, dp, duration)
+        n, t0, t0_raf, errors = await dp.evaluate(
             "[__SKYCITY__.frames ? __SKYCITY__.frames.count() : -1, __SKYCITY__.bench.t0,"
             " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]",
             what="reading the frame sampler",
         )
-        n, t0, t0_raf, errors = meta
         if trace:
             # After the page answered (a hung renderer never flushes its part of a trace:
             # it is caught just above in 5 s); the data of a long pass takes a while to come.
             await trace.stop(10 + duration / 2)
         if n < 0:
             raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
-        ts, now, drew = [], [], []
-        for start in range(0, n, _READ_CHUNK):
-            part = await dp.evaluate(
-                "([a, b]) => __SKYCITY__.frames.read(a, b)",
-                [start, start + _READ_CHUNK],
-                timeout=10,
-                what="reading the frame sampler",
-            )
-            ts += part["ts"]
-            now += part["now"]
-            drew += part["drew"]
+        ts, now, drew = await _read_frames(dp, n)
     except (DemoHang, DemoCrash):
         # The page hangs or died: its renderer never flushes a trace, and the runner restarts
         # the browser (which ends the trace with it): do not wait for it.
@@ -195,6 +178,40 @@ async def _pass(ctx) -> dict:
         "dialogs": dp.events.dialogs[:20],
         **cap.evidence(),
     }
+
+
+async def _play(ctx, dp, duration: float) -> None:
+    """Let the demo play in real time for `duration` s (a little more: the last frame's
+    interval ends after it), showing the time left; a page that crashed or closed ends it."""
+    t_start = time.monotonic()
+    task = ctx.progress.task("frame pacing: real-time playback", duration)
+    try:
+        while (el := time.monotonic() - t_start) < duration + 0.1:
+            task.update(min(el, duration), note=f"{max(0.0, duration - el):4.0f} s left")
+            await asyncio.sleep(min(0.25, max(0.01, duration + 0.1 - el)))
+            if dp.events.crashed or dp.events.closed:
+                break
+    finally:
+        task.close()
+
+
+async def _read_frames(dp, n: int) -> tuple[list[float], list[float], list[int]]:
+    """The sampler's `n` frames: (rAF timestamps, performance.now() on entry, drew), read in
+    chunks (one page call per _READ_CHUNK frames)."""
+    ts: list[float] = []
+    now: list[float] = []
+    drew: list[int] = []
+    for start in range(0, n, _READ_CHUNK):
+        part = await dp.evaluate(
+            "([a, b]) => __SKYCITY__.frames.read(a, b)",
+            [start, start + _READ_CHUNK],
+            timeout=10,
+            what="reading the frame sampler",
+        )
+        ts += part["ts"]
+        now += part["now"]
+        drew += part["drew"]
+    return ts, now, drew
 
 
 async def _capture(ctx, dp) -> screencast.NoCapture | screencast.Screencast:

@@ -124,6 +124,9 @@ def _pick(intervals: list[dict], shops: list[dict], hover: list[dict], min_s: fl
 
 
 async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) -> dict:
+    """A different shop hovered while an automatic card shows (_pick), the pointer held on it
+    for manual_hold_s: which cards showed at each step, as raw figures with evidence crops
+    (whether the hover won is judged in scorers/_shop_manual_priority.py)."""
     s = ctx.settings
     pick = _pick(auto["intervals"], shops, hover, s.manual_min_auto_s)
     if pick is None:
@@ -162,29 +165,11 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
         if not pg.in_view(pos):
             return {**out, "tested": False, "reason": f"shop {user['id']} was not on screen at {t_h:.1f} s"}
         out["hovered"] = {"x": round(pos["x"], 1), "y": round(pos["y"], 1), "t_s": t_h}
-        # The pointer follows the shop for the whole hold (issue 16): a still pointer loses a
+        # The pointer follows the shop for the whole hold: a still pointer loses a
         # shop the camera carries away, and the card closing then says nothing about priority.
         fol = Follow(pg, user["id"], shops)
         await fol.begin(pos)
-        answer_s = t_h + s.close_watch_ms / 1000  # evidence crops from here on
-        seen: list | None = None
-        while True:
-            now = await pg.dp.now_s()
-            if now >= t_h + s.manual_hold_s - 5e-4:
-                break
-            rec = await fol.step(min(fol.step_ms, (t_h + s.manual_hold_s - now) * 1000))
-            names = sorted({n for c in rec.get("cards", []) for n in c["names"]})
-            # Evidence crops (raw moments, no judgement): the first step past the answer
-            # time, each change of the cards showing after it, and the last step.
-            if rec["t_s"] >= answer_s - 5e-4 and (seen is None or names != seen) and len(shots) < 4:
-                shots.append(await _shot(pg, rec, len(shots) + 1))
-                if seen is None:
-                    out["hook_active_card"] = await pg.active_card()
-                    out["text"] = joined_text(await pg.read(shops))
-                seen = names
-        last = fol.steps[-1]
-        if len(shots) < 5 and last.get("t_s", 0) > answer_s:
-            shots.append(await _shot(pg, last, len(shots) + 1))
+        await _hold(pg, fol, shops, t_h, out, shots)
     finally:
         await pg.close()
     return {
@@ -193,6 +178,31 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
         "follow": fol.summary() if fol else None,
         "screenshots": [f for f in shots if f],
     }
+
+
+async def _hold(pg: ShopPage, fol: Follow, shops: list[dict], t_h: float, out: dict, shots: list[str | None]) -> None:
+    """Step the clock with the pointer following the shop until manual_hold_s after `t_h`.
+    Evidence crops into `shots` (raw moments, no judgement): the first step past the answer
+    time (close_watch_ms after the hover), each change of the cards showing after it, and
+    the last step; the hook's active card and the cards' text at the first into `out`."""
+    s = pg.s
+    answer_s = t_h + s.close_watch_ms / 1000  # evidence crops from here on
+    seen: list | None = None
+    while True:
+        now = await pg.dp.now_s()
+        if now >= t_h + s.manual_hold_s - 5e-4:
+            break
+        rec = await fol.step(min(fol.step_ms, (t_h + s.manual_hold_s - now) * 1000))
+        names = sorted({n for c in rec.get("cards", []) for n in c["names"]})
+        if rec["t_s"] >= answer_s - 5e-4 and (seen is None or names != seen) and len(shots) < 4:
+            shots.append(await _shot(pg, rec, len(shots) + 1))
+            if seen is None:
+                out["hook_active_card"] = await pg.active_card()
+                out["text"] = joined_text(await pg.read(shops))
+            seen = names
+    last = fol.steps[-1]
+    if len(shots) < 5 and last.get("t_s", 0) > answer_s:
+        shots.append(await _shot(pg, last, len(shots) + 1))
 
 
 async def _shot(pg: ShopPage, rec: dict, k: int) -> str | None:

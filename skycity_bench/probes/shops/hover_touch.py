@@ -121,6 +121,8 @@ async def _wait_card(pg: ShopPage, shops: list[dict], fol: Follow | None = None)
 
 
 async def hover_phase(ctx, shops: list[dict]) -> dict:
+    """Each shop hovered in turn with the real mouse (the module docstring): {"per_shop": one
+    record of raw figures per shop, "resets": the fresh pages opened on the way}."""
     s = ctx.settings
     pg = ShopPage(ctx)
     await _fresh(pg, s.hover_times_s)
@@ -130,77 +132,100 @@ async def hover_phase(ctx, shops: list[dict]) -> dict:
         for shop in shops:
             res = {"id": shop["id"], "name": shop["name"], "opened": False}
             per_shop.append(res)
-            p, fresh = await _point_of(pg, shop["id"], needed, s)
-            resets += fresh
-            if p is None:
-                res.update(opened=None, reason="the shop's point was never inside the viewport at the hover times")
-                continue
-            away = pg.away_point(list((await pg.shops_now()).values()) or shops)
-            await pg.dp.page.mouse.move(*away)
-            await pg.dp.run_for(s.step_ms)
-            await pg.cards.base()
-            t_hover = await pg.dp.now_s()
-            # The pointer follows the shop while the card is awaited (issue 16): the camera
-            # may carry the shop away from where it was when the pointer arrived. It starts
-            # where the shop is now (the clock ran on while the pointer went away).
-            p = (await pg.shops_now()).get(shop["id"]) or p
-            fol = Follow(pg, shop["id"], shops, cards=False, pixels=False)
-            await fol.begin(p)
-            cards, res["opened_within_ms"] = await _wait_card(pg, shops, fol)
-            res["follow"] = fol.summary()
-            p_now = (await pg.shops_now()).get(shop["id"]) or p
-            res["hovered"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(t_hover, 3), "away": away}
-            res["hook_active_card_open"] = await pg.active_card()
-            if cards:
-                named = sorted({i for c in cards for i in c["names"]})
-                res.update(opened=True, text=joined_text(cards), names_in_card=named)
-                rects = [c["rect"] for c in cards]
-                grabbed = await pg.grab(pg.region(rects, (p_now["x"], p_now["y"])))
-                res["placement"] = placement(cards, p_now, grabbed, pg.size)
-                res["screenshot_open"] = await pg.crop(
-                    f"hover-{_safe(shop['id'])}-open", rects, mark=(p_now["x"], p_now["y"]), grabbed=grabbed
-                )
-            else:
-                others = await pg.read_all()
-                if others:
-                    res["unnamed_changes"] = [c["text"][:80] for c in others[:5]]
-                zone = _zone(pg, p)
-                hovered_img = await pg.grab(zone)
-            # Leave, and watch the card go: the in-page sampler times it to step_ms.
-            await pg.dp.page.mouse.move(*away)
-            t_leave = await pg.dp.now_s()
-            await pg.cards.start(s.step_ms)
-            await pg.dp.run_for(s.close_watch_ms)
-            raw = await pg.cards.take()
-            await pg.cards.stop()
-            gone_at = next(
-                (
-                    round((t - t_leave) * 1000)
-                    for t, cs in raw
-                    if t > t_leave + 1e-6 and not _still_open(shop_cards({"cards": cs}, shops), shop, res)
-                ),
-                None,
-            )
-            still = await pg.read(shops, settle_css=gone_at is None)
-            if gone_at is None and not _still_open(still, shop, res):
-                gone_at = round(s.close_watch_ms)  # a CSS fade that ended in real time
-                res["closed_after_css_transition"] = True
-            res["hook_active_card_closed"] = await pg.active_card()
-            if res["opened"]:
-                # None: still showing after the whole watch (close_watch_ms)
-                res["closed_after_ms"] = gone_at
-                res["close_watched_ms"] = round(s.close_watch_ms)
-            else:
-                res["canvas_card"] = await _canvas_check(pg, hovered_img, zone, p, shop["id"])
-            if res["opened"] and gone_at is None:
-                res["screenshot_stayed_open"] = await pg.crop(
-                    f"hover-{_safe(shop['id'])}-after-leave", [c["rect"] for c in still], mark=(p["x"], p["y"])
-                )
-                await _fresh(pg, s.hover_times_s)  # a stuck card must not be charged to the next shop
-                resets += 1
+            resets += await _hover_shop(pg, shop, shops, needed, res)
     finally:
         await pg.close()
     return {"per_shop": per_shop, "resets": resets}
+
+
+async def _hover_shop(pg: ShopPage, shop: dict, shops: list[dict], needed: float, res: dict) -> int:
+    """One shop's hover, its figures into `res`: the card it opened (or what changed on a
+    canvas), and when the card went after the pointer left. Returns the fresh pages opened."""
+    s = pg.s
+    p, resets = await _point_of(pg, shop["id"], needed, s)
+    if p is None:
+        res.update(opened=None, reason="the shop's point was never inside the viewport at the hover times")
+        return resets
+    away = pg.away_point(list((await pg.shops_now()).values()) or shops)
+    p, hovered_img, zone = await _hover_open(pg, shop, shops, p, away, res)
+    gone_at, still = await _watch_close(pg, shop, shops, away, res)
+    res["hook_active_card_closed"] = await pg.active_card()
+    if res["opened"]:
+        # None: still showing after the whole watch (close_watch_ms)
+        res["closed_after_ms"] = gone_at
+        res["close_watched_ms"] = round(s.close_watch_ms)
+    else:
+        res["canvas_card"] = await _canvas_check(pg, hovered_img, zone, p, shop["id"])
+    if res["opened"] and gone_at is None:
+        res["screenshot_stayed_open"] = await pg.crop(
+            f"hover-{_safe(shop['id'])}-after-leave", [c["rect"] for c in still], mark=(p["x"], p["y"])
+        )
+        await _fresh(pg, s.hover_times_s)  # a stuck card must not be charged to the next shop
+        resets += 1
+    return resets
+
+
+async def _hover_open(pg: ShopPage, shop: dict, shops: list[dict], p: dict, away, res: dict) -> tuple:
+    """The pointer away, then onto the shop, following it while the card is awaited; what
+    opened into `res`. Returns (the shop's point the pointer went to, and, when no DOM card
+    opened, the picture of the zone round it while hovered and that zone, else None, None)."""
+    s = pg.s
+    await pg.dp.page.mouse.move(*away)
+    await pg.dp.run_for(s.step_ms)
+    await pg.cards.base()
+    t_hover = await pg.dp.now_s()
+    # The pointer follows the shop while the card is awaited: the camera may carry the shop
+    # away from where it was when the pointer arrived. It starts where the shop is now (the
+    # clock ran on while the pointer went away).
+    p = (await pg.shops_now()).get(shop["id"]) or p
+    fol = Follow(pg, shop["id"], shops, cards=False, pixels=False)
+    await fol.begin(p)
+    cards, res["opened_within_ms"] = await _wait_card(pg, shops, fol)
+    res["follow"] = fol.summary()
+    p_now = (await pg.shops_now()).get(shop["id"]) or p
+    res["hovered"] = {"x": round(p["x"], 1), "y": round(p["y"], 1), "t_s": round(t_hover, 3), "away": away}
+    res["hook_active_card_open"] = await pg.active_card()
+    if cards:
+        named = sorted({i for c in cards for i in c["names"]})
+        res.update(opened=True, text=joined_text(cards), names_in_card=named)
+        rects = [c["rect"] for c in cards]
+        grabbed = await pg.grab(pg.region(rects, (p_now["x"], p_now["y"])))
+        res["placement"] = placement(cards, p_now, grabbed, pg.size)
+        res["screenshot_open"] = await pg.crop(
+            f"hover-{_safe(shop['id'])}-open", rects, mark=(p_now["x"], p_now["y"]), grabbed=grabbed
+        )
+        return p, None, None
+    others = await pg.read_all()
+    if others:
+        res["unnamed_changes"] = [c["text"][:80] for c in others[:5]]
+    zone = _zone(pg, p)
+    return p, await pg.grab(zone), zone
+
+
+async def _watch_close(pg: ShopPage, shop: dict, shops: list[dict], away, res: dict) -> tuple[int | None, list[dict]]:
+    """Leave, and watch the card go (the in-page sampler times it to step_ms): (ms after
+    leaving at which it was gone, or None: still open after close_watch_ms; the cards read
+    at the end)."""
+    s = pg.s
+    await pg.dp.page.mouse.move(*away)
+    t_leave = await pg.dp.now_s()
+    await pg.cards.start(s.step_ms)
+    await pg.dp.run_for(s.close_watch_ms)
+    raw = await pg.cards.take()
+    await pg.cards.stop()
+    gone_at = next(
+        (
+            round((t - t_leave) * 1000)
+            for t, cs in raw
+            if t > t_leave + 1e-6 and not _still_open(shop_cards({"cards": cs}, shops), shop, res)
+        ),
+        None,
+    )
+    still = await pg.read(shops, settle_css=gone_at is None)
+    if gone_at is None and not _still_open(still, shop, res):
+        gone_at = round(s.close_watch_ms)  # a CSS fade that ended in real time
+        res["closed_after_css_transition"] = True
+    return gone_at, still
 
 
 def _still_open(cards: list[dict], shop: dict, res: dict) -> bool:

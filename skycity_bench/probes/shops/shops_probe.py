@@ -86,7 +86,6 @@ def _budget(sc) -> float:
     description="hover / auto display / manual priority / placement / touch, judged from DOM and pixels",
 )
 async def collect(ctx) -> ShopsEvidence:
-    s = ctx.settings
     pg = ShopPage(ctx)
     await pg.open()
     try:
