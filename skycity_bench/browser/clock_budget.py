@@ -50,6 +50,7 @@ import asyncio
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from skycity_bench.browser.cpu_wait import WaitClock
 from skycity_bench.common.errors import DemoHang, DemoSlow
@@ -103,7 +104,7 @@ class ClockLog:
 
     def to_json(self) -> dict:
         cost = self.frame_cost_ms
-        out = {
+        out: dict[str, Any] = {
             "viewport": self.viewport,
             "frame_cost_ms": round(cost, 1) if cost is not None else None,
             "frame_cost_samples_ms": [round(x, 1) for x in self.samples_ms],
@@ -184,9 +185,9 @@ class RunBudget:
                 by_vp.setdefault(p.viewport, []).append(p)
         out = {}
         for vp, logs in by_vp.items():
-            costs = [p.frame_cost_ms for p in logs]
+            costs = [c for p in logs if (c := p.frame_cost_ms) is not None]
             med = statistics.median(costs)
-            seen = [p.seen_cost_ms for p in logs if p.seen_cost_ms is not None]
+            seen = [c for p in logs if (c := p.seen_cost_ms) is not None]
             out[vp] = {
                 "frame_cost_ms": round(med, 1),
                 "worst_page_ms": round(max(costs), 1),
@@ -250,7 +251,7 @@ class PassBudget:
 
     def why(self) -> str:
         """Which budget ends the pass, in words."""
-        if self.seconds is not None and (self.run is None or self.started + self.seconds <= self.run.deadline):
+        if self.run is None or (self.seconds is not None and self.started + self.seconds <= self.run.deadline):
             return f"its wall-clock budget of {self.seconds:g} s was spent"
         return f"the run's wall-clock budget ({self.run.t.run_s:g} s) was spent"
 
@@ -338,13 +339,13 @@ class _Watch:
         # The clock where this advance starts (the page is idle between the bench's calls, so
         # it answers at once): what is left of the advance is known at every poll.
         self.start_pos = None if self.single else await _fake_now(self.dp, min(t.poll_s, t.clock_first_read_max_s))
-        self.start = time.monotonic()
+        self.t_start = time.monotonic()
         # The call's own timeout is only a backstop: `follow` ends a slow or hung advance first.
         self.task = asyncio.ensure_future(
-            self.dp.call(coro, self.end_by - self.start + t.advance_call_slack_s, self.what)
+            self.dp.call(coro, self.end_by - self.t_start + t.advance_call_slack_s, self.what)
         )
-        self.last_move = self.last_poll = self.start
-        self.first_pos, self.first_at = self.start_pos, self.start  # the rate is measured from here
+        self.last_move = self.last_poll = self.t_start
+        self.first_pos, self.first_at = self.start_pos, self.t_start  # the rate is measured from here
         self.last_pos: float | None = self.start_pos
 
     async def follow(self) -> None:
@@ -391,12 +392,12 @@ class _Watch:
         if now >= self.end_by:
             came = (
                 f"frames kept coming (the last {now - self.last_move:.0f} s ago)"
-                if self.last_move > self.start
-                else f"no frame came in the {now - self.start:.0f} s it had, less than the {hang_s:.0f} s "
+                if self.last_move > self.t_start
+                else f"no frame came in the {now - self.t_start:.0f} s it had, less than the {hang_s:.0f} s "
                 "that make it hung"
             )
             raise DemoSlow(
-                f"{self.what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - self.start:.1f} s of "
+                f"{self.what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - self.t_start:.1f} s of "
                 f"this advance (sized {self.sized:.1f} s from {cost_note}); {self._at()}; {came}"
             )
 
@@ -423,7 +424,7 @@ class _Watch:
         t = self.t
         self.seen_cost = (now - self.first_at) * 1000.0 * FRAME_MS / (pos - first_pos)
         self.hang_s = max(hang_limit_s(t, max(self.cost or 0.0, self.seen_cost)), t.load_s if self.loading else 0.0)
-        if self.start_pos is None or now - self.start < t.advance_base_s or now >= self.end_by:
+        if self.start_pos is None or now - self.t_start < t.advance_base_s or now >= self.end_by:
             return
         left_ms = max(0.0, self.ms - (pos - self.start_pos))
         need = left_ms * (now - self.first_at) / (pos - first_pos)
@@ -432,14 +433,14 @@ class _Watch:
                 f"{self.what}: slow: frames kept coming at {self.seen_cost:.0f} ms per animation frame "
                 f"({_cost_note(self.cost)}); at that rate the {left_ms / 1000:.1f} s of demo time left "
                 f"need about {need:.0f} s, more than the {max(0.0, self.b.deadline - now):.0f} s left of "
-                f"the run budget ({t.run_s:.0f} s); {now - self.start:.0f} s into this advance, sized "
+                f"the run budget ({t.run_s:.0f} s); {now - self.t_start:.0f} s into this advance, sized "
                 f"{self.sized:.1f} s"
             )
 
     def finish(self) -> float:
         """The advance's wall seconds, charged; one that ran past its sized budget and was
         waited for is listed in the page's clock log."""
-        wall = time.monotonic() - self.start
+        wall = time.monotonic() - self.t_start
         self.b.charge(wall - self.charged_wall, self.ms - self.charged_ms)
         if wall > self.sized and self.log.measuring:
             # Past the budget the measured frame cost gave it, and waited for: the page's

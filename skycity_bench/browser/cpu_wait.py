@@ -105,7 +105,7 @@ class WaitClock:
         return c
 
     def read(self) -> None:
-        if not self.readable:
+        if not self.readable or self.root is None:  # readable: a root was read at the start
             return
         got = thread_times(self.root, self.also)
         if got:

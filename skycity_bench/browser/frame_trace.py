@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,7 @@ class FrameTrace:
     def __init__(self, context, page):
         self._context = context
         self._page = page
-        self._cdp = None
+        self._cdp: Any = None  # playwright's CDPSession, once tracing started
         self._done = asyncio.Event()
         self._nav: list[tuple[int, int, str]] = []  # (pid, ts µs, documentLoaderURL)
         self._reports: dict[int, dict[int, list]] = {}  # pid -> frame_sequence -> [ts, fate, comp, main]
@@ -75,7 +76,7 @@ class FrameTrace:
             name = e.get("name")
             if name == "PipelineReporter" and e.get("ph") == "b":
                 r = (e.get("args") or {}).get("frame_reporter") or {}
-                fate = _STATE.get(r.get("state"))
+                fate = _STATE.get(str(r.get("state")))  # a missing state: no fate
                 seq = r.get("frame_sequence")
                 if fate is None or seq is None:
                     continue

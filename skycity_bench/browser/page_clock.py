@@ -5,12 +5,34 @@ scenario, its ClockLog (`clock`) and its handle."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from playwright.async_api import Error as PlaywrightError
 
-from skycity_bench.browser.clock_budget import FRAME_MS, RunBudget, watched
+from skycity_bench.browser.clock_budget import FRAME_MS, ClockLog, RunBudget, watched
+from skycity_bench.inputs.scenario import Scenario
+
+if TYPE_CHECKING:
+    from skycity_bench.browser.hook import Hook
+    from skycity_bench.browser.world import BenchWorld
 
 
 class FakeClockMixin:
+    if TYPE_CHECKING:  # what DemoPage (browser/session.py) holds and does, used here
+        handle: Any  # the BrowserHandle: holds the run's budget
+        scenario: Scenario
+        fake_clock: bool
+        clock: ClockLog
+        page: Any  # playwright's Page
+        world: BenchWorld | None
+        direct_clock: bool
+        hook: Hook
+        t0_ms: float | None
+
+        async def evaluate(
+            self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"
+        ) -> Any: ...
+
     @property
     def budget(self) -> RunBudget:
         """The run's budget (the runner sets one per run; a page opened outside a run makes one)."""

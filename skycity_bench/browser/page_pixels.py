@@ -7,16 +7,37 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
 from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
-from skycity_bench.inputs.scenario import Viewport
+from skycity_bench.inputs.scenario import Scenario, Viewport
+
+if TYPE_CHECKING:
+    from skycity_bench.browser.clock_budget import RunBudget
+    from skycity_bench.browser.world import BenchWorld
 
 
 class PixelsMixin:
+    if TYPE_CHECKING:  # what DemoPage (browser/session.py) holds and does, used here
+        scenario: Scenario
+        fake_clock: bool
+        slowest_answer_s: float
+        viewport: Viewport
+        world: BenchWorld | None
+        page: Any  # playwright's Page
+
+        @property
+        def budget(self) -> RunBudget: ...
+
+        async def call(self, coro: Any, timeout: float, what: str) -> Any: ...
+
+        async def evaluate_isolated(
+            self, fn: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"
+        ) -> Any: ...
+
     def slow_limit_s(self, timeout: float) -> float:
         """`timeout`, or hang_frames of the page's measured frame cost if longer: a page that
         renders slowly answers slowly (a screenshot waits for the GPU work it queued), and is
@@ -55,7 +76,7 @@ class PixelsMixin:
             box = _trimmed(kw["clip"], self.viewport)
             # as Playwright: the box trimmed to the viewport, in document coordinates
             params["clip"] = None if box is None else {**box, "x": at[0] + box["x"], "y": at[1] + box["y"], "scale": 1}
-        if at is not None and params.get("clip", True) is not None:
+        if at is not None and self.world is not None and params.get("clip", True) is not None:
             # Straight from CDP with Chromium's fast PNG settings: the same lossless pixels as
             # Playwright's screenshot (tests/probes/test_plain_capture.py) at about half the
             # cost (PNG encoding is most of a frame's cost; Playwright also prepares and

@@ -113,11 +113,11 @@ def cpu_sample(own: bool = True) -> dict | None:
     try:
         line = (_PROC / "stat").read_text().splitlines()[0].split()
         v = [int(x) for x in line[1:]]
-        own = _own_jiffies() if own else 0
+        own_jiffies = _own_jiffies() if own else 0
     except (OSError, ValueError, IndexError):
         return None
     user, nice, system, idle, iowait, irq, softirq, steal = (v + [0] * 8)[:8]
-    return {"total": sum(v[:8]), "idle": idle + iowait, "steal": steal, "own": own, "cpus": os.cpu_count() or 1}
+    return {"total": sum(v[:8]), "idle": idle + iowait, "steal": steal, "own": own_jiffies, "cpus": os.cpu_count() or 1}
 
 
 def cpu_noise(a: dict | None, b: dict | None) -> dict | None:

@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from skycity_bench.media.realtime_video import RealtimeVideo
 
@@ -67,12 +68,12 @@ class Screencast:
         self.low_priority = low_priority
         self.pass_name = pass_name
         self.drain_timeout_s = drain_timeout_s
-        self.cdp = None
+        self.cdp: Any = None  # playwright's CDPSession (start())
         self.video: RealtimeVideo | None = None
         self.zero: dict = {}
         self._acks: set = set()
         self._stopped = False
-        self._started_at = None
+        self._started_at: float | None = None
         self._stop_error: str | None = None
         self._encoder_finished: bool | None = None
         self.wall_s = 0.0

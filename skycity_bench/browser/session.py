@@ -26,7 +26,7 @@ from skycity_bench.browser.launch import launch
 from skycity_bench.browser.network import NetworkPolicy
 from skycity_bench.browser.page_clock import FakeClockMixin
 from skycity_bench.browser.page_pixels import PixelsMixin
-from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, read_user_agent
+from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, UserAgent, read_user_agent
 from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
 from skycity_bench.common.process_tree import parent_pid
 from skycity_bench.inputs.scenario import Scenario, Viewport
@@ -67,11 +67,11 @@ class BrowserHandle:
         self.pw = pw
         self.offline = offline
         self.resolvers = list(resolvers or [])
-        self.browser = None
+        self.browser: Any = None  # playwright's Browser (start())
         self.requests: list = []  # every external request of every page of this run
         self.misses: list[str] = []
         self.page_events: list[PageEvents] = []  # every DemoPage's events, for the report
-        self.user_agent = None  # world.UserAgent of this browser (start())
+        self.user_agent: UserAgent | None = None  # what this browser says it is (start())
         self._ua_tries = 0
 
     async def start(self) -> BrowserHandle:
@@ -212,6 +212,8 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         # Fine clock advances through the page's clock controller straight (_clock_run_for):
         # set by the tour pass (probes/_tour.py), which steps 2045 times (issue 18)
         self.direct_clock = False
+        # A plain CDP capture (screenshot_png): set by open_page where it shows Playwright's pixels
+        self.plain_capture = False
         page.on("dialog", self._on_dialog)
         page.on("popup", self._on_popup)
         page.on("crash", lambda *_: setattr(self.events, "crashed", True))

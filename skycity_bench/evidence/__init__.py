@@ -58,14 +58,14 @@ def known_probes() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def model_for(probe: str, version: Optional[str] = None):
+def model_for(probe: str, version: Optional[str] = None) -> type[Evidence] | None:
     """The model of this probe's evidence at `version` (None: the current one), or None
     when no such version exists."""
     _load_models()
     versions = _REGISTRY.get(probe) or {}
     if version is None:
-        return versions[current_version(probe)] if versions else None
-    return versions.get(str(version))
+        version = current_version(probe)
+    return versions.get(str(version)) if version is not None else None
 
 
 def current_version(probe: str) -> Optional[str]:
@@ -76,7 +76,7 @@ def current_version(probe: str) -> Optional[str]:
     return max(versions, key=lambda v: (len(v), v))
 
 
-def parse(probe: str, data: Any, version: Optional[str] = None):
+def parse(probe: str, data: Any, version: Optional[str] = None) -> Evidence:
     """`data` (a dict from a report, or a model a probe returned) as this probe's model at
     `version` (None: current). Raises EvidenceError naming the field."""
     if isinstance(data, Evidence):

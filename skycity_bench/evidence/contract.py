@@ -24,7 +24,7 @@ class Evidence(BaseModel):
         """The JSON that goes into report.json (field aliases as the probe wrote them)."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    def __init_subclass__(cls, **kw):
+    def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
         if cls.__dict__.get("probe") and cls.__dict__.get("evidence_version"):
             _REGISTRY.setdefault(cls.probe, {})[cls.evidence_version] = cls
@@ -36,7 +36,7 @@ class Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-_REGISTRY: dict[str, dict[str, type]] = {}
+_REGISTRY: dict[str, dict[str, type[Evidence]]] = {}
 
 
 class EvidenceError(ValueError):

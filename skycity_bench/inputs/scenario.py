@@ -114,7 +114,7 @@ class Scenario(Strict):
     viewport: Viewport = Field(default_factory=Viewport)
     duration_s: float = Field(60, gt=0, le=600, description="demo seconds played in real time")
     dense_window_s: tuple[float, float] = (20, 35)
-    density_sample_times_s: list[float] = Field(default_factory=lambda: [20, 25, 30, 35])
+    density_sample_times_s: list[float] = Field(default_factory=lambda: [20.0, 25.0, 30.0, 35.0])
     hook: HookNames = Field(default_factory=HookNames)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     calibration: Calibration = Field(default_factory=Calibration)

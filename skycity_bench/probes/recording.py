@@ -119,7 +119,7 @@ class _Video:
         self.ctx, self.s = ctx, s
         path, self.rel = ctx.file("recordings/recording.webm")
         try:
-            self.codec = pick(s.codecs)
+            self.codec = pick(tuple(s.codecs))
         except EncoderUnavailable as e:
             raise ProbeError(str(e)) from e
         vp = ctx.scenario.viewport
@@ -271,9 +271,10 @@ def _density_frames(ctx) -> DensityFrames | None:
     from skycity_bench.probes.density import sample_times  # the density probe's own plan of its samples
 
     s, sc = ctx.scenario.probe_settings("density"), ctx.scenario
+    a_s, b_s = sc.dense_window_s
     return DensityFrames(
         ctx,
-        sample_times(sc.density_sample_times_s, *sc.dense_window_s, s.step_s),
+        sample_times(sc.density_sample_times_s, a_s, b_s, s.step_s),
         s.delta_frames,
         list(s.other_pair_frames),
         s.densify_points,
