@@ -56,7 +56,9 @@ async def arm(dp) -> dict | None:
 
 def usable(st: dict | None) -> bool:
     """A three.js renderer was seen rendering a scene."""
-    return bool(st) and (st.get("renderers") or 0) >= 1 and (st.get("scenes") or 0) >= 1
+    if not st:
+        return False
+    return (st.get("renderers") or 0) >= 1 and (st.get("scenes") or 0) >= 1
 
 
 async def claims(dp, s) -> tuple[bool, list | None, str | None]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import math
+from typing import Any
 
 import cv2
 import numpy as np
@@ -96,7 +97,7 @@ def frame_time(t_s: float) -> float:
 class Stepper:
     def __init__(self, dp, capture_timeout_s: float = 20.0):
         self.dp = dp
-        self.cdp = None
+        self.cdp: Any = None  # playwright's CDPSession on the page (start())
         self.pos_ms: float = 0.0  # bench time of the page now, ms since t = 0
         self.capture_timeout_s = capture_timeout_s
 

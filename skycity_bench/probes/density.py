@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Annotated
@@ -41,6 +42,7 @@ from skycity_bench.analysis.vision.multiview import TrackParams
 from skycity_bench.analysis.vision.objects import ObjectParams
 from skycity_bench.analysis.vision.segment import SegmentParams
 from skycity_bench.analysis.vision.verify import VerifyParams
+from skycity_bench.browser.session import DemoPage
 from skycity_bench.common.errors import ProbeError
 from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.probes import _scene_graph, probe
@@ -181,7 +183,7 @@ def count_of(s: dict) -> int | None:
 
 
 def plan_pass(
-    times: list[float], delta_frames: int, other_frames: list[int], hook: bool, view_frames: list[int] = ()
+    times: list[float], delta_frames: int, other_frames: list[int], hook: bool, view_frames: Sequence[int] = ()
 ) -> list[dict]:
     """Which frames each sample of one pass uses, as 60 Hz frame numbers: {t, key (frame A),
     before (offsets < 0), after (offsets > Δ; used only when the hook answers at t), views
@@ -226,14 +228,28 @@ class Replay:
 
     def __init__(self, ctx):
         self.ctx = ctx
-        self.dp = None
-        self.st = None
+        self._dp: DemoPage | None = None
+        self._st: Stepper | None = None
         self.kind = None  # what locates the claims (locate)
 
     async def open(self) -> None:
         scene = [_scene_graph.SCENE_GRAPH_JS] if self.ctx.settings.scene_graph else []
-        self.dp = await self.ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, *scene])
-        self.st = await Stepper(self.dp).start()
+        self._dp = await self.ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, *scene])
+        self._st = await Stepper(self._dp).start()
+
+    @property
+    def dp(self) -> DemoPage:
+        """The replay's page (open first)."""
+        if self._dp is None:
+            raise RuntimeError("the replay is not open (Replay.open)")
+        return self._dp
+
+    @property
+    def st(self) -> Stepper:
+        """The replay page's stepper (open first)."""
+        if self._st is None:
+            raise RuntimeError("the replay is not open (Replay.open)")
+        return self._st
 
     async def describe(self) -> _Call:
         d = await self.dp.hook.describe()
@@ -267,11 +283,11 @@ class Replay:
         return _Call(hc.ok, hc.value, hc.error)
 
     def page_errors(self) -> list:
-        return self.dp.events.page_errors[:20] if self.dp is not None else []
+        return self._dp.events.page_errors[:20] if self._dp is not None else []
 
     async def close(self) -> None:
-        if self.dp is not None:
-            await self.dp.close()
+        if self._dp is not None:
+            await self._dp.close()
 
 
 class TourFrames:

@@ -17,7 +17,7 @@ This probe runs right after frame_pacing, and whenever frame_pacing runs (`compa
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -75,7 +75,7 @@ async def _collect(ctx) -> dict:
     s: Settings = ctx.settings
     rec = ctx.artifacts.get("frame_pacing")
     measured = ((rec.data or {}) if rec is not None else {}).get("realtime_capture")
-    out = {
+    out: dict[str, Any] = {
         "file": None,
         "when": s.when,
         "capture_in": s.capture_in,

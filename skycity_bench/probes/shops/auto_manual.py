@@ -16,6 +16,8 @@ it was lost, why (scorers/shops.py, Manual).
 
 from __future__ import annotations
 
+from typing import Any
+
 from skycity_bench.probes.shops.dom_cards import shop_cards
 from skycity_bench.probes.shops.follow import Follow
 from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_text
@@ -24,7 +26,9 @@ from skycity_bench.probes.shops.shop_page import ShopPage, card_union, joined_te
 def intervals_from(samples: list[tuple[float, list[dict]]], shops: list[dict], end_s: float) -> tuple[list, list]:
     """(intervals, timeline) from card samples: an interval is a run of samples showing cards
     that name exactly one shop (the same one); it ends at the first sample without it."""
-    intervals, timeline, cur = [], [], None
+    intervals: list[dict[str, Any]] = []
+    timeline: list[list[Any]] = []
+    cur: dict[str, Any] | None = None
     for t, cards in samples:
         named = shop_cards({"cards": cards}, shops)
         who = sorted({c["shop"] for c in named})
@@ -162,7 +166,7 @@ async def manual_phase(ctx, shops: list[dict], auto: dict, hover: list[dict]) ->
         before = await pg.read(shops)
         out["auto_card_before_hover"] = sorted({c["shop"] for c in before})
         pos = (await pg.shops_now()).get(user["id"])
-        if not pg.in_view(pos):
+        if pos is None or not pg.in_view(pos):
             return {**out, "tested": False, "reason": f"shop {user['id']} was not on screen at {t_h:.1f} s"}
         out["hovered"] = {"x": round(pos["x"], 1), "y": round(pos["y"], 1), "t_s": t_h}
         # The pointer follows the shop for the whole hold: a still pointer loses a
@@ -207,5 +211,5 @@ async def _hold(pg: ShopPage, fol: Follow, shops: list[dict], t_h: float, out: d
 
 async def _shot(pg: ShopPage, rec: dict, k: int) -> str | None:
     rects = [c["rect"] for c in rec.get("cards", [])]
-    mark = rec.get("moved_to") or rec.get("hook")
+    mark: Any = rec.get("moved_to") or rec.get("hook")  # [x, y]: every step has one
     return await pg.crop(f"manual-priority-{k}", rects or [[mark[0], mark[1], 1, 1]], mark=tuple(mark))

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from skycity_bench.probes.shops.shop_page import valid_shops
 from skycity_bench.probes.shops.shop_pixels import follow_residual, patch_at
 
@@ -55,7 +57,8 @@ class Follow:
         # The first step is short: the shop's speed is not known yet (then steps grow by half
         # a step up to follow_step_ms while the shop stays slow).
         self.step_ms = self.s.follow_min_step_ms
-        self._patch = None  # (patch, frac) around the last hook point, for the next step's match
+        # (patch, frac) around the last hook point, for the next step's match
+        self._patch: tuple[np.ndarray, tuple[float, float]] | None = None
         self._hook_failures = 0
 
     async def begin(self, pos: dict) -> dict:

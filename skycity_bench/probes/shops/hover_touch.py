@@ -30,6 +30,7 @@ def placement(cards: list[dict], point: dict, grabbed, size: tuple[int, int]) ->
     tell, else measured on the screenshot)."""
     w, h = size
     r = card_union(cards)
+    assert r is not None, "placement is asked for the cards that opened"
     x0, y0, x1, y1 = r[0], r[1], r[0] + r[2], r[1] + r[3]
     dx = max(x0 - point["x"], 0, point["x"] - x1)
     dy = max(y0 - point["y"], 0, point["y"] - y1)

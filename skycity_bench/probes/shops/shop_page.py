@@ -9,6 +9,7 @@ import math
 import cv2
 import numpy as np
 
+from skycity_bench.browser.session import DemoPage
 from skycity_bench.probes.shops.dom_cards import SCRIPT, DomCards, shop_cards
 from skycity_bench.probes.shops.shop_pixels import crop_box, save_crop
 
@@ -23,8 +24,8 @@ def valid_shops(value) -> tuple[list[dict], list[str]]:
             problems.append(f"entry {i} is not an object")
             continue
         try:
-            x, y = float(s.get("x")), float(s.get("y"))
-        except (TypeError, ValueError):
+            x, y = float(s["x"]), float(s["y"])
+        except (KeyError, TypeError, ValueError):
             problems.append(f"entry {i}: x/y are not numbers")
             continue
         name = s.get("name")
@@ -39,23 +40,40 @@ def valid_shops(value) -> tuple[list[dict], list[str]]:
 
 
 class ShopPage:
+    """The probe's page on the demo (`open`, and again for a fresh one; `close`), with its
+    DOM card reader."""
+
     def __init__(self, ctx, *, touch: bool = False):
         self.ctx = ctx
         self.s = ctx.settings
         self.touch = touch
-        self.dp = None
-        self.cards: DomCards | None = None
+        self._dp: DemoPage | None = None
+        self._cards: DomCards | None = None
         self.crops = 0
         self._size: tuple[int, int] | None = None
 
+    @property
+    def dp(self) -> DemoPage:
+        """The open page."""
+        if self._dp is None:
+            raise RuntimeError("the shop page is not open (ShopPage.open)")
+        return self._dp
+
+    @property
+    def cards(self) -> DomCards:
+        """The open page's DOM card reader."""
+        if self._cards is None:
+            raise RuntimeError("the shop page is not open (ShopPage.open)")
+        return self._cards
+
     async def open(self) -> ShopPage:
-        if self.dp is not None:
-            await self.dp.close()
-        self.dp = await self.ctx.open_page(
+        if self._dp is not None:
+            await self._dp.close()
+        self._dp = await self.ctx.open_page(
             fake_clock=True, has_touch=self.touch, is_mobile=self.touch, init_scripts=[SCRIPT]
         )
-        self.cards = DomCards(self.dp, self.s)
-        await self.cards.base()
+        self._cards = DomCards(self._dp, self.s)
+        await self._cards.base()
         self._size = None
         if self.touch:
             # is_mobile without a viewport meta tag lays the page out wider (980 px) and scales
@@ -65,9 +83,9 @@ class ShopPage:
         return self
 
     async def close(self) -> None:
-        if self.dp is not None:
-            await self.dp.close()
-            self.dp = None
+        if self._dp is not None:
+            await self._dp.close()
+            self._dp = None
 
     @property
     def size(self) -> tuple[int, int]:

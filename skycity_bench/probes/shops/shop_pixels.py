@@ -10,6 +10,7 @@ browser.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -128,7 +129,7 @@ def changed_blob(a: np.ndarray, b: np.ndarray, *, level: int) -> dict:
     mask = (d > level).astype(np.uint8)
     mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
     n, _, st, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
-    best = {"area": 0, "rect": None, "fill": 0.0, "changed_share": round(float(mask.mean()), 4)}
+    best: dict[str, Any] = {"area": 0, "rect": None, "fill": 0.0, "changed_share": round(float(mask.mean()), 4)}
     for i in range(1, n):
         x, y, w, h, area = st[i]
         if area > best["area"]:

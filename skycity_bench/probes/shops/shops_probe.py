@@ -23,6 +23,8 @@ getActiveCard() is read beside every decision as a cross-check only.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.common.errors import ProbeError
@@ -108,7 +110,7 @@ async def collect(ctx) -> ShopsEvidence:
             + "); the shops cannot be located, so every shop item is left to reviewers",
             data={"problems": problems},
         )
-    data = {
+    data: dict[str, Any] = {
         "shops": shops,
         "hook_problems": problems,
         "hook_raw_count": len(raw) if raw is not None else None,
