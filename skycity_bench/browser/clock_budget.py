@@ -1,4 +1,4 @@
-"""Fake-clock budgets from the measured frame cost (issue 16).
+"""Fake-clock budgets from the measured frame cost.
 
 Under the fake clock the demo's time moves only when the bench advances it, and advancing it
 by `ms` makes the page run every animation frame on the way: on software WebGL a three.js
@@ -225,7 +225,7 @@ class RunBudget:
 
 
 class PassBudget:
-    """A pass's own wall-clock budget inside the run's (issue 18): the tour pass steps 65 s
+    """A pass's own wall-clock budget inside the run's: the tour pass steps 65 s
     of demo time frame by frame, which on a slow renderer (software WebGL, a few frames/s)
     would take far longer than anyone waits for a recording. Past `seconds` (or the run's
     budget, whichever comes first) the pass stops stepping and keeps what it captured; the

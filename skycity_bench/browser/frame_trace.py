@@ -1,4 +1,4 @@
-"""Chromium's own frame reporting during the pacing pass (issue 15).
+"""Chromium's own frame reporting during the pacing pass.
 
 What tells, in this Chromium (Debian 156, new headless, software compositing), whether a
 frame reached the screen on time, tried for real:

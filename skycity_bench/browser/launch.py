@@ -1,7 +1,7 @@
 """Find and launch Chromium.
 
 Which binary: a Playwright-managed Chromium when one is installed, else $SKYCITY_CHROMIUM,
-else Debian's /usr/bin/chromium (issue 2). Nothing is ever downloaded.
+else Debian's /usr/bin/chromium. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ DEBIAN_CHROMIUM = "/usr/bin/chromium"
 #  - --mute-audio keeps the machine itself silent (it has no sound device anyway);
 #  - --enable-unsafe-swiftshader lets WebGL fall back to software rendering without a GPU;
 #  - --disable-blink-features=AutomationControlled makes navigator.webdriver false, as in an
-#    ordinary Chrome (issue 15: a demo must not run a code path no viewer runs). The getter
+#    ordinary Chrome (a demo must not run a code path no viewer runs). The getter
 #    stays where it always is (Navigator.prototype), so nothing else about it changes. The
 #    user agent is fixed per page (session.BenchWorld), not here: a --user-agent flag would
 #    drop navigator.userAgentData's high-entropy values, which is a tell of its own.

@@ -3,7 +3,7 @@ blob: never reach the router), is recorded and answered by the bench.
 
 By default the answer is a network error, so a demo can neither reach the network nor
 read local files nor talk to other loopback ports. `resolvers` may answer a request
-instead (the offline library cache does, issue 5); whatever answers is recorded with the
+instead (the offline library cache does); whatever answers is recorded with the
 request, so `packaging.single_file` still sees every external dependency.
 """
 
@@ -54,8 +54,8 @@ class NetworkPolicy:
     async def attach(self, context, *, websockets: bool = True) -> None:
         """Route every request of the context. WebSockets too unless `websockets` is False:
         Playwright's WebSocket routing leaves four globals on every page's window, so the
-        bench's pages block them through their own CDP session instead (world.py,
-        issue 15), recording each one with `note_websocket`."""
+        bench's pages block them through their own CDP session instead (world.py),
+        recording each one with `note_websocket`."""
         await context.route("**/*", self._handle)
         if websockets and hasattr(context, "route_web_socket"):
             await context.route_web_socket("**/*", self._handle_ws)

@@ -41,7 +41,7 @@ class PixelsMixin:
     def slow_limit_s(self, timeout: float) -> float:
         """`timeout`, or hang_frames of the page's measured frame cost if longer: a page that
         renders slowly answers slowly (a screenshot waits for the GPU work it queued), and is
-        hung only when it has not answered in that many of its own frames (issue 16)."""
+        hung only when it has not answered in that many of its own frames."""
         t = self.scenario.timeouts
         clock = getattr(self, "clock", None)
         cost = clock.frame_cost_ms if clock is not None else None

@@ -3,7 +3,7 @@ run. The measured refresh interval goes into `environment`; a value more than th
 scenario's tolerance away from 16.67 ms is reported (timing figures are then not
 comparable with a standard run).
 
-The machine's own noise around a timed pass (issue 15, as pyperf does): `calibrate()` can
+The machine's own noise around a timed pass (as pyperf does): `calibrate()` can
 run shortly before and after the pass, and `cpu_sample()` / `cpu_noise()` read /proc/stat
 across it: how busy the CPUs were with work that is not this bench's (other processes on
 the machine, not the demo's own renderer) and how much time the hypervisor stole. These

@@ -53,7 +53,7 @@ class PageEvents:
     navigations: list[str] = field(default_factory=list)
     crashed: bool = False
     closed: bool = False
-    # Hostile demos (issue 10): documents loaded in the main frame (more than one: the demo
+    # Hostile demos: documents loaded in the main frame (more than one: the demo
     # navigated away or reloaded, so what a probe sees after that is not the demo), and the
     # number of dialogs (a dialog loop must not grow `dialogs` without bound).
     documents: int = 0
@@ -76,7 +76,7 @@ class BrowserHandle:
 
     async def start(self) -> BrowserHandle:
         self.browser = await launch(self.pw, offline=self.offline)
-        # What an ordinary Chrome of this version says it is (issue 15; world.py).
+        # What an ordinary Chrome of this version says it is (world.py).
         self.user_agent, self._ua_tries = await read_user_agent(self.browser), 1
         return self
 
@@ -161,7 +161,7 @@ class BrowserHandle:
         if self.user_agent is None and self._ua_tries < 2:  # start() could not read it: once more
             self._ua_tries += 1
             self.user_agent = await read_user_agent(self.browser)
-        # The bench's own session on the page (issue 15: an ordinary browser to the demo):
+        # The bench's own session on the page (an ordinary browser to the demo):
         # the user agent without "Headless", and every bench script in the main world behind
         # the hidden namespace of cloak.js (after Playwright's clock, in this order).
         world = await BenchWorld.attach(
@@ -202,7 +202,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         self.events = PageEvents()
         self.t0_ms: float | None = None  # performance.now() of t = 0, on this page's clock
         self.hook = Hook(self)
-        self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")  # issue 16: frame cost, steps
+        self.clock = ClockLog(viewport=f"{viewport.width}x{viewport.height}")  # frame cost, steps (clock_budget.py)
         self.slowest_answer_s = 0.0  # the longest a page script call waited (slow_limit_s)
         self.load_clock: WaitClock | None = None  # goto's wall time and CPU wait (cpu_wait.py)
         self._pid: int | None = None  # the driver's pid, for cpu_wait (goto)
@@ -210,7 +210,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
             self.budget.pages.append(self.clock)
         self.world: BenchWorld | None = None  # set by open_page: the bench's CDP session
         # Fine clock advances through the page's clock controller straight (_clock_run_for):
-        # set by the tour pass (probes/_tour.py), which steps 2045 times (issue 18)
+        # set by the tour pass (probes/_tour.py), which steps 2045 times
         self.direct_clock = False
         # A plain CDP capture (screenshot_png): set by open_page where it shows Playwright's pixels
         self.plain_capture = False
@@ -272,7 +272,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
     async def call(self, coro, timeout: float, what: str):
         """Await a Playwright call with a hard limit; turn hangs and crashes into ProbeErrors.
         On a page whose frames were measured slow the limit is at least hang_frames of its
-        frame cost (issue 16: the same line between slow and hung as for clock advances)."""
+        frame cost (the same line between slow and hung as for clock advances)."""
         self._check_alive()
         timeout = self.slow_limit_s(timeout)
         try:

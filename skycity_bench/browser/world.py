@@ -1,4 +1,4 @@
-"""An ordinary browser to the page (issue 15, part 3).
+"""An ordinary browser to the page.
 
 Every page the bench opens gets a CDP session of its own (`BenchWorld`) that does three
 things before the demo's document exists:

@@ -1,8 +1,8 @@
-"""The evidence contract between probes and scorers (issue 17).
+"""The evidence contract between probes and scorers.
 
 A probe returns one `Evidence` model; the report stores it as JSON under
 `probes.<name>.data` with its version under `probes.<name>.evidence_version`
-(../shared/spec/report.md); a scorer receives the model back (`ScoreInput.evidence`),
+(docs/spec/report.md); a scorer receives the model back (`ScoreInput.evidence`),
 never a bare dict, and declares which versions of it it accepts. `rescore` refuses, in one
 line naming the file and the field, evidence whose version no scorer accepts or that does
 not match its model (an unknown field: a hand edit), instead of scoring it wrongly.

@@ -73,7 +73,7 @@ class DensitySample(Part):
     claimed_categories: Optional[list[str]] = Field(None, description="categories of all claims")
     rechecked_by_other_pairs: Optional[int] = Field(None, description="claims turned into movers by the other pairs")
     other_pairs_frames: Optional[list[int]] = Field(None, description="the other pairs used (frames from t)")
-    # issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is
+    # optional: version 4 evidence without the far pair stays valid as it is
     rechecked_by_far_pair: Optional[int] = Field(
         None,
         description="claims turned into movers by the far pair (t ± far_pair_frames, 3D scenes; claims' shift_far)",
@@ -96,7 +96,7 @@ class DensitySample(Part):
 
 class DensityEvidence(Evidence):
     probe = "density"
-    # 4: typed (issue 17); fields as in probe version 3
+    # 4: typed; fields as in probe version 3
     evidence_version = "4"
 
     hook: DensityHook
@@ -109,21 +109,21 @@ class DensityEvidence(Evidence):
     lowest_evidence: Optional[str] = Field(description="annotated frame of the lowest sample, when not a rubric point")
     samples: list[DensitySample] = Field(description="every sample, in time order")
     page_errors: list[Any] = Field(description="errors the page threw (first 20)")
-    # Issue 18 (capture once), optional so that version 4 evidence written before it stays
-    # valid as it is; no scorer reads it (where the frames came from changes no figure).
+    # Optional: version 4 evidence from before the tour's frames were read stays valid as it
+    # is; no scorer reads it (where the frames came from changes no figure).
     frames_from: Optional[dict[str, Optional[str]]] = Field(
         None,
         description="where each pass's frames came from: {main, densified}: 'tour' (the recording's pass "
         "captured them, probes/_tour.py DensityFrames) or 'replay' (this probe played the window "
         "on a fresh page); densified null when no sample was densified",
     )
-    # Issue 16 part 1, optional so that version 4 evidence written before it stays valid as it is.
+    # Optional: version 4 evidence without the still-point test stays valid as it is.
     still_point_frames: Optional[list[int]] = Field(
         None,
         description="frames from t of the still-point test's views (frames A and the hook's claims there; "
         "vision/multiview.py); null without a hook",
     )
-    # Issue 16 part 4, optional so that version 4 evidence written before it stays valid as it
-    # is (it was located by the hook alone).
+    # Optional: version 4 evidence without it stays valid as it is (it was located by the
+    # hook alone).
     locator: Optional[DensityLocator] = Field(None, description="what located the claims checked at each sample")
     note: str = Field(description="what the fake clock cannot show")

@@ -41,7 +41,7 @@ class Noise(Part):
 
 class FramePacingEvidence(Evidence):
     probe = "frame_pacing"
-    # 3: typed evidence (issue 17); the fields are those of probe version 2.
+    # 3: typed evidence; the fields are those of probe version 2.
     evidence_version = "3"
 
     duration_s: float = Field(description="demo seconds played in real time")

@@ -43,7 +43,7 @@ class FramingViewport(Part):
 
 class FramingEvidence(Evidence):
     probe = "framing"
-    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed; fields as in probe version 1
 
     viewports: list[FramingViewport]
     times_s: list[float] = Field(description="demo seconds sampled at each viewport")

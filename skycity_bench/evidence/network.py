@@ -1,10 +1,10 @@
-"""Evidence of the runner's pseudo-probe `network` (runner.execute; issues 5, 10, 16): every
+"""Evidence of the runner's pseudo-probe `network` (runner.execute): every
 request any page of the run made and what became of it, the offline library cache's
 answers, and the releases fetched on demand for this run. packaging.single_file reads the
 requests; the report's playback.external_requests measurement lists their URLs.
 
-Version 1 is the runner's dict as it has been written since issue 16, typed with its shape
-unchanged (so every stored report still reads)."""
+Version 1 is the runner's dict, typed with its shape unchanged (so every stored report
+still reads)."""
 
 from __future__ import annotations
 

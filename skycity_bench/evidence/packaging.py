@@ -34,7 +34,7 @@ class PageLoad(Part):
 
 class PackagingEvidence(Evidence):
     probe = "packaging"
-    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed; fields as in probe version 1
 
     file_bytes: int = Field(description="size of the HTML file")
     lines: int

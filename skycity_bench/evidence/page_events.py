@@ -1,4 +1,4 @@
-"""Evidence of the runner's pseudo-probe `page_events` (runner._page_events; issue 10): what
+"""Evidence of the runner's pseudo-probe `page_events` (runner._page_events): what
 the demo did to the pages the bench opened during the whole run, summed over them. No
 scorer reads it; the report's warnings say the same in words, and a hostile demo's report
 shows it here."""
@@ -14,7 +14,7 @@ from skycity_bench.evidence.contract import Evidence
 
 class PageEventsEvidence(Evidence):
     probe = "page_events"
-    # 1: the runner's dict, typed (issue 17) with its shape unchanged
+    # 1: the runner's dict, typed with its shape unchanged
     evidence_version = "1"
 
     pages: int = Field(description="pages the bench opened")

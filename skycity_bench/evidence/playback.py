@@ -44,7 +44,7 @@ class PauseResumeReplay(Part):
 
 class PlaybackEvidence(Evidence):
     probe = "playback"
-    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed; fields as in probe version 1
 
     viewport: list[int] = Field(description="[width, height] of this probe's pages")
     autoplay: Autoplay

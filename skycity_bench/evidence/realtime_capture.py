@@ -12,7 +12,7 @@ from skycity_bench.evidence.contract import Evidence
 
 class RealtimeCaptureEvidence(Evidence):
     probe = "realtime_capture"
-    evidence_version = "2"  # 2: typed (issue 17); fields as in probe version 1
+    evidence_version = "2"  # 2: typed; fields as in probe version 1
 
     file: Optional[str] = Field(description="the video, or null when none was made")
     when: str = Field(description="review | always | never (the scenario's setting)")

@@ -11,10 +11,11 @@ from skycity_bench.evidence.contract import Evidence
 
 
 class RecordingEvidenceV3(Evidence):
-    """Version 3 (before issue 18), kept so that stored runs are still read (rescore)."""
+    """Version 3 (OpenCV's VP8 writer; version 4 encodes through PyAV), kept so that stored
+    runs are still read (rescore)."""
 
     probe = "recording"
-    # 2: typed (issue 17); fields as in probe version 1. 3: no timeline_pass (the timeline's
+    # 2: typed; fields as in probe version 1. 3: no timeline_pass (the timeline's
     # evidence of the same pass is its own record: ProbeSpec.produces, probes/_tour.py).
     evidence_version = "3"
 
@@ -40,10 +41,10 @@ class RecordingEvidenceV3(Evidence):
 
 
 class RecordingEvidenceV4(RecordingEvidenceV3):
-    """Version 4 (issue 18, before density read the tour's frames), kept for stored runs."""
+    """Version 4 (before density read the tour's frames), kept for stored runs."""
 
     probe = "recording"
-    # 4 (issue 18): VP9 (VP8 where PyAV lacks it) through PyAV in a worker thread fed by a
+    # 4: VP9 (VP8 where PyAV lacks it) through PyAV in a worker thread fed by a
     # bounded queue (video_encode.py); adds video_keyframe_every_s, decode_ms_mean,
     # encode_wait_s and truncated (the tour's wall-clock budget).
     evidence_version = "4"
@@ -61,7 +62,7 @@ class RecordingEvidenceV4(RecordingEvidenceV3):
 
 class RecordingEvidence(RecordingEvidenceV4):
     probe = "recording"
-    # 5 (issue 18 part 1, capture once): adds density_frames, the density probe's frames
+    # 5 (capture once): adds density_frames, the density probe's frames
     # captured in the same pass when density runs after it.
     evidence_version = "5"
 

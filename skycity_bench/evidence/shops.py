@@ -251,7 +251,7 @@ class PhaseError(Part):
 
 class ShopsEvidence(Evidence):
     probe = "shops"
-    # 3: typed (issue 17); fields as in probe version 2
+    # 3: typed; fields as in probe version 2
     evidence_version = "3"
 
     shops: list[ShopPoint] = Field(description="the hook's usable shops at load")

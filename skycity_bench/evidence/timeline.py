@@ -61,7 +61,7 @@ PROBE_SETTINGS.register("timeline", TimelineSettings)
 
 class TimelineEvidence(Evidence):
     probe = "timeline"
-    # 2: typed (issue 17); fields as in probe version 1. 3: no city_name_verdict (the scorer
+    # 2: typed; fields as in probe version 1. 3: no city_name_verdict (the scorer
     # judges the raw name_checks, scorers/city_name.py)
     evidence_version = "3"
 

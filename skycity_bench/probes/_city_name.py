@@ -23,7 +23,7 @@ from skycity_bench.probes._stepper import decode
 
 # Injected before page scripts. Logs only texts that are the name or part of it, once the
 # probe has told it the name (__SKYCITY__.nameText.want), so the log stays small. Hidden from
-# the page (issue 15): state on the bench's namespace (cloak.js), native-looking wrappers.
+# the page: state on the bench's namespace (cloak.js), native-looking wrappers.
 CANVAS_TEXT_JS = r"""
 (() => {
   const NS = __SKYCITY__;

@@ -11,7 +11,7 @@ scenario's thresholds:
   replay  at replay + each first-play time: SSIM against the first play's frames at that
           time and one frame either side (the replay may start up to a frame off t = 0).
 Only pictures at given times count here, so on a slow renderer the clock moves in coarse
-steps (DemoPage.run_for(picture_only=True), issue 16), and in its seeks on a fast page too
+steps (DemoPage.run_for(picture_only=True)), and in its seeks on a fast page too
 where the demo's clock is checked (DemoPage.seek); `clock` in the evidence says how slow the
 page was, how it was stepped and whether the demo's own clock kept up.
 """

@@ -41,7 +41,7 @@ RAF_HZ = 60
 RAF_60HZ_JS = (
     r"""
 (() => {
-  // Hidden from the page (issue 15): no global of its own (the flag is on the bench's
+  // Hidden from the page: no global of its own (the flag is on the bench's
   // namespace, cloak.js), and the two replacements look native: methods (no prototype),
   // native name, length and toString, and the native's TypeError for a missing callback.
   const NS = __SKYCITY__;

@@ -273,12 +273,12 @@ def _stopped(st, t_next: float, end_s: float, why: str, budget: PassBudget, step
 def density_frame_times(
     sample_times: list[float], offsets_frames: list[int], densify_points: int, claim_frames: Sequence[int] = ()
 ) -> dict:
-    """What the density analysis takes from the tour instead of replaying 20–35 s (issue 18
-    part 1: DensityFrames below, probes/density.py reads them): {"claims_at": every time the
+    """What the density analysis takes from the tour instead of replaying 20–35 s
+    (DensityFrames below, probes/density.py reads them): {"claims_at": every time the
     hook's claims are asked at (every time a sample may be taken at: the samples, and the
     `densify_points` points between each two neighbouring samples where a densified sample
     can fall; and t + k / 60 s from each of those for k in `claim_frames`, the still-point
-    test's views, issue 16), "frames_at": every 60 Hz frame a sample at any of those times
+    test's views), "frames_at": every 60 Hz frame a sample at any of those times
     needs (t + k / 60 s for k in offsets_frames, which holds 0, the pair's Δ, the other
     pairs' frames and the views)}. All on the 60 Hz animation grid, sorted, so tour_times
     can merge them with the video's and the timeline's steps; every claims_at time is among
@@ -295,7 +295,7 @@ def density_frame_times(
 
 
 class DensityFrames:
-    """The density probe's part of the tour pass (issue 18 part 1: capture once): every frame
+    """The density probe's part of the tour pass (capture once): every frame
     a density sample in the dense window could need (density_frame_times: the samples, every
     point a densified sample can fall on, and the other pairs' frames), as the lossless PNG
     the density probe's own replay takes (DemoPage.screenshot_png), with the page's clock at
@@ -429,7 +429,7 @@ async def tour_pass(
     carries its partial data keyed the same way ({"recording": ..., "timeline": ...}, only
     the parts this pass took).
 
-    Wall-clock budget (issue 18): past `wall_budget_s` (or the run's budget; a slow page's
+    Wall-clock budget: past `wall_budget_s` (or the run's budget; a slow page's
     advance that the run's budget stops, DemoSlow, too) the pass stops stepping. The video
     is finished with what was captured; the timeline's part is then its partial data (it
     needs the whole tour) and "stopped" says where and why."""

@@ -9,7 +9,7 @@ this machine renders. Where the count drops between two neighbouring samples, th
 interval is sampled more densely (the rubric: 发现采样点之间数量下降时，应补充采样并更新最低值);
 every sample is kept, the scorer takes the lowest.
 
-Capture once (issue 18): in a run with the recording, its tour pass has already stepped the
+Capture once: in a run with the recording, its tour pass has already stepped the
 demo through the window on the 60 Hz animation grid and captured every frame a sample or a
 densified sample can need, with the hook's claims (probes/_tour.py DensityFrames); this
 probe reads those (TourFrames) instead of playing the window again. Without them (the
@@ -324,7 +324,7 @@ class TourFrames:
         return _Call(h["ok"], h["value"], h["error"])
 
     async def locate(self, desc: _Call) -> dict:
-        # an index written before the scene graph (issue 16) located by the hook alone
+        # an index written before the scene graph located by the hook alone
         return self.index.get("locator") or _scene_graph.locator("hook" if desc.ok else None)
 
     async def frame(self, key: int):
@@ -466,7 +466,7 @@ class _Capture:
 )
 async def collect(ctx) -> DensityEvidence:
     """Frames from the recording's tour pass when it ran before this probe and captured the
-    whole window (capture once, issue 18: it declares that it reads the recording's
+    whole window (capture once: it declares that it reads the recording's
     evidence, ProbeSpec.after); else from a replay of the window on a fresh page. One
     analysis either way (_Capture.run_pass); the evidence says which source (frames_from)."""
     s: Settings = ctx.settings

@@ -141,7 +141,7 @@ async def _autoplay(ctx, vp) -> dict:
 
 async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dict:
     """One way's cycles; a page that was too slow for its budget or hung leaves that way
-    untested with the reason and the page's clock log (issue 16: slow and hung told apart),
+    untested with the reason and the page's clock log (slow and hung told apart),
     so the other way still counts."""
     try:
         return await run_cycles(dp, way, s, has_time, saver, keep_below)

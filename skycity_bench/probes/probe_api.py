@@ -94,7 +94,7 @@ class ProbeContext:
     wanted: Optional[Wanted] = None
     # The probes of this run that read this probe's evidence (they name it in ProbeSpec.after
     # and run after it): the recording's tour pass captures the density probe's frames only
-    # when density is one of them (issue 18, capture once).
+    # when density is one of them (capture once).
     readers: tuple[str, ...] = ()
 
     async def open_page(self, **kw):

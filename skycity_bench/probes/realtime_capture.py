@@ -1,4 +1,4 @@
-"""The real-time capture for 录屏复核 (issue 15, item smoothness.frame_pacing): a video of
+"""The real-time capture for 录屏复核 (item smoothness.frame_pacing): a video of
 what a viewer saw during a real-time pass, timed by Chromium's own frame timestamps, so a
 stall shows as a held frame as long as it lasted (browser/screencast.py, realtime_video.py).
 

@@ -9,7 +9,7 @@ measured elsewhere, in real time, by its own probe). The fake clock does not dri
 animations or transitions: those run on real time and may look faster or slower than they
 would live.
 
-Speed (issue 18): video frames are JPEG screenshots (CDP, optimizeForSpeed); keyframes are
+Speed: video frames are JPEG screenshots (CDP, optimizeForSpeed); keyframes are
 PNG, since reviewers look at their pixels. Decoding and encoding run in one worker thread
 (skycity_bench/media/video_encode.py: PyAV's libvpx-vp9 at its realtime deadline, chosen on the
 figures of benchmarks/codec_options.py) while the browser renders the next frame; the queue

@@ -51,6 +51,6 @@ async def collect(ctx) -> TimelineEvidence:
     except ProbeError as e:
         e.data = (e.data or {}).get("timeline") or {}
         raise
-    if got.get("stopped"):  # the run's wall-clock budget ended the pass (issue 18)
+    if got.get("stopped"):  # the run's wall-clock budget ended the pass
         raise ProbeError(got["stopped"]["message"], got["timeline"])
     return TimelineEvidence.model_validate(got["timeline"])

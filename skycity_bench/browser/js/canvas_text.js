@@ -1,8 +1,8 @@
-// Text drawn on canvases (issue 4, packaging.framing), injected before any page script:
+// Text drawn on canvases (packaging.framing), injected before any page script:
 // a stats/FPS readout or debug text painted into the scene canvas is overlay UI too, and
 // only the draw calls can tell it from pixels. Keeps, per distinct string, when it was last
 // drawn (performance.now(), on the fake clock when one is installed) and how often.
-// Hidden from the page (issue 15): the API is __SKYCITY__.canvasText (cloak.js) and the
+// Hidden from the page: the API is __SKYCITY__.canvasText (cloak.js) and the
 // wrappers look native.
 (() => {
   const NS = __SKYCITY__;

@@ -1,4 +1,4 @@
-// The bench's main-world prelude (issue 15, part 3): the first bench script in every
+// The bench's main-world prelude: the first bench script in every
 // document, after Playwright's fake clock when a page has one, before any page script.
 //
 // 1. The namespace. `const __SKYCITY__` is a binding of the global lexical scope, not a

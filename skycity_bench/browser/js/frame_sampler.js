@@ -1,4 +1,4 @@
-// The independent frame sampler (issue 2, rubric 流畅度), injected before any page script.
+// The independent frame sampler (rubric 流畅度), injected before any page script.
 // Cheap by design: preallocated typed arrays, no allocation per frame.
 // For every animation frame it keeps
 //   ts[i]   the timestamp rAF passes to the callback (follows Chromium's frame clock),
@@ -7,7 +7,7 @@
 //           draw call or a DOM mutation. That is the scene's own update signal, independent
 //           of rAF running: a demo can keep rAF alive while its picture stands still.
 //
-// Cost inside the demo's frame (issue 15): one draw call per frame is enough to know that
+// Cost inside the demo's frame: one draw call per frame is enough to know that
 // the scene drew, so the instruments are armed once per frame and disarm themselves on
 // their first hit. The first canvas/WebGL call of a frame goes through a wrapper that puts
 // the native methods back; every later call of that frame is a plain native call. The
@@ -17,7 +17,7 @@
 // to a method taken while the wrapper was armed keeps calling the wrapper: still correct,
 // only not cheaper.)
 //
-// Hidden from the page (issue 15): the API is __SKYCITY__.frames (the bench's namespace,
+// Hidden from the page: the API is __SKYCITY__.frames (the bench's namespace,
 // cloak.js), not a window property, and each wrapper looks native (a method, so no
 // prototype; the native's name, length and toString via __SKYCITY__.native).
 (() => {

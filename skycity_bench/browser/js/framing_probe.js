@@ -1,11 +1,11 @@
-// DOM facts for packaging.framing (issue 4), evaluated at a sample time: scrolling, the
+// DOM facts for packaging.framing, evaluated at a sample time: scrolling, the
 // scene element (largest canvas, else svg/video/img) and its drawing-buffer aspect, and
 // every element painted over the viewport that is not the scene: controls, text, panels,
 // other canvases/images (stats.js is a small canvas in a fixed div). Hit testing decides
 // what is really on top: pointer-events is forced on for the test (overlays are often
 // pointer-events:none, which hit testing would otherwise skip), and transparent layers in
 // the way are looked through.
-// Runs in the bench's isolated world (issue 15): it only reads the document, so none of the
+// Runs in the bench's isolated world: it only reads the document, so none of the
 // page's own functions run or see it (the canvas texts come from the main world, framing.py).
 (excuse) => {
   const W = innerWidth, H = innerHeight;

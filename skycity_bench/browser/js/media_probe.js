@@ -1,4 +1,4 @@
-// Sound and input instrumentation for packaging.autoplay (issue 4), injected before any
+// Sound and input instrumentation for packaging.autoplay, injected before any
 // page script. It changes no behaviour: every wrapper calls the original.
 //   - HTMLMediaElement.play and the 'play' event (capture phase on document): every media
 //     element that was asked to play, attached to the document or not;
@@ -7,7 +7,7 @@
 //   - addEventListener for input events on window/document/elements, so a demo that waits
 //     for a click can be named as such.
 // __SKYCITY__.media.report() returns the state now, as plain JSON.
-// Hidden from the page (issue 15): the API lives on the bench's namespace (cloak.js), play
+// Hidden from the page: the API lives on the bench's namespace (cloak.js), play
 // counts in a WeakMap (no expando on the element), and every wrapper looks native
 // (__SKYCITY__.wrap / .ctor: name, length, toString, no prototype).
 (() => {

@@ -1,4 +1,4 @@
-// The closed network for WebSockets (issue 15), in the main world of every page: Playwright's
+// The closed network for WebSockets, in the main world of every page: Playwright's
 // WebSocket routing would replace WebSocket with a JavaScript mock and leave four globals on
 // window, and CDP's URL blocking needs a Network agent on the bench's session, which stalls
 // pages that open popups. So every WebSocket the page opens is pointed at a closed loopback

@@ -1,5 +1,5 @@
 // The three.js scene graph as a locator of moving objects when a demo has no answering hook
-// (issue 16 part 4; density's pages only, never the real-time frame-pacing page: it does a
+// (density's pages only, never the real-time frame-pacing page: it does a
 // little work after every render).
 //
 // three.js announces every WebGLRenderer and Scene it builds to browser devtools: its

@@ -1,9 +1,9 @@
 // Injected before any page script, in every page the bench opens (main world: error events
 // of page scripts are only delivered there, and under the fake clock t = 0 must be read on
 // the page's own clock). State lives on the bench's hidden namespace (cloak.js), not on
-// window: page code cannot see it (issue 15).
+// window: page code cannot see it.
 // Marks the bench's t = 0: the first animation frame after the demo's load event. Every
-// probe measures demo time from this instant (issue 2). Under the fake clock the lookups
+// probe measures demo time from this instant. Under the fake clock the lookups
 // of requestAnimationFrame and performance.now happen at load time, so they are the fake
 // ones and t0 is on the fake timeline.
 (() => {

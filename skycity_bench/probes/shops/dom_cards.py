@@ -1,4 +1,4 @@
-"""Reading shop cards from the DOM (issue 6). The hook only says where a shop is; whether a
+"""Reading shop cards from the DOM. The hook only says where a shop is; whether a
 card is showing, and whose it is, is read here from what the page renders.
 
 A *card* is a group of visible DOM elements that appeared or changed since a baseline: the
@@ -170,7 +170,7 @@ SCRIPT = r"""
       return {cards, viewport: [vw(), vh()]};
     },
   };
-  __SKYCITY__.shops = Object.freeze(api);   // the bench's hidden namespace (cloak.js, issue 15)
+  __SKYCITY__.shops = Object.freeze(api);   // the bench's hidden namespace (cloak.js)
 })();
 """
 

@@ -1,4 +1,4 @@
-"""A pointer that follows a moving shop (issue 16), for every hover that must hold.
+"""A pointer that follows a moving shop, for every hover that must hold.
 
 Every Sky City camera moves, so a pointer placed once on a shop soon rests on empty ground
 and the card closes for a reason that is the bench's, not the demo's. A person hovering a

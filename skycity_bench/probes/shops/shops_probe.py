@@ -64,7 +64,7 @@ class Settings(BaseModel):
     # No DOM card after a hover: the pixels around the shop are compared (hover_touch.py)
     canvas_search_ratio: float = Field(gt=0, le=1, description="looked for within this share of the diagonal")
     canvas_diff_level: int = Field(ge=1, le=255, description="a pixel changed when a channel moved more than this")
-    # A pointer that follows the shop (issue 16; follow.py)
+    # A pointer that follows the shop (follow.py)
     follow_step_ms: float = Field(gt=0, description="fake-clock step between two pointer moves")
     follow_min_step_ms: float = Field(gt=0, description="shortest step for a fast shop")
     follow_lag_target_px: float = Field(gt=0, description="steps shrink so a shop moves at most this far in one")
