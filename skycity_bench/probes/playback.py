@@ -56,6 +56,7 @@ class Settings(BaseModel):
     autoplay_times_s: list[float] = Field(description="frames at these seconds after t = 0, no input")
     click_diagnostic: bool = Field(description="click the centre afterwards when the scene stood still")
     moving_scene: MovingScene = Field(description="below this the scene stood still (the click diagnostic)")
+    click_look_s: float = Field(gt=0, le=10, description="real seconds after the click before its frame is taken")
     # pause / resume / replay (fake clock)
     keyboard: bool = Field(description="also drive pause/resume/replay by keyboard")
     pause_key: str
@@ -130,7 +131,7 @@ async def _autoplay(ctx, vp) -> dict:
             u["changed_cells"] < rule.min_changed_cells or u["changed_share"] < rule.min_changed_share
         ):
             await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
-            await asyncio.sleep(1.5)  # real time, as above
+            await asyncio.sleep(s.click_look_s)  # real time, as above
             after = await dp.frame()
             out["after_click"] = change_stats(changed_mask(shots[-1], after))
             out["files"].append(_save(ctx, "autoplay-after-click", after))
