@@ -38,7 +38,7 @@ class Sections:
         self.noun = noun  # what one section is, for messages: "probe", "scorer settings section"
         self.package = package  # the package that registers them, for the not-loaded message
         self._models: dict[str, type[BaseModel]] = {}
-        self._discover: Callable[[], None] | None = None
+        self._discover: Callable[[], object] | None = None
         self._lock = threading.Lock()
 
     def register(self, name: str, model: type[BaseModel]) -> None:
@@ -49,7 +49,7 @@ class Sections:
                 raise ValueError(f"{self.kind}.{name}: settings registered twice ({known.__name__}, {model.__name__})")
             self._models[name] = model
 
-    def set_discovery(self, discover: Callable[[], None]) -> None:
+    def set_discovery(self, discover: Callable[[], object]) -> None:
         """The function that imports every module of the registering package (idempotent)."""
         self._discover = discover
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import threading
-from typing import TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -28,8 +30,21 @@ _loaded = False
 _lock = threading.Lock()
 
 
-def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict | None = None):
-    def deco(fn):
+ScorerFn = Callable[[ScoreInput], ItemScore]
+Renderer = Callable[[ScoreInput, ItemScore, Path], list[str]]
+
+
+def scorer(
+    item_id: str,
+    *,
+    probes: tuple[str, ...],
+    render: Renderer | None = None,
+    accepts: Mapping[str, Sequence[object]] | None = None,
+) -> Callable[[ScorerFn], ScorerFn]:
+    """Register `fn` as the scorer of rubric item `item_id`, reading the evidence of `probes`
+    (in the versions `accepts` names), with an optional figure renderer."""
+
+    def deco(fn: ScorerFn) -> ScorerFn:
         acc = {p: tuple(str(v) for v in vs) for p, vs in (accepts or {}).items()}
         unknown = set(acc) - set(probes)
         if unknown:
@@ -40,7 +55,11 @@ def scorer(item_id: str, *, probes: tuple[str, ...], render=None, accepts: dict 
     return deco
 
 
-def scorer_settings(section: str, model: type[BaseModel] | None = None):
+@overload
+def scorer_settings(section: str) -> Callable[[_M], _M]: ...
+@overload
+def scorer_settings(section: str, model: _M) -> _M: ...
+def scorer_settings(section: str, model: _M | None = None) -> Callable[[_M], _M] | _M:
     """Register the thresholds model of the scenario's `scorers.<section>`: called with the
     model, or as a class decorator `@scorer_settings("framing")`."""
 

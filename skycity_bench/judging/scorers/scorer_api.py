@@ -31,12 +31,12 @@ class ScoreInput:
     records: dict[str, ProbeRecord]
     out_dir: Optional[Path] = None  # where a scorer's renderer may write plots
 
-    def evidence(self, probe: str):
+    def evidence(self, probe: str) -> Any:
         """The probe's evidence as its model (skycity_bench/evidence/), at the version it
         was written with."""
         return self.records[probe].evidence()
 
-    def settings(self, section: str):
+    def settings(self, section: str) -> Any:
         """This scorer's thresholds: the scenario's `scorers.<section>`, validated."""
         return self.scenario.scorer_settings(section)
 
