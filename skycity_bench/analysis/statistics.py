@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 
-def p95(values: Sequence[float]) -> Optional[float]:
+def p95(values: npt.ArrayLike) -> Optional[float]:
     return percentile(values, 95)
 
 
-def percentile(values: Sequence[float], q: float) -> Optional[float]:
+def percentile(values: npt.ArrayLike, q: float) -> Optional[float]:
     """Nearest-rank percentile: the smallest observed value with at least q % of the values at
     or below it. An observed interval, never an interpolation between two, so a tier boundary
     such as "P95 ≤ 20 ms" is decided by real frames."""
@@ -24,7 +25,7 @@ def percentile(values: Sequence[float], q: float) -> Optional[float]:
     return float(a[k - 1])
 
 
-def share_over(values: Sequence[float], threshold: float) -> Optional[float]:
+def share_over(values: npt.ArrayLike, threshold: float) -> Optional[float]:
     """Share of values strictly greater than threshold, 0..1."""
     a = np.asarray(values, dtype=float)
     if a.size == 0:
@@ -35,7 +36,7 @@ def share_over(values: Sequence[float], threshold: float) -> Optional[float]:
 def tier(
     p95_ms: Optional[float],
     long_ratio: Optional[float],
-    tiers: Iterable[dict],
+    tiers: Iterable[dict[str, Any]],
     floor: float = 0,
     resolution_ms: float = 0.0,
 ) -> float:
@@ -51,7 +52,7 @@ def tier(
     return floor
 
 
-def spread(values: Sequence[float]) -> dict:
+def spread(values: Sequence[float | None]) -> dict[str, Any]:
     """Mean, stdev, min, max and relative stdev; unstable when stdev ≥ 10 % of the mean
     (pyperf's warning threshold)."""
     a = np.asarray([v for v in values if v is not None], dtype=float)

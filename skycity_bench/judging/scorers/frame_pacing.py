@@ -2,7 +2,7 @@
 and share of intervals over the long-frame threshold, for the full run (0–60 s) and the dense
 window (20–35 s); each tier needs both conditions (≤ inclusive); the worse window decides.
 
-Clocks (issue 15). rAF's timestamp (the frame clock) is the rubric's measure. The sampler
+Clocks. rAF's timestamp (the frame clock) is the rubric's measure. The sampler
 also keeps performance.now() on entry, which shows main-thread stalls the frame clock hides
 (a callback held up 42 ms reads 33.3 ms on the frame clock, 43 ms on entry). The entry
 clock may lengthen an interval only when that frame was really late: the frame clock
@@ -28,8 +28,10 @@ pass once); its reasons are reported here beside the tier.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -64,7 +66,7 @@ CHROMIUM_LATE, FRAME_CLOCK_LATE = "chromium+frame_clock", "frame_clock"
 
 def interval_stats(
     iv: np.ndarray, end: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0
-) -> dict | None:
+) -> dict[str, Any] | None:
     """Intervals whose end frame lies in (a, b] seconds. A long frame is one over `long_ms`
     by more than the clock's resolution (Chromium coarsens performance.now() and rAF
     timestamps to 0.1 ms, so three 60 Hz frames read 49.9–50.1 ms: that is 50 ms, not over)."""
@@ -83,7 +85,9 @@ def interval_stats(
     }
 
 
-def window_stats(t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0) -> dict | None:
+def window_stats(
+    t_ms: np.ndarray, a_s: float, b_s: float, long_ms: float, resolution_ms: float = 0.0
+) -> dict[str, Any] | None:
     """interval_stats of one clock's frame times."""
     if t_ms.size < 2:
         return None
@@ -129,8 +133,8 @@ def trace_alignment(raf: np.ndarray, chrom_t: np.ndarray, match_ms: float) -> fl
 
 
 def late_intervals(
-    raf: np.ndarray, chromium: dict, settings, vsync_ms: float, entry_abs: np.ndarray | None = None
-) -> tuple[np.ndarray, str, dict]:
+    raf: np.ndarray, chromium: dict[str, Any], settings: Settings, vsync_ms: float, entry_abs: np.ndarray | None = None
+) -> tuple[np.ndarray, str, dict[str, Any]]:
     """Which intervals (frame i-1 -> i) hold a frame that was really late, by which signals.
 
     The frame clock: the interval skipped a vsync (≥ late_frame_vsyncs vsyncs): no new frame
@@ -146,7 +150,7 @@ def late_intervals(
     vsyncs as presented by the compositor alone)."""
     iv = np.diff(raf)
     clock_late = iv >= settings.late_frame_vsyncs * vsync_ms
-    info: dict = {"late_by_frame_clock": int(clock_late.sum())}
+    info: dict[str, Any] = {"late_by_frame_clock": int(clock_late.sum())}
     t = np.asarray(chromium.get("t_ms") or [], float)
     fate = chromium.get("fate") or ""
     align = trace_alignment(raf, t, settings.trace_match_ms) if t.size else None
@@ -181,7 +185,7 @@ def late_intervals(
     return clock_late, FRAME_CLOCK_LATE, info
 
 
-def chromium_figure(chromium: dict, duration_s: float) -> dict:
+def chromium_figure(chromium: dict[str, Any], duration_s: float) -> dict[str, Any]:
     """measurements.smoothness.chromium: {dropped_frame_pct, frames_presented, source} over
     the played duration, from Chromium's frame reporting of the demo's renderer."""
     src = chromium.get("source") or "trace"
@@ -233,33 +237,54 @@ def _render(inp: ScoreInput, score: ItemScore, out_dir: Path) -> list[str]:
     return [name]
 
 
-def _r(d: dict | None) -> dict:
+def _r(d: dict[str, Any] | None) -> dict[str, float]:
     return {k: round(v, 5) for k, v in (d or {}).items() if isinstance(v, float)}
 
 
-@scorer("smoothness.frame_pacing", probes=("frame_pacing",), render=_render, accepts={"frame_pacing": ("3",)})
-def frame_pacing(inp: ScoreInput) -> ItemScore:
-    d: FramePacingEvidence = inp.evidence("frame_pacing")
-    settings: Settings = inp.settings("frame_pacing")
-    long_ms = inp.item.long_frame_ms
-    tiers = inp.item.tiers
-    floor = inp.item.floor_points
-    top = max(t["points"] for t in tiers)
-    raf = np.asarray(d.raf_ms, float)
-    entry = np.asarray(d.entry_ms, float)
-    drew = np.asarray(d.drew, int)
-    duration = d.duration_s
-    chromium = d.chromium.model_dump(exclude_none=True)
-    vsync = inp.scenario.calibration.expected_interval_ms
-    res = settings.clock_resolution_ms
-    m: dict = {}
-    ev: dict = {"frames": d.frames, "long_frame_ms": long_ms}
+@dataclass
+class _Pass:
+    """One frame-pacing pass as the scorer reads it: its clocks as arrays, Chromium's account,
+    the scenario's thresholds and the rubric item's tier table."""
 
-    # The decided intervals: rAF's, lengthened to the entry clock's only where a frame was late.
+    d: FramePacingEvidence
+    settings: Settings
+    raf: np.ndarray
+    entry: np.ndarray
+    drew: np.ndarray
+    chromium: dict[str, Any]
+    vsync: float
+    long_ms: Any
+    tiers: list[dict[str, Any]]
+    floor: Any
+    top: Any
+
+    @classmethod
+    def read(cls, inp: ScoreInput) -> _Pass:
+        d: FramePacingEvidence = inp.evidence("frame_pacing")
+        tiers = inp.item.require("tiers")
+        return cls(
+            d=d,
+            settings=inp.settings("frame_pacing"),
+            raf=np.asarray(d.raf_ms, float),
+            entry=np.asarray(d.entry_ms, float),
+            drew=np.asarray(d.drew, int),
+            chromium=d.chromium.model_dump(exclude_none=True),
+            vsync=inp.scenario.calibration.expected_interval_ms,
+            long_ms=inp.item.require("long_frame_ms"),
+            tiers=tiers,
+            floor=inp.item.require("floor_points"),
+            top=max(t["points"] for t in tiers),
+        )
+
+
+def _decided_intervals(p: _Pass) -> tuple[np.ndarray, dict[str, Any]]:
+    """The decided intervals (rAF's, lengthened to the entry clock's only where a frame was
+    late) and measurements.smoothness.clocks: which signals found the late frames, and why."""
+    settings, raf, entry = p.settings, p.raf, p.entry
     if raf.size >= 2:
-        off = d.entry_to_raf_ms
+        off = p.d.entry_to_raf_ms
         late, late_by, late_info = late_intervals(
-            raf, chromium, settings, vsync, None if off is None else entry + float(off)
+            raf, p.chromium, settings, p.vsync, None if off is None else entry + float(off)
         )
         iv_raf, iv_entry = np.diff(raf), np.diff(entry)
         iv = np.where(late, np.maximum(iv_raf, iv_entry), iv_raf)
@@ -269,14 +294,14 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         late_by, late_info, iv = FRAME_CLOCK_LATE, {}, np.zeros(0)
     why = (
         "a frame counts longer than the frame clock says only when it was late: the frame clock skipped "
-        f"a vsync (interval ≥ {settings.late_frame_vsyncs:g} × {vsync:g} ms)"
+        f"a vsync (interval ≥ {settings.late_frame_vsyncs:g} × {p.vsync:g} ms)"
         + (
             " or Chromium dropped the page's frame in that interval (not presented at its vsync)"
             if late_by == CHROMIUM_LATE
             else f"; Chromium's account was not usable ({late_info.get('trace_unusable', 'tracing off')})"
         )
     )
-    m["clocks"] = {
+    clocks = {
         "decided_by": "rAF timestamp, lengthened to performance.now() on entry in late frames",
         "late_frames_from": late_by,
         "why": why,
@@ -284,63 +309,57 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         "late_intervals": int(late.sum()),
         "lengthened_intervals": int(lengthened.sum()),
     }
+    return iv, clocks
 
-    worst = None
-    for wname, (a, b) in _windows(inp, duration).items():
-        end = raf[1:]
-        sd = interval_stats(iv, end, a, b, long_ms, res)
-        if sd is None:
-            m[wname] = {"p95_ms": None, "long_frame_ratio": None, "window_s": [a, b], "intervals": 0}
-            continue
-        sr = window_stats(raf, a, b, long_ms, res)
-        se = window_stats(entry, a, b, long_ms, res)
-        p95, lr = sd["p95_ms"], sd["long_frame_ratio"]
-        p95_by = RAF if p95 <= sr["p95_ms"] + 1e-9 else ENTRY
-        lr_by = RAF if lr <= sr["long_frame_ratio"] + 1e-12 else ENTRY
-        t = stats.tier(p95, lr, tiers, floor, resolution_ms=res)
-        m[wname] = {
-            "p95_ms": round(p95, 3),
-            "long_frame_ratio": round(lr, 5),
-            "tier": t,
-            "window_s": [a, b],
-            "intervals": sd["intervals"],
-            "raf": _r(sr),
-            "entry": _r(se),
-            "decided": _r(sd),
-            "raf_tier": stats.tier(sr["p95_ms"], sr["long_frame_ratio"], tiers, floor, resolution_ms=res),
-            "p95_decided_by": p95_by,
-            "long_frame_ratio_decided_by": lr_by,
-            "clocks_disagree": ENTRY in (p95_by, lr_by),
-        }
-        worst = t if worst is None else min(worst, t)
-    if "dense" not in m or m["dense"].get("p95_ms") is None:
-        ev["note"] = (
-            f"the run played {duration:g} s, which does not reach the dense window "
-            f"{list(inp.scenario.dense_window_s)} s: the tier comes from the full window only"
-        )
-    ratio, freeze = scene_updates(raf, drew)
-    m["scene_update_ratio"] = None if ratio is None else round(ratio, 4)
-    m["longest_scene_freeze_s"] = round(freeze, 3)
-    chrom = chromium_figure(chromium, duration)
-    m["chromium"] = chrom
-    noise = d.noise.model_dump()
-    if noise:
-        m["noise"] = {
-            "too_noisy": noise.get("too_noisy") or [],
-            "passes": d.passes,
-            "cpu": noise.get("cpu"),
-            "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")],
-        }
-    from skycity_bench.media.realtime_video import (
-        capture_summary,
-    )  # issue 15: the real-time video for 录屏复核 (not scored)
 
-    m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
-    tier = floor if worst is None else worst
-    m["tier"] = tier
+def _window_figure(p: _Pass, iv: np.ndarray, a: float, b: float) -> dict[str, Any]:
+    """One window's figures: the decided P95 and long-frame share, its tier, each clock's own
+    figures and which clock decided."""
+    res = p.settings.clock_resolution_ms
+    sd = interval_stats(iv, p.raf[1:], a, b, p.long_ms, res)
+    if sd is None:
+        return {"p95_ms": None, "long_frame_ratio": None, "window_s": [a, b], "intervals": 0}
+    sr = window_stats(p.raf, a, b, p.long_ms, res)
+    se = window_stats(p.entry, a, b, p.long_ms, res)
+    assert sr is not None  # the same end frames as the decided intervals'
+    p95, lr = sd["p95_ms"], sd["long_frame_ratio"]
+    p95_by = RAF if p95 <= sr["p95_ms"] + 1e-9 else ENTRY
+    lr_by = RAF if lr <= sr["long_frame_ratio"] + 1e-12 else ENTRY
+    return {
+        "p95_ms": round(p95, 3),
+        "long_frame_ratio": round(lr, 5),
+        "tier": stats.tier(p95, lr, p.tiers, p.floor, resolution_ms=res),
+        "window_s": [a, b],
+        "intervals": sd["intervals"],
+        "raf": _r(sr),
+        "entry": _r(se),
+        "decided": _r(sd),
+        "raf_tier": stats.tier(sr["p95_ms"], sr["long_frame_ratio"], p.tiers, p.floor, resolution_ms=res),
+        "p95_decided_by": p95_by,
+        "long_frame_ratio_decided_by": lr_by,
+        "clocks_disagree": ENTRY in (p95_by, lr_by),
+    }
+
+
+def _noise_figure(p: _Pass) -> dict[str, Any]:
+    """The machine's noise around the pass as the probe judged it (empty when not measured)."""
+    noise = p.d.noise.model_dump()
+    if not noise:
+        return {}
+    return {
+        "too_noisy": noise.get("too_noisy") or [],
+        "passes": p.d.passes,
+        "cpu": noise.get("cpu"),
+        "calibration_p95_ms": [(noise.get(f"calibration_{w}") or {}).get("p95_ms") for w in ("before", "after")],
+    }
+
+
+def _summary(p: _Pass, m: dict[str, Any], ev: dict[str, Any]) -> None:
+    """The evidence's summary of the measurements: the tier, each window's deciding figures,
+    the clocks, Chromium's account, the scene's updates and the machine's noise."""
     ev.update(
         {
-            "tier": tier,
+            "tier": m["tier"],
             "windows": {
                 k: {
                     kk: v.get(kk)
@@ -357,62 +376,92 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                 if k in ("full", "dense")
             },
             "clocks": m["clocks"],
-            "chromium": chrom,
+            "chromium": m["chromium"],
             "scene_update_ratio": m["scene_update_ratio"],
             "longest_scene_freeze_s": m["longest_scene_freeze_s"],
         }
     )
-    if noise.get("too_noisy"):
+    too_noisy = p.d.noise.model_dump().get("too_noisy")
+    if too_noisy:
         ev["machine_noise"] = (
             "the machine was too noisy to trust this pass"
-            + (f" (also after {d.passes} passes)" if d.passes > 1 else "")
+            + (f" (also after {p.d.passes} passes)" if p.d.passes > 1 else "")
             + ": "
-            + "; ".join(noise["too_noisy"])
+            + "; ".join(too_noisy)
         )
+
+
+@scorer("smoothness.frame_pacing", probes=("frame_pacing",), render=_render, accepts={"frame_pacing": ("3",)})
+def frame_pacing(inp: ScoreInput) -> ItemScore:
+    """The worse window's tier, or review where the scene froze or the two clocks' accounts
+    disagree by design, untested where the demo threw before drawing."""
+    p = _Pass.read(inp)
+    duration = p.d.duration_s
+    ev: dict[str, Any] = {"frames": p.d.frames, "long_frame_ms": p.long_ms}
+    iv, clocks = _decided_intervals(p)
+    m: dict[str, Any] = {"clocks": clocks}
+    worst = None
+    for wname, (a, b) in _windows(inp, duration).items():
+        m[wname] = _window_figure(p, iv, a, b)
+        if m[wname]["p95_ms"] is not None:
+            t = m[wname]["tier"]
+            worst = t if worst is None else min(worst, t)
+    if "dense" not in m or m["dense"].get("p95_ms") is None:
+        ev["note"] = (
+            f"the run played {duration:g} s, which does not reach the dense window "
+            f"{list(inp.scenario.dense_window_s)} s: the tier comes from the full window only"
+        )
+    ratio, freeze = scene_updates(p.raf, p.drew)
+    m["scene_update_ratio"] = None if ratio is None else round(ratio, 4)
+    m["longest_scene_freeze_s"] = round(freeze, 3)
+    m["chromium"] = chromium_figure(p.chromium, duration)
+    if noise := _noise_figure(p):
+        m["noise"] = noise
+    # the real-time video for 录屏复核 (not scored); imported here, as the figures are, so
+    # that scoring alone never loads the video libraries
+    from skycity_bench.media.realtime_video import capture_summary
+
+    m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
+    m["tier"] = p.floor if worst is None else worst
+    _summary(p, m, ev)
     meas = {"smoothness." + k: v for k, v in m.items()}
-    if not drew.any() and d.page_errors:
+    if not p.drew.any() and p.d.page_errors:
         # Nothing was ever drawn and the page threw: there is no playback to judge, whether or
         # not its empty frames were timed (on a loaded machine the first frame after load can
         # come so late that no interval is left in the pass: that is no freeze to fail).
         ev["outcome"] = Outcome.THREW_BEFORE_DRAWING.value
-        ev["reason"] = f"the demo threw before drawing anything: {d.page_errors[0]}"
+        ev["reason"] = f"the demo threw before drawing anything: {p.d.page_errors[0]}"
         return ItemScore("untested", None, ev, meas)
     if worst is None:
         ev["outcome"] = Outcome.NO_INTERVALS.value
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
-        return ItemScore("fail", floor, ev, meas)
+        return ItemScore("fail", p.floor, ev, meas)
+    return _verdict(p, m["tier"], ratio, freeze, m["chromium"], ev, meas)
+
+
+def _verdict(
+    p: _Pass,
+    tier: Any,
+    ratio: float | None,
+    freeze: float,
+    chrom: dict[str, Any],
+    ev: dict[str, Any],
+    meas: dict[str, Any],
+) -> ItemScore:
+    """The item's result once the pass has intervals: review where the scene froze or the
+    clocks disagree by design, else the tier."""
+    settings, duration = p.settings, p.d.duration_s
     both = (
         f"the sampler: tier {tier}, scene updated in {0 if ratio is None else ratio:.0%} of frames; "
         f"Chromium: {_chrom_text(chrom)}"
     )
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s
     if frozen:
-        comp = chrom.get("compositor_animation_share")
-        if (
-            comp is not None
-            and comp >= settings.compositor_animation_min_share
-            and _enough(chrom, duration, vsync, settings)
-        ):
-            ev["reason"] = (
-                f"the sampler and Chromium disagree by design: a compositor animation ran in {comp:.0%} of "
-                f"Chromium's frames while the page's own rAF scene drew in "
-                f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
-                f"pending review (待复核) with both figures — {both}"
-            )
-            ev["disagreement"] = "compositor_only_animation"
-            ev["outcome"] = Outcome.COMPOSITOR_ONLY.value
-        else:
-            ev["outcome"] = Outcome.SCENE_FROZEN.value
-            ev["reason"] = (
-                f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
-                f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
-                f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
-                f"the rAF figures would give tier {tier}; Chromium: {_chrom_text(chrom)}"
-            )
+        _frozen(p, tier, ratio, freeze, chrom, both, ev)
         return ItemScore("review", None, ev, meas)
     pct = chrom.get("dropped_frame_pct")
-    if pct is not None and _enough(chrom, duration, vsync, settings):
-        if tier == top and pct > settings.chromium_review_dropped_pct:
+    if pct is not None and _enough(chrom, duration, p.vsync, settings):
+        if tier == p.top and pct > settings.chromium_review_dropped_pct:
             ev["disagreement"] = "raf_smooth_chromium_dropped"
             ev["outcome"] = Outcome.RAF_SMOOTH_CHROMIUM_DROPPED.value
             ev["reason"] = (
@@ -421,7 +470,7 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                 f"although the page's callbacks did: pending review (待复核) with both figures — {both}"
             )
             return ItemScore("review", None, ev, meas)
-        if tier < top and pct <= settings.chromium_smooth_dropped_pct:
+        if tier < p.top and pct <= settings.chromium_smooth_dropped_pct:
             ev["disagreement"] = "raf_janky_chromium_smooth"
             ev["outcome"] = Outcome.RAF_JANKY_CHROMIUM_SMOOTH.value
             ev["reason"] = (
@@ -430,9 +479,39 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
                 f"figures — {both}"
             )
             return ItemScore("review", None, ev, meas)
-    status = "pass" if tier == top else ("fail" if tier == floor else "partial")
+    status = "pass" if tier == p.top else ("fail" if tier == p.floor else "partial")
     ev["outcome"] = Outcome.TIER.value
     return ItemScore(status, float(tier), ev, meas)
+
+
+def _frozen(
+    p: _Pass, tier: Any, ratio: float | None, freeze: float, chrom: dict[str, Any], both: str, ev: dict[str, Any]
+) -> None:
+    """Why a pass whose scene froze goes to review: a compositor-only animation Chromium saw,
+    or a scene that stood still while rAF ran."""
+    settings = p.settings
+    comp = chrom.get("compositor_animation_share")
+    if (
+        comp is not None
+        and comp >= settings.compositor_animation_min_share
+        and _enough(chrom, p.d.duration_s, p.vsync, settings)
+    ):
+        ev["reason"] = (
+            f"the sampler and Chromium disagree by design: a compositor animation ran in {comp:.0%} of "
+            f"Chromium's frames while the page's own rAF scene drew in "
+            f"{0 if ratio is None else ratio:.0%} of frames (rAF polling cannot see the compositor): "
+            f"pending review (待复核) with both figures — {both}"
+        )
+        ev["disagreement"] = "compositor_only_animation"
+        ev["outcome"] = Outcome.COMPOSITOR_ONLY.value
+    else:
+        ev["outcome"] = Outcome.SCENE_FROZEN.value
+        ev["reason"] = (
+            f"the scene updated in {0 if ratio is None else ratio:.0%} of frames (needs ≥ "
+            f"{settings.min_scene_update_ratio:.0%}) and froze up to {freeze:.2f} s (limit "
+            f"{settings.max_freeze_s:g} s) while rAF ran: pending review (待复核), never full marks; "
+            f"the rAF figures would give tier {tier}; Chromium: {_chrom_text(chrom)}"
+        )
 
 
 class Outcome(str, Enum):
@@ -447,13 +526,13 @@ class Outcome(str, Enum):
     RAF_JANKY_CHROMIUM_SMOOTH = "raf_janky_chromium_smooth"  # review: the clocks disagree
 
 
-def _enough(chrom: dict, duration: float, vsync: float, settings) -> bool:
+def _enough(chrom: dict[str, Any], duration: float, vsync: float, settings: Settings) -> bool:
     """Chromium reported enough of the pass's vsyncs to be read as a figure at all."""
     n = (chrom.get("frames_presented") or 0) + (chrom.get("frames_dropped") or 0)
-    return n >= settings.chromium_min_frames_share * duration * 1000.0 / vsync
+    return bool(n >= settings.chromium_min_frames_share * duration * 1000.0 / vsync)
 
 
-def _chrom_text(chrom: dict) -> str:
+def _chrom_text(chrom: dict[str, Any]) -> str:
     if chrom.get("dropped_frame_pct") is None:
-        return chrom.get("source", "unavailable")
+        return str(chrom.get("source", "unavailable"))
     return f"{chrom['dropped_frame_pct']:g} % of frames dropped, {chrom['frames_presented']} presented"
