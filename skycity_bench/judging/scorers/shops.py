@@ -24,12 +24,14 @@ evidence version 3): each figure is documented there.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.common.errors import UserError
 from skycity_bench.evidence.shops import (
     AutoInterval,
+    AutoPhase,
     CanvasCard,
     HoverShop,
     PhaseError,
@@ -139,7 +141,7 @@ def _status(points: float, full: float) -> str:
     return "pass" if points >= full - 1e-9 else ("fail" if points <= 0 else "partial")
 
 
-def _dump(m) -> dict | None:
+def _dump(m: BaseModel | None) -> dict[str, Any] | None:
     """A part of the evidence as JSON for the item's evidence (as the probe wrote it)."""
     return None if m is None else m.model_dump(mode="json", exclude_unset=True)
 
@@ -231,7 +233,9 @@ _ITEM = {
 }
 
 
-def _done(status: str, points, ev: dict, m: dict | None, code: Item, **facts) -> ItemScore:
+def _done(
+    status: str, points: float | None, ev: dict[str, Any], m: dict[str, Any] | None, code: Item, **facts: Any
+) -> ItemScore:
     ev["outcome"] = code.value
     if code is not Item.SCORED:
         ev["reason"] = _ITEM[code].format(**facts)
@@ -239,13 +243,13 @@ def _done(status: str, points, ev: dict, m: dict | None, code: Item, **facts) ->
 
 
 # --------------------------------------------------------------------------- shops.hover
-def _ms(v: float | None):
+def _ms(v: float | None) -> float | int | None:
     """A millisecond figure as the probe wrote it (whole ms as an int)."""
     return int(v) if v is not None and float(v).is_integer() else v
 
 
-def _shop_row(p: HoverShop, touch: TouchShop | None, s: ShopsScorerSettings) -> dict:
-    row = {
+def _shop_row(p: HoverShop, touch: TouchShop | None, s: ShopsScorerSettings) -> dict[str, Any]:
+    row: dict[str, Any] = {
         "id": p.id,
         "name": p.name,
         "opened": p.opened,
@@ -286,43 +290,26 @@ def _touched(d: ShopsEvidence) -> list[TouchShop]:
     return d.touch.per_shop if isinstance(d.touch, TouchPhase) else []
 
 
-@scorer("shops.hover", probes=("shops",), accepts=ACCEPTS)
-def hover(inp: ScoreInput) -> ItemScore:
-    d, s = _ctx(inp)
-    per = d.hover.per_shop
-    touch = {t.id: t for t in _touched(d)}
-    rows = [_shop_row(p, touch.get(p.id), s) for p in per]
-    m = {"shops.per_shop": rows}
-    codes = {p.id: shop_outcome(p, s) for p in per}
-    ok = [i for i, c in codes.items() if c is Shop.PASSED]
-    points = min(len(ok) * _per_shop(inp), inp.item.points)
-    ev = {
+_HOVER_ROW_KEYS = ("id", "outcome", "opened", "content_matches", "closed", "closed_after_ms", "text", "screenshots")
+
+
+def _hover_evidence(
+    d: ShopsEvidence, s: ShopsScorerSettings, rows: list[dict[str, Any]], codes: dict[str, Shop], ok: list[str]
+) -> dict[str, Any]:
+    """shops.hover's evidence: the shops that passed, each shop's row, the prose of each
+    failure and where getActiveCard() disagreed with the page."""
+    ev: dict[str, Any] = {
         "shops_found": len(d.shops),
         "expected_shops": s.expected_shops,
         "passed": ok,
-        "per_shop": [
-            {
-                k: r.get(k)
-                for k in (
-                    "id",
-                    "outcome",
-                    "opened",
-                    "content_matches",
-                    "closed",
-                    "closed_after_ms",
-                    "text",
-                    "screenshots",
-                )
-            }
-            for r in rows
-        ],
+        "per_shop": [{k: r.get(k) for k in _HOVER_ROW_KEYS} for r in rows],
         "close_within_ms": s.close_within_ms,
     }
     if len(d.shops) < s.expected_shops:
         ev["note"] = f"the hook lists {len(d.shops)} shops, not {s.expected_shops}: missing shops score 0"
     fails = {
         p.id: _shop_prose(codes[p.id], p, s)
-        for p in per
+        for p in d.hover.per_shop
         if codes[p.id] in (Shop.NO_CARD, Shop.WRONG_CONTENT, Shop.STAYED_OPEN)
     }
     if fails:
@@ -333,7 +320,26 @@ def hover(inp: ScoreInput) -> ItemScore:
             "shops": disagree,
             "note": "getActiveCard() said otherwise than the page showed; the page decides",
         }
-    by = lambda code: [i for i, c in codes.items() if c is code]  # noqa: E731
+    return ev
+
+
+@scorer("shops.hover", probes=("shops",), accepts=ACCEPTS)
+def hover(inp: ScoreInput) -> ItemScore:
+    """`per_shop` points per shop whose own card opened and closed in time; review where a
+    card looks drawn on the canvas, untested where a shop could not be tried or followed."""
+    d, s = _ctx(inp)
+    per = d.hover.per_shop
+    touch = {t.id: t for t in _touched(d)}
+    rows = [_shop_row(p, touch.get(p.id), s) for p in per]
+    m = {"shops.per_shop": rows}
+    codes = {p.id: shop_outcome(p, s) for p in per}
+    ok = [i for i, c in codes.items() if c is Shop.PASSED]
+    points = min(len(ok) * _per_shop(inp), inp.item.points)
+    ev = _hover_evidence(d, s, rows, codes, ok)
+
+    def by(code: Shop) -> list[str]:
+        return [i for i, c in codes.items() if c is code]
+
     if by(Shop.CANVAS_CARD):
         return _done(
             "review",
@@ -347,7 +353,7 @@ def hover(inp: ScoreInput) -> ItemScore:
     if by(Shop.NOT_TRIED):
         return _done("untested", None, ev, m, Item.SHOPS_NOT_TRIED, shops=by(Shop.NOT_TRIED), when="at the hover times")
     # A hover that opened nothing while the pointer could not keep up with the shop says
-    # nothing about the demo (issue 16): the bench's failure to follow, not a missing card.
+    # nothing about the demo: the bench's failure to follow, not a missing card.
     if by(Shop.POINTER_FELL_BEHIND):
         return _done(
             "untested",
@@ -367,19 +373,9 @@ def interval_counts(iv: AutoInterval, tol_s: float, s: ShopsScorerSettings) -> b
     return iv.shop_id != "ambiguous" and s.auto_min_s - tol_s <= iv.duration_s <= s.auto_max_s + tol_s
 
 
-@scorer("shops.auto_display", probes=("shops",), accepts=ACCEPTS)
-def auto_display(inp: ScoreInput) -> ItemScore:
-    d, s = _ctx(inp)
-    auto = d.auto
-    if auto is None:
-        return _done(
-            "untested",
-            None,
-            {},
-            None,
-            Item.NOT_TESTED,
-            reason="the automatic display was not sampled in this run (the check profile hovers only)",
-        )
+def _auto_rows(auto: AutoPhase, s: ShopsScorerSettings) -> tuple[list[dict[str, Any]], list[str]]:
+    """Each automatic showing with whether it counts, and the distinct shops counted (in the
+    order first counted)."""
     tol = auto.sample_interval_ms / 1000
     rows, counted = [], []
     for iv in auto.intervals:
@@ -397,8 +393,40 @@ def auto_display(inp: ScoreInput) -> ItemScore:
                 "screenshot": iv.screenshot,
             }
         )
+    return rows, counted
+
+
+def _auto_hook_disagrees(auto: AutoPhase) -> list[dict[str, Any]]:
+    """The showings where getActiveCard() named another shop than the page showed."""
+    disagree = []
+    for iv in auto.intervals:
+        hc = iv.hook_active_card
+        if hc is None or hc.error is not None:
+            continue  # unread, or the call failed
+        hv = hc.value
+        if not (isinstance(hv, dict) and str(hv.get("shopId")) == iv.shop_id):
+            disagree.append({"at_s": iv.screenshot_t_s, "page_shows": iv.shop_id, "hook_says": hv})
+    return disagree
+
+
+@scorer("shops.auto_display", probes=("shops",), accepts=ACCEPTS)
+def auto_display(inp: ScoreInput) -> ItemScore:
+    """`per_shop` points per distinct shop shown by itself for the counted duration; untested
+    where the sampler starved, review where the cards look drawn on the canvas."""
+    d, s = _ctx(inp)
+    auto = d.auto
+    if auto is None:
+        return _done(
+            "untested",
+            None,
+            {},
+            None,
+            Item.NOT_TESTED,
+            reason="the automatic display was not sampled in this run (the check profile hovers only)",
+        )
+    rows, counted = _auto_rows(auto, s)
     points = min(len(counted) * _per_shop(inp), inp.item.points)
-    ev = {
+    ev: dict[str, Any] = {
         "window_s": auto.window_s,
         "sample_interval_ms": auto.sample_interval_ms,
         "duration_range_s": [s.auto_min_s, s.auto_max_s],
@@ -411,14 +439,7 @@ def auto_display(inp: ScoreInput) -> ItemScore:
             {k: r[k] for k in ("shop_id", "start_s", "end_s", "duration_s", "counted")} for r in rows
         ]
     }
-    disagree = []
-    for iv in auto.intervals:
-        hc = iv.hook_active_card
-        if hc is None or hc.error is not None:
-            continue  # unread, or the call failed
-        hv = hc.value
-        if not (isinstance(hv, dict) and str(hv.get("shopId")) == iv.shop_id):
-            disagree.append({"at_s": iv.screenshot_t_s, "page_shows": iv.shop_id, "hook_says": hv})
+    disagree = _auto_hook_disagrees(auto)
     if disagree:
         ev["hook_disagrees"] = disagree
     want, got = auto.samples_expected, auto.samples
@@ -498,9 +519,10 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
 
 
 # --------------------------------------------------------------------------- shops.card_placement
-def card_checks(p: HoverShop, s: ShopsScorerSettings) -> dict:
+def card_checks(p: HoverShop, s: ShopsScorerSettings) -> dict[str, Any]:
     """The four placement checks of one measured card, and the figures they were made on."""
     pl = p.placement
+    assert pl is not None  # only measured cards are checked
     c = {
         "inside_viewport": inside_viewport(pl, s),
         "near": pl.distance_ratio <= s.max_distance_ratio,
