@@ -10,7 +10,7 @@
   objects with confidence: where, at any sample, more of what the visual count saw is not
   plainly an object than `hookless_doubt_share` of it (and more than `hookless_doubt_min`),
   density.count and density.categories go to `review` with the counts and evidence as the
-  reviewer's hint (issue 16: never auto points from blobs; a missing hook is not penalised).
+  reviewer's hint (never auto points from blobs; a missing hook is not penalised).
   A demo without a hook that renders a three.js scene has its claims located by the scene
   graph instead (probes/_scene_graph.py: the nodes that move on their own), verified by the
   same pixel checks; since the scene graph can miss what moves by other means (a shader,
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,16 +70,68 @@ class DensityScorerSettings(BaseModel):
 
 
 def _settings(inp: ScoreInput) -> DensityScorerSettings:
-    return inp.settings("density")
+    st: DensityScorerSettings = inp.settings("density")
+    return st
 
 
-def _samples_json(d: DensityEvidence) -> list[dict]:
+def _samples_json(d: DensityEvidence) -> list[dict[str, Any]]:
     """The samples as the probe wrote them, for the behaviour summary and its plot
     (vision/behavior.py, vision/plot.py read the vision layer's records)."""
     return [s.model_dump(mode="json", exclude_unset=True) for s in d.samples]
 
 
-def summary(inp: ScoreInput) -> dict:
+def _sample_notes(s: DensitySample, who: str, st: DensityScorerSettings) -> list[str]:
+    """What a reviewer should know about one sample: claims that did not move, pixels that
+    disagree with the verified claims, a full-screen effect, a failed hook call."""
+    notes = []
+    v = s.verified_count
+    limit = st.claim_disagreement
+    claimed = s.claimed_count
+    if v is not None and claimed is not None and abs(claimed - v) > limit * max(claimed, v, 1):
+        notes.append(
+            f"at {s.t:.2f} s {who} claimed {claimed} visible dynamic objects, but only {v} of them "
+            f"moved on screen ({_why(s)})"
+        )
+    if (
+        v is not None
+        and abs(s.visual_count - v) > limit * max(v, 1)
+        and abs(s.visual_count - v) > st.disagreement_min_objects
+    ):
+        notes.append(
+            f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and {who}'s "
+            f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}"
+        )
+    if s.full_screen_effect:
+        notes.append(f"at {s.t:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
+    if s.hook_error:
+        notes.append(f"at {s.t:.2f} s getDynamicObjects failed ({s.hook_error}): the visual count stands in")
+    return notes
+
+
+def _lowest(rows: list[dict[str, Any]], hook_used: bool) -> dict[str, Any]:
+    """N (the lowest count, earliest first) and C (the fewest categories) over the samples,
+    and the visual count's range."""
+    out: dict[str, Any] = {}
+    counts = [
+        (r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
+        for r in rows
+    ]
+    counts = [c for c in counts if c[0] is not None]
+    if counts:
+        n, t_n = min(counts, key=lambda c: (c[0], c[1]))
+        out.update(N=n, N_at=t_n)
+    vis = [r["visual_count"] for r in rows if r["visual_count"] is not None]
+    if vis:
+        out.update(visual_min=min(vis), visual_max=max(vis))
+    cats = [(len(r["categories"]), r["t"], r["categories"]) for r in rows if r["categories"] is not None]
+    if hook_used and cats:
+        c, t_c, names = min(cats, key=lambda c: (c[0], c[1]))
+        out.update(C=c, C_at=t_c, C_names=names)
+    return out
+
+
+def summary(inp: ScoreInput) -> dict[str, Any]:
+    """The samples as rows, the notes for reviewers, what located the claims, N and C."""
     d: DensityEvidence = inp.evidence("density")
     samples = d.samples
     st = _settings(inp)
@@ -87,7 +140,6 @@ def summary(inp: ScoreInput) -> dict:
     located = d.locator.kind if d.locator is not None else ("hook" if hook_used else "none")
     who = "the three.js scene graph" if located == SCENE_GRAPH else "the hook"
     rows, notes = [], []
-    limit = st.claim_disagreement
     for s in samples:
         v = s.verified_count
         rows.append(
@@ -102,35 +154,13 @@ def summary(inp: ScoreInput) -> dict:
                 "evidence": s.evidence,
             }
         )
-        claimed = s.claimed_count
-        if v is not None and claimed is not None and abs(claimed - v) > limit * max(claimed, v, 1):
-            notes.append(
-                f"at {s.t:.2f} s {who} claimed {claimed} visible dynamic objects, but only {v} of them "
-                f"moved on screen ({_why(s)})"
-            )
-        if (
-            v is not None
-            and abs(s.visual_count - v) > limit * max(v, 1)
-            and abs(s.visual_count - v) > st.disagreement_min_objects
-        ):
-            notes.append(
-                f"at {s.t:.2f} s the pixels show {s.visual_count} moving objects and {who}'s "
-                f"verified claims {v}: reviewers should look at {s.evidence or 'the samples'}"
-            )
-        if s.full_screen_effect:
-            notes.append(f"at {s.t:.2f} s most of the frame changed (a full-screen effect): not counted as objects")
-        if s.hook_error:
-            notes.append(f"at {s.t:.2f} s getDynamicObjects failed ({s.hook_error}): the visual count stands in")
-    out_extra: dict = {}
+        notes += _sample_notes(s, who, st)
+    out_extra: dict[str, Any] = {}
     if not hook_used:
         _hookless(samples, rows, out_extra, st)
     elif located == SCENE_GRAPH:
         _unaccounted(samples, rows, out_extra, st)
-    counts = [
-        (r["verified_count"] if r["verified_count"] is not None else r.get("plain_count", r["visual_count"]), r["t"])
-        for r in rows
-    ]
-    counts = [c for c in counts if c[0] is not None]
+    lowest = _lowest(rows, hook_used)
     out = {
         "samples": rows,
         "hook_used": hook_used,
@@ -139,20 +169,13 @@ def summary(inp: ScoreInput) -> dict:
         "notes_total": len(notes),
     }
     out.update(out_extra)
-    if counts:
-        n, t_n = min(counts, key=lambda c: (c[0], c[1]))
-        out.update(N=n, N_at=t_n)
-    vis = [r["visual_count"] for r in rows if r["visual_count"] is not None]
-    if vis:
-        out.update(visual_min=min(vis), visual_max=max(vis))
-    cats = [(len(r["categories"]), r["t"], r["categories"]) for r in rows if r["categories"] is not None]
-    if hook_used and cats:
-        c, t_c, names = min(cats, key=lambda c: (c[0], c[1]))
-        out.update(C=c, C_at=t_c, C_names=names)
+    out.update(lowest)
     return out
 
 
-def _hookless(samples: list[DensitySample], rows: list[dict], out: dict, st: DensityScorerSettings) -> None:
+def _hookless(
+    samples: list[DensitySample], rows: list[dict[str, Any]], out: dict[str, Any], st: DensityScorerSettings
+) -> None:
     """Without the hook: each row's plain count, and whether the pixels separate objects with
     confidence (`out["doubt"]`: the samples where they did not, for the reviewer)."""
     doubt, fields = [], 0
@@ -180,7 +203,9 @@ def _hookless(samples: list[DensitySample], rows: list[dict], out: dict, st: Den
     out["largest_field"] = fields
 
 
-def _unaccounted(samples: list[DensitySample], rows: list[dict], out: dict, st: DensityScorerSettings) -> None:
+def _unaccounted(
+    samples: list[DensitySample], rows: list[dict[str, Any]], out: dict[str, Any], st: DensityScorerSettings
+) -> None:
     """Claims located by the scene graph: the samples where the pixels show more moving
     regions that are plainly objects than the verified claims, beyond the disagreement
     allowance (`out["unaccounted"]`): what moved there was not a scene node of its own."""
@@ -197,9 +222,9 @@ def _unaccounted(samples: list[DensitySample], rows: list[dict], out: dict, st: 
     out["unaccounted"] = miss
 
 
-def _review_hint(sm: dict) -> dict:
+def _review_hint(sm: dict[str, Any]) -> dict[str, Any]:
     d = sm["doubt"]
-    kinds: Counter = Counter()
+    kinds: Counter[str] = Counter()
     for x in d:
         kinds.update(x["not_plainly_objects"])
     return {
@@ -232,7 +257,7 @@ def _why(s: DensitySample) -> str:
     return ", ".join(f"{n} {k}" for k, n in v.most_common()) or "no details"
 
 
-def _measurements(sm: dict) -> dict:
+def _measurements(sm: dict[str, Any]) -> dict[str, Any]:
     m = {
         "density.samples": [
             {k: r[k] for k in ("t", "visual_count", "verified_count", "categories")} for r in sm["samples"]

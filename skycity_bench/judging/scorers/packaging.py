@@ -28,6 +28,7 @@ demo's and is ignored.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,7 +75,7 @@ _CODE_CALLS = (
 )
 
 
-def _external_requests(requests: list[dict], html_refs: list[dict]) -> list[dict]:
+def _external_requests(requests: list[dict[str, Any]], html_refs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     named = {r["url"] for r in html_refs}
     out = []
     for r in requests:
@@ -97,7 +98,7 @@ def _was_requested(ref: str, requested: list[str]) -> bool:
     return bool(tail) and any(urlsplit(u).path.endswith("/" + tail) for u in requested)
 
 
-def _outcome_note(r: dict) -> str:
+def _outcome_note(r: dict[str, Any]) -> str:
     if r["outcome"] == "served":
         detail = r.get("detail") or ""
         return (
@@ -110,22 +111,17 @@ def _outcome_note(r: dict) -> str:
     return "blocked by the closed network"
 
 
-@scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",), "network": ("1",)})
-def single_file(inp: ScoreInput) -> ItemScore:
-    d: PackagingEvidence = inp.evidence("packaging")
-    requests = [r.model_dump() for r in inp.evidence("network").requests]  # the runner's network log
-    min_kb = inp.settings("packaging").embedded_min_kb
-    refs = [r.model_dump() for r in d.references]
-    embedded = [e.model_dump() for e in d.embedded]
-    external = _external_requests(requests, refs)
-    urls = [r["url"] for r in external]
-    always = [r for r in refs if r["where"] not in _CODE_CALLS]
-    code = [r for r in refs if r["where"] in _CODE_CALLS]
-    unloaded = [r for r in code if not _was_requested(r["url"], urls)]
-    big = [e for e in embedded if e["bytes"] >= min_kb * 1024]
-    small = [e for e in embedded if e["bytes"] < min_kb * 1024]
-    # Lists are capped so a huge inlined library cannot bloat the report; counts stay whole.
-    ev: dict = {
+def _single_file_evidence(
+    d: PackagingEvidence,
+    refs: list[dict[str, Any]],
+    embedded: list[dict[str, Any]],
+    external: list[dict[str, Any]],
+    small: list[dict[str, Any]],
+    min_kb: float,
+) -> dict[str, Any]:
+    """What the file names and what the page requested, capped so a huge inlined library
+    cannot bloat the report (the counts stay whole), with notes on what does not decide."""
+    ev: dict[str, Any] = {
         "external_requests": [{**r, "note": _outcome_note(r)} for r in external[:100]],
         "references": refs[:100],
         "embedded_binary": embedded[:50],
@@ -147,6 +143,25 @@ def single_file(inp: ScoreInput) -> ItemScore:
         notes.append(f"{len(d.dynamic)} loading call(s) with a non-literal URL: the network log shows what they loaded")
     if notes:
         ev["notes"] = notes
+    return ev
+
+
+@scorer("packaging.single_file", probes=("packaging", "network"), accepts={"packaging": ("2",), "network": ("1",)})
+def single_file(inp: ScoreInput) -> ItemScore:
+    """F1 / F2 fail, P1 / P2 partial, else pass: the rules in the order they decide."""
+    d: PackagingEvidence = inp.evidence("packaging")
+    requests = [r.model_dump() for r in inp.evidence("network").requests]  # the runner's network log
+    min_kb = inp.settings("packaging").embedded_min_kb
+    refs = [r.model_dump() for r in d.references]
+    embedded = [e.model_dump() for e in d.embedded]
+    external = _external_requests(requests, refs)
+    urls = [r["url"] for r in external]
+    always = [r for r in refs if r["where"] not in _CODE_CALLS]
+    code = [r for r in refs if r["where"] in _CODE_CALLS]
+    unloaded = [r for r in code if not _was_requested(r["url"], urls)]
+    big = [e for e in embedded if e["bytes"] >= min_kb * 1024]
+    small = [e for e in embedded if e["bytes"] < min_kb * 1024]
+    ev = _single_file_evidence(d, refs, embedded, external, small, min_kb)
     if external:
         served = [r for r in external if r["outcome"] == "served"]
         ev["rule"] = Rule.F1.value
