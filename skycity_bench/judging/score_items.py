@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import ValidationError
 
@@ -119,7 +119,7 @@ def _scorer_sections() -> list[str]:
     return list(all_scorer_settings())
 
 
-def _record_measurements(report: Report, measurements: dict) -> None:
+def _record_measurements(report: Report, measurements: dict[str, Any]) -> None:
     """Measurements that come straight from a pseudo-probe's evidence, not a scorer."""
     net = report.probes.get("network")
     if net is not None and isinstance(net.data.get("requests"), list):
@@ -132,7 +132,7 @@ def _record_measurements(report: Report, measurements: dict) -> None:
 
 def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Path | None) -> Report:
     scorers = all_scorers()
-    measurements: dict = {}
+    measurements: dict[str, Any] = {}
     _record_measurements(report, measurements)
     for name, rec in report.probes.items():
         if rec.status == "ok" and rec.evidence_version is None and evidence.model_for(name) is not None:

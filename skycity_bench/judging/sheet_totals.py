@@ -20,9 +20,9 @@ import json
 import re
 import statistics
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
-from skycity_bench.analysis.agreement import Agreement
+from skycity_bench.analysis.agreement import Agreement, Alpha
 from skycity_bench.analysis.agreement import agreement as measure_agreement
 from skycity_bench.common import environment
 from skycity_bench.inputs.rubric import Rubric, RubricItem
@@ -58,7 +58,7 @@ class ItemLine:
     bench_points: Optional[float] = None
     flags: list[str] = field(default_factory=list)
     missing: Optional[str] = None  # why there are no points yet
-    raw: list[dict] = field(default_factory=list)
+    raw: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def graded_or_overridden(self) -> bool:
@@ -82,7 +82,7 @@ class CandidateSheet:
     rows: list[RowLine]
     total: Optional[float]
     missing: list[str]
-    environment: dict = field(default_factory=dict)
+    environment: dict[str, Any] = field(default_factory=dict)
     label: Optional[str] = None  # only when unblinding
     finalized: bool = False
     run_id: Optional[int] = None
@@ -109,7 +109,9 @@ def _levels_apart(rubric: Rubric, item: RubricItem, a: float, b: float) -> int:
         return 0
 
 
-def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], reviews: list[Review]) -> ItemLine:
+def aggregate_item(
+    rubric: Rubric, item: RubricItem, bench: Optional[dict[str, Any]], reviews: list[Review]
+) -> ItemLine:
     """One item's line. `bench` is the report's item (dict with points/status/evidence) or None."""
     line = ItemLine(item.id, item.text, item.text_en, item.how, item.points)
     if bench is not None:
@@ -162,7 +164,7 @@ def aggregate_item(rubric: Rubric, item: RubricItem, bench: Optional[dict], revi
 def build_sheet(
     rubric: Rubric,
     candidate_id: str,
-    report: Optional[dict],
+    report: Optional[dict[str, Any]],
     reviews: list[Review],
     *,
     label: Optional[str] = None,
@@ -181,9 +183,11 @@ def build_sheet(
             if line.missing:
                 missing.append(f"{iid}: {line.missing}")
             lines.append(line)
-        sub = None if any(x.points is None for x in lines) else round(sum(x.points for x in lines), 2)
+        pts = [x.points for x in lines if x.points is not None]
+        sub = None if len(pts) < len(lines) else round(sum(pts), 2)
         rows.append(RowLine(row.id, row.dimension, row.dimension_en, row.points, sub, lines))
-    total = None if missing else round(sum(r.subtotal for r in rows), 1)
+    # a row without a subtotal has an item without points, and that item is missing
+    total = None if missing else round(sum(cast(float, r.subtotal) for r in rows), 1)
     return CandidateSheet(
         candidate_id, rubric.id, rows, total, missing, (report or {}).get("environment") or {}, label, finalized, run_id
     )
@@ -214,7 +218,7 @@ def rank(sheets: list[CandidateSheet]) -> Ranking:
     """Rank complete sheets, only within groups of mutually comparable environments."""
     groups: list[list[CandidateSheet]] = []
     not_ranked: list[tuple[CandidateSheet, str]] = []
-    complete = sorted((s for s in sheets if s.total is not None), key=lambda s: (-s.total, s.candidate_id))
+    complete = sorted((s for s in sheets if s.total is not None), key=lambda s: (-cast(float, s.total), s.candidate_id))
     for s in sheets:
         if s.total is None:
             not_ranked.append((s, f"{len(s.missing)} item(s) missing"))
@@ -306,11 +310,11 @@ def _num(v: Optional[float], nd: int = 3) -> str:
     return "—" if v is None else f"{v:.{nd}f}"
 
 
-def _interval(a) -> str:
+def _interval(a: Alpha) -> str:
     return "—" if a.low is None else f"{a.low:.3f} – {a.high:.3f}"
 
 
-def _verdict(a) -> str:
+def _verdict(a: Alpha) -> str:
     return ("⚠ " if a.flagged else "") + a.note
 
 
@@ -405,7 +409,7 @@ def to_csv(sheets: list[CandidateSheet], agreement: Optional[Agreement] = None) 
     buf = io.StringIO()
     w = csv.writer(buf)
 
-    def row(*cells):
+    def row(*cells: Any) -> None:
         w.writerow([csv_cell(c) for c in cells])
 
     row("candidate", "label", "row", "item", "how", "max", "points", "method", "missing", "raw")
@@ -476,7 +480,7 @@ def sheet_dict(s: CandidateSheet) -> dict[str, Any]:
 def to_json(
     sheets: list[CandidateSheet],
     ranking: Optional[Ranking] = None,
-    reviews: Optional[list] = None,
+    reviews: Optional[list[Any]] = None,
     agreement: Optional[Agreement] = None,
 ) -> str:
     doc: dict[str, Any] = {

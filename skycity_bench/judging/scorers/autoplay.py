@@ -20,6 +20,7 @@ measurements.playback.audible.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,7 +46,7 @@ class Settings(BaseModel):
     hook_time_tolerance_s: float = Field(ge=0)
 
 
-def _audible(sound: dict | None) -> list[str]:
+def _audible(sound: dict[str, Any] | None) -> list[str]:
     if not sound:
         return []
     out = [
@@ -120,7 +121,7 @@ _STATUS = {
 }
 
 
-def reason(outcome: Outcome, u: dict, last_t, heard: list[str], s: Settings) -> str:
+def reason(outcome: Outcome, u: dict[str, Any], last_t: float | None, heard: list[str], s: Settings) -> str:
     """The prose of an outcome, rendered from its code and figures."""
     if outcome is Outcome.PLAYS_MUTED:
         return (

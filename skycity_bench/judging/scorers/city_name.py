@@ -18,7 +18,9 @@ outcome is a code (CityName) and the prose is rendered from it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,13 +67,14 @@ _PROSE = {
 }
 
 
-def _times(ts) -> str:
+def _times(ts: Iterable[float]) -> str:
     return ", ".join(f"{t:g} s" for t in ts)
 
 
-def judge(checks: list[dict], name: str | None, s: CityNameSettings) -> dict:
+def judge(checks: list[dict[str, Any]], name: str | None, s: CityNameSettings) -> dict[str, Any]:
     """{visible, source, code, reason, seen_at_s | drawn_at_s}: visible True (seen as page
     text), None (drawn on a canvas, or no name to look for: reviewers decide), False."""
+    facts: dict[str, Any]
     if not name:
         code, facts = CityName.NO_NAME, {}
     else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from enum import Enum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,11 +56,11 @@ class Outcome(str, Enum):
     MISFIT = "misfit"
 
 
-def _found(code: Problem, text: str) -> dict:
+def _found(code: Problem, text: str) -> dict[str, str]:
     return {"code": code.value, "text": text}
 
 
-def fit_problems(v: FramingViewport, s: Settings) -> list[dict]:
+def fit_problems(v: FramingViewport, s: Settings) -> list[dict[str, str]]:
     out = []
     for smp in v.samples:
         pg = smp.page
@@ -104,9 +105,10 @@ def fit_problems(v: FramingViewport, s: Settings) -> list[dict]:
     return out
 
 
-def overlay_problems(v: FramingViewport, s: Settings) -> list[dict]:
+def overlay_problems(v: FramingViewport, s: Settings) -> list[dict[str, str]]:
     rx = re.compile(s.stats_text_pattern)
-    out, seen = [], set()
+    out: list[dict[str, str]] = []
+    seen: set[tuple[Any, ...]] = set()
     for smp in v.samples:
         for o in smp.overlays:
             key = (o["tag"], o["id"], o["text"], o["why"])
@@ -133,7 +135,7 @@ def overlay_problems(v: FramingViewport, s: Settings) -> list[dict]:
     return out
 
 
-def _reason(outcome: Outcome, per: dict, misfit: list[str], overlay: list[str]) -> str:
+def _reason(outcome: Outcome, per: dict[str, dict[str, Any]], misfit: list[str], overlay: list[str]) -> str:
     """The prose, rendered from the outcome and the problems' codes and texts."""
     if outcome is Outcome.FITS_NO_OVERLAY:
         return f"fits at {', '.join(per)} with no overlay UI"
@@ -152,7 +154,8 @@ def _reason(outcome: Outcome, per: dict, misfit: list[str], overlay: list[str]) 
 def framing(inp: ScoreInput) -> ItemScore:
     d: FramingEvidence = inp.evidence("framing")
     s: Settings = inp.settings("framing")
-    per, files = {}, []
+    per: dict[str, dict[str, Any]] = {}
+    files = []
     for v in d.viewports:
         label = f"{v.viewport[0]}x{v.viewport[1]}"
         per[label] = {

@@ -1,4 +1,4 @@
-"""How much `run --overlap pinned` disturbed the pacing browser (issue 18 part 3): the
+"""How much `run --overlap pinned` disturbed the pacing browser: the
 thresholds and the judgement; the runner re-runs the real-time probes alone when it says
 so, and the report keeps the figures either way (environment.overlap.perturbation).
 
@@ -11,6 +11,8 @@ reason too: an overlap nobody measured is never trusted.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,7 +31,7 @@ class Settings(BaseModel):
     max_long_frame_share_change: float = Field(description="|share beside - alone|, in share points")
 
 
-def _change(solo: dict, during: dict) -> tuple[float | None, float | None]:
+def _change(solo: dict[str, Any], during: dict[str, Any]) -> tuple[float | None, float | None]:
     a, b = solo.get("p95_ms"), during.get("p95_ms")
     p95 = None if a is None or b is None or a <= 0 else (b - a) / a
     la, lb = solo.get("long_frame_share"), during.get("long_frame_share")
@@ -37,11 +39,13 @@ def _change(solo: dict, during: dict) -> tuple[float | None, float | None]:
     return p95, share
 
 
-def perturbation(solo: dict | None, during: dict[str, dict | None], settings: Settings) -> dict:
+def perturbation(
+    solo: dict[str, Any] | None, during: dict[str, dict[str, Any] | None], settings: Settings
+) -> dict[str, Any]:
     """The figure and the verdict: each calibration beside the probes against the one alone,
     the largest changes, and `too_perturbed` (the reasons; empty when within the limits)."""
     reasons: list[str] = []
-    out: dict = {
+    out: dict[str, Any] = {
         "alone": solo,
         "beside": during,
         "max_p95_change": settings.max_p95_change,

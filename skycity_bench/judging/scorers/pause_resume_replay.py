@@ -22,6 +22,7 @@ untested with the reasons.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from skycity_bench.evidence.playback import PlaybackEvidence
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer
@@ -43,7 +44,11 @@ class Finding(str, Enum):
     REPLAY_DIFFERS = "replay_differs"
 
 
-def say(code: Finding, f: dict, s) -> str:
+# A check that did not hold: its code and the figures its prose names.
+_Found = tuple[Finding, dict[str, Any]]
+
+
+def say(code: Finding, f: dict[str, Any], s: Settings) -> str:
     """The prose of a finding, from its code and figures."""
     if code is Finding.NOT_MOVING:
         return (
@@ -73,7 +78,7 @@ def say(code: Finding, f: dict, s) -> str:
     )
 
 
-def _pause(c: dict, s) -> tuple[bool, tuple | None]:
+def _pause(c: dict[str, Any], s: Settings) -> tuple[bool, _Found | None]:
     p = c["pause"]
     if p["changed_share"] > s.frozen_max_changed_share:
         if p["changed_share"] < s.paused_scene_moving_share:
@@ -85,7 +90,7 @@ def _pause(c: dict, s) -> tuple[bool, tuple | None]:
     return True, None
 
 
-def _resume(c: dict, s, paused_ok: bool) -> tuple[bool, tuple | None]:
+def _resume(c: dict[str, Any], s: Settings, paused_ok: bool) -> tuple[bool, _Found | None]:
     r = c["resume"]
     if not paused_ok:
         return False, (Finding.RESUME_UNVERIFIABLE, {})
@@ -97,14 +102,14 @@ def _resume(c: dict, s, paused_ok: bool) -> tuple[bool, tuple | None]:
     return True, None
 
 
-def _replay(c: dict, s) -> tuple[bool, tuple | None]:
+def _replay(c: dict[str, Any], s: Settings) -> tuple[bool, _Found | None]:
     bad = [r for r in c["replay"] if r["ssim"] < s.replay_min_ssim or r["worst_block"] < s.replay_min_block_ssim]
     if not bad:
         return True, None
     return False, (Finding.REPLAY_DIFFERS, {"bad": bad})
 
 
-def judge_way(w: dict, s) -> dict:
+def judge_way(w: dict[str, Any], s: Settings) -> dict[str, Any]:
     """{status, checks: [{cycle, pause, resume, replay}], failures: [...]} for one way."""
     if "untested" in w:
         return {"status": "untested", "reason": w["untested"]}
@@ -144,7 +149,7 @@ def judge_way(w: dict, s) -> dict:
                 failures.append(f"cycle {k}: {say(found[0], found[1], s)}")
     flags = [v for ch in checks for v in (ch["pause"], ch["resume"], ch["replay"])]
     status = "pass" if all(flags) else "partial" if any(flags) else "fail"
-    out = {"status": status, "checks": checks, "codes": sorted(set(codes)), "failures": failures}
+    out: dict[str, Any] = {"status": status, "checks": checks, "codes": sorted(set(codes)), "failures": failures}
     if w.get("hook_errors"):
         out["hook_errors"] = w["hook_errors"]
     return out
@@ -161,7 +166,7 @@ def pause_resume_replay(inp: ScoreInput) -> ItemScore:
     files += [
         f for w in d["ways"].values() for c in w.get("cycles", []) for r in c["replay"] for f in r.get("files", [])
     ]
-    ev = {"ways": verdicts, "hook_methods": d.get("hook_methods"), "files": files}
+    ev: dict[str, Any] = {"ways": verdicts, "hook_methods": d.get("hook_methods"), "files": files}
     if not tried:
         ev["reason"] = "not tried: " + "; ".join(f"{n}: {v['reason']}" for n, v in verdicts.items())
         return ItemScore("untested", None, ev)
