@@ -323,6 +323,8 @@ def camera_plot(
     probe: TimelineSettings,
     th: Settings,
 ) -> None:
+    """The timeline figure: camera speed, zoom and rotation, and the residual cuts are judged
+    on, with the phases, the cuts and the tour's last seconds marked."""
     # The object API (no pyplot): scorers of several runs may draw in threads at once.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -346,30 +348,7 @@ def camera_plot(
     rx.axhline(th.cut_min_residual, color="red", ls=":", lw=0.8, label=f"cut floor {th.cut_min_residual:g}")
     rx.set_ylabel("residual")
     rx.set_xlabel("bench time (s since the first frame after load)")
-    for p in d.phases[1:]:
-        for a in (ax, zx, rx):
-            a.axvline(p["start_s"], color="#805ad5", ls="--", lw=1)
-        ax.text(
-            p["start_s"],
-            1.0,
-            f" phase {p['phase']} @ {p['start_s']:g} s",
-            transform=ax.get_xaxis_transform(),
-            va="top",
-            fontsize=8,
-            color="#805ad5",
-        )
-    for c in cuts:
-        for a in (ax, zx, rx):
-            a.axvline(c["t_s"], color="red", lw=1.5, alpha=0.8)
-        ax.text(
-            c["t_s"],
-            0.85,
-            f" {c['kind']} {c['t_s']:g} s",
-            transform=ax.get_xaxis_transform(),
-            color="red",
-            fontsize=8,
-            va="top",
-        )
+    _mark_events((ax, zx, rx), d, cuts)
     for a in (ax, zx, rx):
         a.axvline(d.tour_s, color="#333", ls=":", lw=1)
         a.axvspan(d.tour_s - probe.ending_window_s, d.tour_s, color="#fefcbf", alpha=0.35)
@@ -381,3 +360,33 @@ def camera_plot(
         a.legend(fontsize=7, loc="upper left" if a is not zx2 else "upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
+
+
+def _mark_events(axes: tuple[Any, ...], d: TimelineEvidence, cuts: list[dict[str, Any]]) -> None:
+    """Each phase change (after the first) and each cut as a line across the panels, named on
+    the top one."""
+    ax = axes[0]
+    for p in d.phases[1:]:
+        for a in axes:
+            a.axvline(p["start_s"], color="#805ad5", ls="--", lw=1)
+        ax.text(
+            p["start_s"],
+            1.0,
+            f" phase {p['phase']} @ {p['start_s']:g} s",
+            transform=ax.get_xaxis_transform(),
+            va="top",
+            fontsize=8,
+            color="#805ad5",
+        )
+    for c in cuts:
+        for a in axes:
+            a.axvline(c["t_s"], color="red", lw=1.5, alpha=0.8)
+        ax.text(
+            c["t_s"],
+            0.85,
+            f" {c['kind']} {c['t_s']:g} s",
+            transform=ax.get_xaxis_transform(),
+            color="red",
+            fontsize=8,
+            va="top",
+        )
