@@ -5,11 +5,13 @@ scenario, its ClockLog (`clock`) and its handle."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
 from skycity_bench.browser.clock_budget import FRAME_MS, ClockLog, RunBudget, watched
+from skycity_bench.browser.page_errors import page_thrown
 from skycity_bench.inputs.scenario import Scenario
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ class FakeClockMixin:
         direct_clock: bool
         hook: Hook
         t0_ms: float | None
+        events: Any  # session.PageEvents: what the demo did to this page (its thrown errors)
 
         async def evaluate(
             self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"
@@ -96,9 +99,10 @@ class FakeClockMixin:
         advance's last frame, drawn at its exact time)."""
         log = self.clock
         if fine:
-            coro, frames = self._clock_run_for(ms), ms / 16.0  # Playwright's rAF: every 16 ms
+            call, frames = self._clock_run_for(ms), ms / 16.0  # Playwright's rAF: every 16 ms
         else:
-            coro, frames = self.page.clock.fast_forward(ms), 1.0  # every due timer once, one frame
+            call, frames = self.page.clock.fast_forward(ms), 1.0  # every due timer once, one frame
+        coro = self._past_page_errors(call, ms)
         wall = await watched(
             self,
             coro,
@@ -123,6 +127,20 @@ class FakeClockMixin:
                     "coarse": not (fine or exact),
                 }
         return wall
+
+    async def _past_page_errors(self, call: Awaitable[None], ms: int) -> None:
+        """Await a clock call; an error the demo's code threw on the way is recorded and the
+        run goes on (the clock completed the advance before rethrowing it: page_errors.py)."""
+        try:
+            await call
+        except PlaywrightError as e:
+            thrown = page_thrown(str(e))
+            if thrown is None:
+                raise
+            self.events.clock_ms += ms
+            self.events.thrown.add(thrown, self.events.clock_ms / 1000.0)
+            return
+        self.events.clock_ms += ms
 
     async def _clock_run_for(self, ms: int) -> None:
         """Playwright's clock.run_for(ms); on a page that opted in (`direct_clock`) and has no

@@ -25,6 +25,7 @@ from skycity_bench.browser.hook import Hook
 from skycity_bench.browser.launch import launch
 from skycity_bench.browser.network import NetworkPolicy
 from skycity_bench.browser.page_clock import FakeClockMixin
+from skycity_bench.browser.page_errors import ThrownLog
 from skycity_bench.browser.page_pixels import PixelsMixin
 from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, UserAgent, read_user_agent
 from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
@@ -58,6 +59,16 @@ class PageEvents:
     # number of dialogs (a dialog loop must not grow `dialogs` without bound).
     documents: int = 0
     dialog_count: int = 0
+    # Errors the demo's own code threw (fake-clock callbacks and the real loop alike), and the
+    # demo ms the bench advanced this page's fake clock by: when an error came (page_errors.py).
+    thrown: ThrownLog = field(default_factory=ThrownLog)
+    clock_ms: float = 0.0
+
+    def on_page_error(self, error: object) -> None:
+        text = str(error)
+        if len(self.page_errors) < 50:  # the count and both ends are in `thrown`
+            self.page_errors.append(text[:300])
+        self.thrown.add(text, self.clock_ms / 1000.0 if self.clock_ms else None)
 
 
 class BrowserHandle:
@@ -218,7 +229,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         page.on("popup", self._on_popup)
         page.on("crash", lambda *_: setattr(self.events, "crashed", True))
         page.on("close", lambda *_: setattr(self.events, "closed", True))
-        page.on("pageerror", lambda e: self.events.page_errors.append(str(e)[:300]))
+        page.on("pageerror", self.events.on_page_error)
         page.on("framenavigated", self._on_nav)
         page.on("domcontentloaded", self._on_document)
         context.on("page", self._on_popup)

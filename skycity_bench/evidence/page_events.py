@@ -12,9 +12,10 @@ from pydantic import Field
 from skycity_bench.evidence.contract import Evidence
 
 
-class PageEventsEvidence(Evidence):
+class PageEventsEvidenceV1(Evidence):
+    """Version 1: what reports written before the thrown-error count hold."""
+
     probe = "page_events"
-    # 1: the runner's dict, typed with its shape unchanged
     evidence_version = "1"
 
     pages: int = Field(description="pages the bench opened")
@@ -27,3 +28,20 @@ class PageEventsEvidence(Evidence):
     left_document: list[str] = Field(description="where a page navigated away from the demo's document (first 20)")
     renderer_crashes: int
     page_errors: list[Any] = Field(description="errors the pages threw (first 20)")
+
+
+class PageEventsEvidence(PageEventsEvidenceV1):
+    """Version 2: with every error the demo's code threw counted (fake-clock callbacks
+    included, which never reach the page's error event)."""
+
+    probe = "page_events"
+    evidence_version = "2"
+
+    thrown: dict[str, Any] = Field(
+        description=(
+            "errors the demo's code threw on every page: {count (in real time every error; on the fake clock "
+            "one per clock advance that threw, the clock rethrowing only an advance's first), first: {message, at_s (demo "
+            "seconds on the fake clock by which it came; null in real time), frame (the stack's "
+            "first frame)}, last_message}"
+        )
+    )

@@ -28,6 +28,7 @@ from typing import Optional
 from skycity_bench import __version__
 from skycity_bench.browser.clock_budget import RunBudget
 from skycity_bench.browser.launch import find_chromium
+from skycity_bench.browser.page_errors import ThrownLog
 from skycity_bench.browser.rate_calibration import calibrate
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
@@ -441,6 +442,14 @@ def _served_from_cache(handle) -> list[dict]:
     return served_from_cache(handle.resolvers)
 
 
+def _thrown(evs: list) -> ThrownLog:
+    """The errors every page's demo code threw, as one log."""
+    log = ThrownLog()
+    for e in evs:
+        log = log.merged(e.thrown)
+    return log
+
+
 def _page_events(report: Report, handle) -> None:
     """What the demo did to the pages the bench opened (dialogs, popups, navigation away,
     renderer crashes), as the pseudo-probe 'page_events' and as warnings: a hostile demo's
@@ -462,6 +471,7 @@ def _page_events(report: Report, handle) -> None:
             left_document=left[:20],
             renderer_crashes=crashed,
             page_errors=[m for e in evs for m in e.page_errors][:20],
+            thrown=_thrown(evs).to_json(),
         ),
     )
     if n_dialogs:
