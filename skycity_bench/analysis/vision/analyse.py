@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 import cv2
 import numpy as np
@@ -23,7 +25,7 @@ from skycity_bench.analysis.vision.multiview import TrackParams, still_point_rec
 from skycity_bench.analysis.vision.objects import ObjectParams, plain_objects
 from skycity_bench.analysis.vision.recheck import FarPair, OtherPair, far_recheck, recheck_claims
 from skycity_bench.analysis.vision.segment import PARALLAX, Segmentation, SegmentParams, segment
-from skycity_bench.analysis.vision.verify import VerifyParams, measure_shift, verify_claims
+from skycity_bench.analysis.vision.verify import Shift, VerifyParams, measure_shift, verify_claims
 
 
 @dataclass
@@ -88,25 +90,155 @@ def parallax_explained(seg: Segmentation, a: np.ndarray, alt: np.ndarray, model:
             r.parallax = True
             continue
         if s.norm <= p.camera.parallax_max_px:
-            c0 = np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]], np.float64)
+            c0: np.ndarray = np.array([[(box[0] + box[2]) / 2, (box[1] + box[3]) / 2]], np.float64)
             c1 = c0 + [[s.dx, s.dy]]
             off = epipolar_px(model, c0, c1 + background_displacement(model, c1, W, H))
             r.parallax = off is not None and float(off[0]) < v.epipolar_px
 
 
-def _explains(s, v: VerifyParams) -> bool:
+def _explains(s: Shift | None, v: VerifyParams) -> TypeGuard[Shift]:
     """The box's content reappears shifted, uniquely, and the shift explains the box."""
     return s is not None and s.unique and s.fit <= v.shift_fit and s.norm >= v.min_shift_px
+
+
+def _no_own_motion_left(checked: list[dict[str, Any]]) -> bool:
+    """Some claim still shows no own motion: a later test may yet verify it."""
+    return any(str(c.get("verdict", "")).startswith("no own motion") for c in checked)
+
+
+def _pair_figures(seg: Segmentation, model: CameraModel, p: Params) -> dict[str, Any]:
+    """The visual count, its regions, what was excluded and why, and the camera model."""
+    excluded = Counter(r.reason for r in seg.regions if r.reason)
+    if any(r.parallax for r in seg.regions):
+        excluded[PARALLAX] = sum(1 for r in seg.regions if r.parallax)
+    return {
+        "visual_count": sum(1 for r in seg.regions if r.counted),
+        "regions": [r.to_json() for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400],
+        "excluded": dict(excluded),
+        "camera": model.to_json(),
+        "changed_frac": round(seg.changed_frac, 4),
+        "full_screen_effect": seg.full_screen,
+    }
+
+
+def _plain_figures(
+    data: dict[str, Any], seg: Segmentation, a: np.ndarray, bw: np.ndarray, alt: np.ndarray | None, p: Params
+) -> None:
+    """The no-hook figures: which counted regions are plainly objects, each region marked
+    plain or with its doubt."""
+    ob = plain_objects(seg, a, bw if alt is None else alt, p.verify, p.objects, parallax=alt is not None)
+    per = ob.pop("per_region")
+    data["objects"] = ob
+    data["regions"] = [
+        {
+            **r.to_json(),
+            **(
+                {"plain": True}
+                if per.get(r.label, {}).get("plain")
+                else {"doubt": per[r.label]["why"]}
+                if r.label in per
+                else {}
+            ),
+        }
+        for r in seg.regions
+        if r.identifiable or r.area >= p.segment.min_area_px
+    ][:400]
+
+
+def _recheck_other_pairs(
+    data: dict[str, Any],
+    checked: list[dict[str, Any]],
+    a: np.ndarray,
+    others: list[tuple[int, np.ndarray]],
+    p: Params,
+    primary_frames: int,
+) -> None:
+    """Claims that showed no own motion in (a, b), checked again in the other pairs."""
+    tr = time.perf_counter()
+    used: list[int] = []
+
+    def pairs() -> Iterator[OtherPair]:
+        # nearest first, before t before after at the same distance; each compensated
+        # only when a claim is still waiting for it
+        for k, f in sorted(others, key=lambda kf: (abs(kf[0]), kf[0])):
+            if f.shape != a.shape or k == 0:
+                continue
+            sc = abs(k) / max(1, primary_frames)
+            fm, fw, _, falt = compensate(a, f, p.camera, scale=sc)
+            used.append(k)
+            yield OtherPair(frames=k, bw=fw if falt is None else falt, raw=f, scale=sc, model=fm)
+
+    data["rechecked_by_other_pairs"] = recheck_claims(checked, a, pairs(), p.verify, primary_frames)
+    data["other_pairs_frames"] = used
+    data.setdefault("timing_ms", {})["recheck"] = round((time.perf_counter() - tr) * 1000, 1)
+
+
+def _recheck_far_pair(
+    data: dict[str, Any],
+    checked: list[dict[str, Any]],
+    a: np.ndarray,
+    far: list[tuple[int, np.ndarray]],
+    p: Params,
+    primary_frames: int,
+) -> None:
+    """The far pair (3D only: a fitted F), compensated by the camera model alone: over a
+    second the dense background flow follows the movers (recheck.py: far_recheck)."""
+    tf = time.perf_counter()
+    fars = []
+    for k, f in sorted(far):
+        fm = estimate(a, f, p.camera)
+        fw, _ = warp_to_a(f, fm, a.shape[:2])
+        fars.append(FarPair(frames=k, bw=fw, raw=f, model=fm))
+    data["rechecked_by_far_pair"] = far_recheck(checked, a, fars, p.verify, primary_frames)
+    data.setdefault("timing_ms", {})["far"] = round((time.perf_counter() - tf) * 1000, 1)
+
+
+def _check_claims(
+    data: dict[str, Any],
+    claims: list[Any],
+    seg: Segmentation,
+    frames: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None],
+    model: CameraModel,
+    others: list[tuple[int, np.ndarray]] | None,
+    views: dict[int, tuple[np.ndarray, list[Any] | None]] | None,
+    p: Params,
+    primary_frames: int,
+) -> None:
+    """The hook's claims checked in the pair, then those that showed no own motion in the
+    other pairs, the far pair and over the views; the verified count and categories.
+    `frames`: a, b, b warped into a's grid, and b by the dense background flow (or None)."""
+    a, b, bw, alt = frames
+    checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
+    data["claims"] = checked
+    far_k = p.verify.far_pair_frames
+    far = [(k, f) for k, f in (others or []) if far_k and abs(k) == far_k and f.shape == a.shape]
+    others = [(k, f) for k, f in (others or []) if not (far_k and abs(k) == far_k)]
+    if others and _no_own_motion_left(checked):
+        _recheck_other_pairs(data, checked, a, others, p, primary_frames)
+    if len({k for k, _ in far}) == 2 and model.F is not None and _no_own_motion_left(checked):
+        _recheck_far_pair(data, checked, a, far, p, primary_frames)
+    if views and p.track.still_point_frames and model.F is not None and _no_own_motion_left(checked):
+        # last, in a 3D scene (a fitted F): is the track of a claim no pair verified, its
+        # content followed through the views at the hook's positions of the same object,
+        # that of one still 3D point? (vision/multiview.py)
+        ts = time.perf_counter()
+        data["rechecked_by_still_point"] = still_point_recheck(checked, a, views, p.track, p.verify, primary_frames)
+        data.setdefault("timing_ms", {})["still_point"] = round((time.perf_counter() - ts) * 1000, 1)
+    moved = [c for c in checked if c.get("verdict") == "moved"]
+    data["claimed_count"] = len(checked)
+    data["verified_count"] = len(moved)
+    data["categories"] = sorted({c["category"] for c in moved})
+    data["claimed_categories"] = sorted({c.get("category") for c in checked if c.get("category")})
 
 
 def analyse_pair(
     a: np.ndarray,
     b: np.ndarray,
-    claims: list | None = None,
+    claims: list[Any] | None = None,
     params: Params | None = None,
     others: list[tuple[int, np.ndarray]] | None = None,
     primary_frames: int = 6,
-    views: dict[int, tuple[np.ndarray, list | None]] | None = None,
+    views: dict[int, tuple[np.ndarray, list[Any] | None]] | None = None,
     plain: bool = False,
 ) -> PairResult:
     """`a` at t, `b` at t + Δ (BGR, same size); `claims`: the hook's visible objects at t,
@@ -128,92 +260,12 @@ def analyse_pair(
     if alt is not None and model.F is not None:
         parallax_explained(seg, a, alt, model, p)
     t2 = time.perf_counter()
-    excluded = Counter(r.reason for r in seg.regions if r.reason)
-    if any(r.parallax for r in seg.regions):
-        excluded[PARALLAX] = sum(1 for r in seg.regions if r.parallax)
-    data = {
-        "visual_count": sum(1 for r in seg.regions if r.counted),
-        "regions": [r.to_json() for r in seg.regions if r.identifiable or r.area >= p.segment.min_area_px][:400],
-        "excluded": dict(excluded),
-        "camera": model.to_json(),
-        "changed_frac": round(seg.changed_frac, 4),
-        "full_screen_effect": seg.full_screen,
-    }
+    data = _pair_figures(seg, model, p)
     if claims is None or plain:
         # no hook: figures for judging whether the visual count found plain objects
-        ob = plain_objects(seg, a, bw if alt is None else alt, p.verify, p.objects, parallax=alt is not None)
-        per = ob.pop("per_region")
-        data["objects"] = ob
-        data["regions"] = [
-            {
-                **r.to_json(),
-                **(
-                    {"plain": True}
-                    if per.get(r.label, {}).get("plain")
-                    else {"doubt": per[r.label]["why"]}
-                    if r.label in per
-                    else {}
-                ),
-            }
-            for r in seg.regions
-            if r.identifiable or r.area >= p.segment.min_area_px
-        ][:400]
+        _plain_figures(data, seg, a, bw, alt, p)
     if claims is not None:
-        checked = verify_claims(claims, seg, a, bw if alt is None else alt, p.verify, raw=b)
-        data["claims"] = checked
-        far_k = p.verify.far_pair_frames
-        far = [(k, f) for k, f in (others or []) if far_k and abs(k) == far_k and f.shape == a.shape]
-        others = [(k, f) for k, f in (others or []) if not (far_k and abs(k) == far_k)]
-        if others and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked):
-            tr = time.perf_counter()
-            used: list[int] = []
-
-            def pairs():
-                # nearest first, before t before after at the same distance; each compensated
-                # only when a claim is still waiting for it
-                for k, f in sorted(others, key=lambda kf: (abs(kf[0]), kf[0])):
-                    if f.shape != a.shape or k == 0:
-                        continue
-                    sc = abs(k) / max(1, primary_frames)
-                    fm, fw, _, falt = compensate(a, f, p.camera, scale=sc)
-                    used.append(k)
-                    yield OtherPair(frames=k, bw=fw if falt is None else falt, raw=f, scale=sc, model=fm)
-
-            data["rechecked_by_other_pairs"] = recheck_claims(checked, a, pairs(), p.verify, primary_frames)
-            data["other_pairs_frames"] = used
-            data.setdefault("timing_ms", {})["recheck"] = round((time.perf_counter() - tr) * 1000, 1)
-        if (
-            len({k for k, _ in far}) == 2
-            and model.F is not None
-            and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked)
-        ):
-            # the far pair (3D only: a fitted F), compensated by the camera model alone: over
-            # a second the dense background flow follows the movers (recheck.py: far_recheck)
-            tf = time.perf_counter()
-            fars = []
-            for k, f in sorted(far):
-                fm = estimate(a, f, p.camera)
-                fw, _ = warp_to_a(f, fm, a.shape[:2])
-                fars.append(FarPair(frames=k, bw=fw, raw=f, model=fm))
-            data["rechecked_by_far_pair"] = far_recheck(checked, a, fars, p.verify, primary_frames)
-            data.setdefault("timing_ms", {})["far"] = round((time.perf_counter() - tf) * 1000, 1)
-        if (
-            views
-            and p.track.still_point_frames
-            and model.F is not None
-            and any(str(c.get("verdict", "")).startswith("no own motion") for c in checked)
-        ):
-            # last, in a 3D scene (a fitted F): is the track of a claim no pair verified, its
-            # content followed through the views at the hook's positions of the same object,
-            # that of one still 3D point? (vision/multiview.py)
-            ts = time.perf_counter()
-            data["rechecked_by_still_point"] = still_point_recheck(checked, a, views, p.track, p.verify, primary_frames)
-            data.setdefault("timing_ms", {})["still_point"] = round((time.perf_counter() - ts) * 1000, 1)
-        moved = [c for c in checked if c.get("verdict") == "moved"]
-        data["claimed_count"] = len(checked)
-        data["verified_count"] = len(moved)
-        data["categories"] = sorted({c["category"] for c in moved})
-        data["claimed_categories"] = sorted({c.get("category") for c in checked if c.get("category")})
+        _check_claims(data, claims, seg, (a, b, bw, alt), model, others, views, p, primary_frames)
     data["timing_ms"] = {
         **data.get("timing_ms", {}),
         "camera": round((t1 - t0) * 1000, 1),
