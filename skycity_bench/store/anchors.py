@@ -16,7 +16,7 @@ reviews standing at finalisation).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from skycity_bench.analysis.reviewer_calibration import (
     DRIFT_LAST_DEFAULT,
@@ -28,47 +28,12 @@ from skycity_bench.analysis.reviewer_calibration import (
     levels_from_sheet,
     mark_sheet,
 )
+from skycity_bench.store.open_anchors import open_for
+from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
-if TYPE_CHECKING:
-    from skycity_bench.store.review_store import ReviewStore
-
 DRIFT_KEY = "calibration_drift_last"
-
-
-def anchor_candidates(con) -> list[str]:
-    """Candidates holding at least one anchor (for the queue's order only)."""
-    return [r["candidate_id"] for r in _q(con, "SELECT DISTINCT candidate_id FROM anchors ORDER BY candidate_id")]
-
-
-def open_for(con, reviewer_id: int, graded: list[str]) -> set[str]:
-    """Finalised anchor candidates this reviewer may still score as if open: they had no
-    review of it when it was finalised and have not yet scored all its graded items."""
-    fin = {
-        r["candidate_id"]: r["at"]
-        for r in _q(
-            con,
-            "SELECT f.candidate_id, f.at FROM finalized f WHERE f.candidate_id IN "
-            "(SELECT DISTINCT candidate_id FROM anchors)",
-        )
-    }
-    if not fin:
-        return set()
-    rows = _q(
-        con,
-        "SELECT candidate_id, item_id, kind, created_at, superseded_by FROM reviews WHERE reviewer_id = :w",
-        w=reviewer_id,
-    ).all()
-    out = set()
-    for cid, at in fin.items():
-        mine = [r for r in rows if r["candidate_id"] == cid]
-        if any(r["created_at"] <= at for r in mine):
-            continue
-        done = {r["item_id"] for r in mine if r["kind"] == "grade" and r["superseded_by"] is None}
-        if not set(graded) <= done:
-            out.add(cid)
-    return out
 
 
 def still_open(store: ReviewStore, reviewer_id: int) -> set[str]:
@@ -272,4 +237,4 @@ class Calibration:
         return [mark_sheet(s, marks) for s in sheets] if marks else sheets
 
 
-__all__ = ["Calibration", "anchor_candidates", "open_for", "still_open", "DRIFT_KEY"]
+__all__ = ["Calibration", "still_open", "DRIFT_KEY"]

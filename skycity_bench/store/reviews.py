@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from skycity_bench.analysis import reviewer_calibration as calibration
 from skycity_bench.common.errors import UserError
 from skycity_bench.judging.sheet_totals import CandidateSheet, Review, build_sheet
-from skycity_bench.store import anchors as store_calibration
+from skycity_bench.store.open_anchors import anchor_candidates, open_for
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
 
@@ -51,7 +51,7 @@ class ReviewsMixin:
         random.Random(f"{self.seed}:{seat // 2}").shuffle(ids)
         ids = ids[::-1] if seat % 2 else ids
         with self._read() as con:  # calibration: anchors early, interleaved, unmarked
-            return calibration.interleave(ids, store_calibration.anchor_candidates(con), f"{self.seed}:{seat}")
+            return calibration.interleave(ids, anchor_candidates(con), f"{self.seed}:{seat}")
 
     def queue(self, name: str) -> list[dict]:
         me = self.reviewer(name)
@@ -59,7 +59,7 @@ class ReviewsMixin:
         sheets = {s.candidate_id: s for s in self.sheets()}  # every candidate's at once
         mine_by = self.graded_items(name)
         with self._read() as con:  # finalised anchors this reviewer still scores blind look open
-            still_open = store_calibration.open_for(con, me["id"], graded)
+            still_open = open_for(con, me["id"], graded)
         out = []
         for cid in self.order_for(me["seat"]):
             sheet = sheets[cid]
@@ -96,9 +96,7 @@ class ReviewsMixin:
         rows = validate_submission(self.rubric, rubric_id, grades or [], overrides or [])
         stored, unchanged = [], 0
         with self._tx() as con:
-            if _q(
-                con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid
-            ).first() and cid not in store_calibration.open_for(
+            if _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() and cid not in open_for(
                 con, me["id"], [i.id for i in self.rubric.items if i.graded]
             ):
                 raise InvalidReview(f"the sheet of {cid} is finalised: scores can no longer change", 409)
