@@ -237,11 +237,16 @@ def test_the_runners_page_events_are_typed_evidence_and_a_hand_edit_is_refused(t
                 left_document=[],
                 renderer_crashes=0,
                 page_errors=[],
+                thrown={"count": 0, "first": None, "last_message": None},
             ),
         )
         d["probes"]["page_events"] = rec.model_dump(mode="json")
 
     edit(run, add)
+    assert rescore(run, "--check").exit_code == 0
+    # a report written before the thrown-error count (version 1) still rescores
+    edit(run, lambda d: d["probes"]["page_events"]["data"].pop("thrown"))
+    edit(run, lambda d: d["probes"]["page_events"].update({"evidence_version": "1", "version": "1"}))
     assert rescore(run, "--check").exit_code == 0
     edit(run, lambda d: d["probes"]["page_events"]["data"].update({"popup_cuont": 1}))
     refused(run, "probes.page_events.data.popup_cuont", "unknown field")
@@ -253,6 +258,7 @@ def test_scorers_read_probe_evidence_as_models_not_dicts():
     import re
     from pathlib import Path
 
-    pkg = Path(__file__).resolve().parents[2] / "skycity_bench" / "scorers"
+    pkg = Path(__file__).resolve().parents[2] / "skycity_bench" / "judging" / "scorers"
+    assert len(list(pkg.glob("*.py"))) > 5
     reads = {(p.name, m) for p in pkg.glob("*.py") for m in re.findall(r"\binp\.data\(\s*\"(\w+)\"", p.read_text())}
     assert {m for _, m in reads} <= {"network"}, sorted(reads)
