@@ -122,7 +122,7 @@ def test_a_scorer_threshold_override_reaches_the_scorer():
 
 
 # ----------------------------------------------------------------- layering
-SCORERS = sorted(p.name for p in (PKG / "scorers").glob("*.py"))
+SCORERS = sorted(p.name for p in (PKG / "judging" / "scorers").glob("*.py"))
 
 
 def _imports(path: Path) -> list[str]:
@@ -138,7 +138,11 @@ def _imports(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", _cases(LEFT_SCORER_IMPORTS, SCORERS))
 def test_scorers_import_nothing_from_probes_or_browser(name):
-    bad = [m for m in _imports(PKG / "scorers" / name) if re.match(r"^(\.\.|skycity_bench\.)(probes|browser)\b", m)]
+    bad = [
+        m
+        for m in _imports(PKG / "judging" / "scorers" / name)
+        if re.match(r"^(\.\.|skycity_bench\.)(probes|browser)\b", m)
+    ]
     assert bad == [], f"scorers/{name} imports {bad}"
 
 
@@ -180,4 +184,4 @@ def _literals(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("name", _cases(LEFT_SCORER_LITERALS, [n for n in SCORERS if n not in ("__init__.py",)]))
 def test_no_threshold_or_point_value_is_a_literal_in_a_scorer(name):
-    assert _literals(PKG / "scorers" / name) == []
+    assert _literals(PKG / "judging" / "scorers" / name) == []
