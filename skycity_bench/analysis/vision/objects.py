@@ -2,7 +2,7 @@
 scorer judges whether they are sure enough to give points).
 
 The visual count counts every identifiable moving region. Without a hook that says what
-is an object, three things can pass for objects and must not be counted (issue 16):
+is an object, three things can pass for objects and must not be counted:
   * a particle field: many near-identical primitives moving as one field (a grid of points
     rising and falling in a wave). Perspective makes near dots as large as an object, so
     size does not tell; sameness does: a group of at least `field_min_members` moving
@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
 
-from skycity_bench.analysis.vision.segment import Segmentation
+from skycity_bench.analysis.vision.segment import Region, Segmentation
 from skycity_bench.analysis.vision.verify import VerifyParams
 
 FIELD = "member of a field of near-identical primitives"
@@ -49,7 +50,7 @@ class ObjectParams:
     own_agree_px: float = 1.5  # corners whose shifts differ less than this agree
 
 
-def _colours(a: np.ndarray, b: np.ndarray, seg: Segmentation, r) -> np.ndarray | None:
+def _colours(a: np.ndarray, b: np.ndarray, seg: Segmentation, r: Region) -> np.ndarray | None:
     """The two colours the region's changed pixels swap between A and B, as (brighter,
     darker): per changed pixel its colour in A and in B ordered by brightness, then the
     median of each side. One primitive of a field leaves the ground in one region and
@@ -70,11 +71,13 @@ def _colours(a: np.ndarray, b: np.ndarray, seg: Segmentation, r) -> np.ndarray |
     return np.concatenate([np.median(hi, axis=0), np.median(lo, axis=0)])
 
 
-_LK = dict(winSize=(11, 11), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03))
+_LK: dict[str, Any] = dict(
+    winSize=(11, 11), maxLevel=3, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 20, 0.03)
+)
 
 
 def own_flow(
-    ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r, min_shift: float, op: ObjectParams
+    ga: np.ndarray, gb: np.ndarray, seg: Segmentation, r: Region, min_shift: float, op: ObjectParams
 ) -> tuple[float, float] | None:
     """The region's own displacement against the compensated background, or None when its
     pixels do not show one: corners on its changed pixels in A followed into B (forward and
@@ -112,17 +115,11 @@ def own_flow(
     return float(d[0]), float(d[1])
 
 
-def plain_objects(
-    seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyParams, op: ObjectParams, parallax: bool
-) -> dict:
-    """Figures for the hookless judgement of one sample. `bw`: frame B compensated into A
-    (by the background flow under parallax); `parallax`: that flow was needed."""
-    H, W = a.shape[:2]
-    moving = [r for r in seg.regions if r.reason is None or r.reason == "tiny particle"]
-    # every candidate, the ones the visual count leaves to parallax too: the tests below are
-    # this judgement's own (a region's corners, the background flow's reach)
-    counted = [r for r in seg.regions if r.candidate]
-    # --- fields: group every moving region by its colour pair (greedy, largest group first)
+def _field_groups(
+    a: np.ndarray, bw: np.ndarray, seg: Segmentation, moving: list[Region], op: ObjectParams
+) -> tuple[dict[int, int], int, int]:
+    """Every moving region grouped by its colour pair (greedy, largest group first): (each
+    grouped region's group size, the largest group, the size from which a group is a field)."""
     cols = {}
     for r in moving[:1500]:
         c = _colours(a, bw, seg, r)
@@ -147,21 +144,38 @@ def plain_objects(
         free[members] = False
         if len(members) < field_min:
             break  # the rest are in groups smaller still
-    ga, gb = (
-        a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
-        bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY),
-    )
-    per: dict[int, dict] = {}
-    plain = []
+    return group, largest, field_min
+
+
+# A region that may be an object: the region, its own shift, whether that shift was measured.
+_Plain = tuple[Region, tuple[float, float], bool]
+
+
+def _plain_candidates(
+    counted: list[Region],
+    fields: tuple[dict[int, int], int],
+    grays: tuple[np.ndarray, np.ndarray],
+    seg: Segmentation,
+    vp: VerifyParams,
+    op: ObjectParams,
+    parallax: bool,
+) -> tuple[dict[int, dict[str, Any]], list[_Plain]]:
+    """Each counted region's record, with why it is not an object where a test says so, and
+    the regions that passed (before fragments are merged). `fields`: the group sizes and
+    the size of a field; `grays`: A and the compensated B in grey."""
+    group, field_min = fields
+    ga, gb = grays
+    per: dict[int, dict[str, Any]] = {}
+    plain: list[_Plain] = []
     for r in counted:
-        rec = {"label": r.label}
+        rec: dict[str, Any] = {"label": r.label}
         per[r.label] = rec
         if group.get(r.label, 0) >= field_min:
             rec["why"] = FIELD
             continue
         if not parallax:
             # a flat scene: the homography explains every still pixel exactly, so what the
-            # segmentation found moving moved on its own (issue 7's visual count holds)
+            # segmentation found moving moved on its own (the visual count holds)
             plain.append((r, (0.0, 0.0), False))
             continue
         s = own_flow(ga, gb, seg, r, vp.min_shift_px, op)
@@ -173,11 +187,15 @@ def plain_objects(
             rec["why"] = CAMERA
             continue
         plain.append((r, s, True))
-    # --- fragments: plain regions close together moving alike are one surface
-    merged = 0
+    return per, plain
+
+
+def _merge_fragments(plain: list[_Plain], per: dict[int, dict[str, Any]], vp: VerifyParams, op: ObjectParams) -> int:
+    """Plain regions close together moving alike are one surface: each fragment marked in
+    `per`; the number of surfaces left."""
     parent = list(range(len(plain)))
 
-    def root(i):
+    def root(i: int) -> int:
         while parent[i] != i:
             parent[i] = parent[parent[i]]
             i = parent[i]
@@ -198,13 +216,30 @@ def plain_objects(
                 and root(i) != root(j)
             ):
                 parent[root(j)] = root(i)
-                merged += 1
                 per[r2.label]["why"] = FRAGMENT
-    n_plain = len({root(i) for i in range(len(plain))})
-    for i, (r, _, _) in enumerate(plain):
+    return len({root(i) for i in range(len(plain))})
+
+
+def plain_objects(
+    seg: Segmentation, a: np.ndarray, bw: np.ndarray, vp: VerifyParams, op: ObjectParams, parallax: bool
+) -> dict[str, Any]:
+    """Figures for the hookless judgement of one sample. `bw`: frame B compensated into A
+    (by the background flow under parallax); `parallax`: that flow was needed."""
+    moving = [r for r in seg.regions if r.reason is None or r.reason == "tiny particle"]
+    # every candidate, the ones the visual count leaves to parallax too: the tests below are
+    # this judgement's own (a region's corners, the background flow's reach)
+    counted = [r for r in seg.regions if r.candidate]
+    group, largest, field_min = _field_groups(a, bw, seg, moving, op)
+    ga, gb = (
+        a if a.ndim == 2 else cv2.cvtColor(a, cv2.COLOR_BGR2GRAY),
+        bw if bw.ndim == 2 else cv2.cvtColor(bw, cv2.COLOR_BGR2GRAY),
+    )
+    per, plain = _plain_candidates(counted, (group, field_min), (ga, gb), seg, vp, op, parallax)
+    n_plain = _merge_fragments(plain, per, vp, op)
+    for r, _, _ in plain:
         if "why" not in per[r.label]:
             per[r.label]["plain"] = True
-    why = {}
+    why: dict[str, int] = {}
     for rec in per.values():
         if "why" in rec:
             why[rec["why"]] = why.get(rec["why"], 0) + 1
