@@ -21,7 +21,9 @@ behaviour evidence takes speeds and headings.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -111,7 +113,7 @@ def _search(tpl: np.ndarray, img: np.ndarray, x0: int, y0: int, radius: int):
     return cv2.matchTemplate(img[sy0:sy1, sx0:sx1], tpl, cv2.TM_SQDIFF), sx0, sy0
 
 
-def _unique(res: np.ndarray, loc: tuple[int, int], lo: float, zero: float, away: int) -> bool:
+def _unique(res: np.ndarray, loc: Sequence[int], lo: float, zero: float, away: int) -> bool:
     """A flat patch (a part inside a plain body) or a repeating one fits equally well at other
     shifts, and then the shift says nothing: unique = the best fit beyond `away` cost cells
     from the minimum is clearly worse than the minimum."""
@@ -121,24 +123,18 @@ def _unique(res: np.ndarray, loc: tuple[int, int], lo: float, zero: float, away:
     return second - lo >= 0.1 * max(zero - lo, 1e-6)
 
 
-def measure_shift(
-    ga: np.ndarray,
+def _best_match(
+    tpl: np.ndarray,
     gb: np.ndarray,
     box: tuple[int, int, int, int],
     radius: int,
-    min_texture: float = 6.0,
-    half: tuple[np.ndarray, np.ndarray] | None = None,
-) -> Shift | None:
-    """Where the content of `box` in A is in the compensated B (gray), within `radius` px.
-    With `half` (both frames at half size) the search runs there first and is refined at full
-    size within 2 px: a 48-px search over 80 boxes costs a quarter as much."""
+    zero: float,
+    half: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, int, int, Sequence[int], bool] | None:
+    """The full-size match cost surface around the best shift of `tpl` (the content of `box`
+    in A), its origin in B, the minimum's cell and whether it is unique; None where a search
+    window does not fit. With `half`, the shift is found at half size and refined within 2 px."""
     x0, y0, x1, y1 = box
-    if x1 - x0 < 3 or y1 - y0 < 3:
-        return None
-    tpl = ga[y0:y1, x0:x1]
-    e_in = (gb[y0:y1, x0:x1].astype(np.float32) - tpl) ** 2
-    zero = float(e_in.sum())
-    texture = float(tpl.std()) >= min_texture
     if half is not None and min(x1 - x0, y1 - y0) >= 6 and radius > 8:
         cx0, cy0 = x0 // 2, y0 // 2
         got = _search(half[0][cy0 : (y1 + 1) // 2, cx0 : (x1 + 1) // 2], half[1], cx0, cy0, radius // 2 + 1)
@@ -160,6 +156,31 @@ def measure_shift(
         res, sx0, sy0 = got
         lo, _, loc, _ = cv2.minMaxLoc(res)
         unique = _unique(res, loc, lo, zero, 2)
+    return res, sx0, sy0, loc, unique
+
+
+def measure_shift(
+    ga: np.ndarray,
+    gb: np.ndarray,
+    box: tuple[int, int, int, int],
+    radius: int,
+    min_texture: float = 6.0,
+    half: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Shift | None:
+    """Where the content of `box` in A is in the compensated B (gray), within `radius` px.
+    With `half` (both frames at half size) the search runs there first and is refined at full
+    size within 2 px: a 48-px search over 80 boxes costs a quarter as much."""
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return None
+    tpl = ga[y0:y1, x0:x1]
+    e_in = (gb[y0:y1, x0:x1].astype(np.float32) - tpl) ** 2
+    zero = float(e_in.sum())
+    texture = float(tpl.std()) >= min_texture
+    found = _best_match(tpl, gb, box, radius, zero, half)
+    if found is None:
+        return None
+    res, sx0, sy0, loc, unique = found
     fx, fy = _subpixel(res, *loc)
     # The box holds the object and some background: in place the background fits and the
     # object does not, shifted the other way round. Each pixel takes whichever explains it:
@@ -277,11 +298,13 @@ class _Claims:
         s1, s2 = r1["_shift"], r2["_shift"]
         return math.hypot(s1.dx - s2.dx, s1.dy - s2.dy) >= self.p.distinct_motion_px
 
-    def check(self, i: int, c) -> dict:
+    def check(self, i: int, c: Any) -> dict[str, Any]:
+        """One claim's record: where it is, and whether its own image region moved (and how
+        that shows: `region` or `shift`), before parts and shared regions are sorted out."""
         p = self.p
         if not isinstance(c, dict):
             return {"index": i, "verdict": "malformed"}
-        rec = {"id": str(c.get("id", i))[:60], "category": str(c.get("category", "?"))[:40]}
+        rec: dict[str, Any] = {"id": str(c.get("id", i))[:60], "category": str(c.get("category", "?"))[:40]}
         bx = _box(c, p)
         if bx is None:
             rec["verdict"] = "malformed"
@@ -306,26 +329,7 @@ class _Claims:
             # drawn fixed to the screen; compensating the camera would shift it, not move it
             rec["verdict"] = "no own motion: nothing changed there on screen (covered or screen-fixed)"
             return rec
-        rec["_shift"] = measure_shift(
-            self.ga,
-            self.gb,
-            (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]), min(self.H, tight[3])),
-            p.max_displacement_px,
-            p.min_texture,
-            self.half,
-        )
-        rec["_own"] = _own_support(self.seg, self.ident, self.area, grown, p.own_share)
-        rec["support_px"] = sum(rec["_own"].values())
-        s = rec["_shift"]
-        if s is not None:
-            rec["shift"] = {
-                "dx": round(s.dx, 2),
-                "dy": round(s.dy, 2),
-                "rms_in_place": round(s.rms_in_place, 1),
-                "fit": round(s.fit, 3),
-                "unique": s.unique,
-                "textured": s.textured,
-            }
+        s = self._measure(rec, tight, grown)
         if rec["support_px"] >= p.min_support_px:
             rec["how"] = "region"
         elif self.moves_alone(rec):
@@ -344,6 +348,32 @@ class _Claims:
         rec["verdict"] = "moved"
         return rec
 
+    def _measure(self, rec: dict[str, Any], tight: tuple[int, ...], grown: tuple[int, int, int, int]) -> Shift | None:
+        """The two routes' figures on the claim's record: its box content's shift (route b)
+        and the changed pixels of moving regions that are mostly its own (route a)."""
+        p = self.p
+        rec["_shift"] = measure_shift(
+            self.ga,
+            self.gb,
+            (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]), min(self.H, tight[3])),
+            p.max_displacement_px,
+            p.min_texture,
+            self.half,
+        )
+        rec["_own"] = _own_support(self.seg, self.ident, self.area, grown, p.own_share)
+        rec["support_px"] = sum(rec["_own"].values())
+        s: Shift | None = rec["_shift"]
+        if s is not None:
+            rec["shift"] = {
+                "dx": round(s.dx, 2),
+                "dy": round(s.dy, 2),
+                "rms_in_place": round(s.rms_in_place, 1),
+                "fit": round(s.fit, 3),
+                "unique": s.unique,
+                "textured": s.textured,
+            }
+        return s
+
     def fit(self, rec: dict, lab: int) -> float:
         b = self.bbox.get(lab)
         return 0.0 if b is None else _iou(rec["_tight"], b)
@@ -352,58 +382,48 @@ class _Claims:
         return max((self.fit(rec, lab) for lab in rec["_own"]), default=1.0)
 
 
-def verify_claims(
-    claims: list,
-    seg: Segmentation,
-    a: np.ndarray,
-    bw: np.ndarray,
-    p: VerifyParams | None = None,
-    raw: np.ndarray | None = None,
-) -> list[dict]:
-    """`a` at t, `bw` the frame at t + Δ compensated into A (the background lines up; under
-    parallax, by the background flow that also follows depth layers); `raw` that frame as
-    captured (a box that did not change on screen is covered or fixed to the screen)."""
-    p = p or VerifyParams()
-    cl = _Claims(seg, a, bw, p, raw)
-    out = [cl.check(i, c) for i, c in enumerate(claims)]
-    cand = [r for r in out if r.get("verdict") == "moved"]
+def _parent(rec: dict[str, Any], kept: list[dict[str, Any]], p: VerifyParams) -> dict[str, Any] | None:
+    """The first of `kept` whose box holds at least part_overlap of the claim's box."""
+    if not kept:
+        return None
+    t, k = rec["_tight"], np.array([r["_tight"] for r in kept])
+    inter = np.clip(np.minimum(t[2], k[:, 2]) - np.maximum(t[0], k[:, 0]), 0, None) * np.clip(
+        np.minimum(t[3], k[:, 3]) - np.maximum(t[1], k[:, 1]), 0, None
+    )
+    hit = np.flatnonzero(inter / max(1e-6, (t[2] - t[0]) * (t[3] - t[1])) >= p.part_overlap)
+    return kept[hit[0]] if hit.size else None
 
-    # Larger boxes first: a smaller box mostly inside a verified one, moving with it, is a
-    # part or a duplicate of it.
-    kept: list[dict] = []
 
-    def parent(rec):
-        if not kept:
-            return None
-        t, k = rec["_tight"], np.array([r["_tight"] for r in kept])
-        inter = np.clip(np.minimum(t[2], k[:, 2]) - np.maximum(t[0], k[:, 0]), 0, None) * np.clip(
-            np.minimum(t[3], k[:, 3]) - np.maximum(t[1], k[:, 1]), 0, None
-        )
-        hit = np.flatnonzero(inter / max(1e-6, (t[2] - t[0]) * (t[3] - t[1])) >= p.part_overlap)
-        return kept[hit[0]] if hit.size else None
-
+def _drop_parts(cand: list[dict[str, Any]], cl: _Claims, p: VerifyParams) -> list[dict[str, Any]]:
+    """Larger boxes first: a smaller box mostly inside a verified one, moving with it, is a
+    part or a duplicate of it. The claims kept."""
+    kept: list[dict[str, Any]] = []
     for rec in sorted(cand, key=lambda r: -(r["w"] * r["h"])):
-        k = parent(rec)
+        k = _parent(rec, kept, p)
         if k is not None and not cl.distinct(rec, k):
             rec["verdict"] = f"part or duplicate of {k['id']}"
             continue
         kept.append(rec)
+    return kept
 
-    # One moving region is one object's own: where claims near each other share a region,
-    # the claim that fits it best keeps it (a mover driving past a parked car the hook calls
-    # dynamic does not make the parked car move); another shares it only if it fits nearly
-    # as well (two objects merged into one region) or moves on its own.
-    def overlaps(r1, r2):
+
+def _share_regions(kept: list[dict[str, Any]], cl: _Claims, p: VerifyParams) -> None:
+    """One moving region is one object's own: where claims near each other share a region,
+    the claim that fits it best keeps it (a mover driving past a parked car the hook calls
+    dynamic does not make the parked car move); another shares it only if it fits nearly
+    as well (two objects merged into one region) or moves on its own."""
+
+    def overlaps(r1: dict[str, Any], r2: dict[str, Any]) -> bool:
         return _overlap(r1["_box"], r2["_box"]) > 0
 
     # The best fit is the claim whose box matches the region AND whose own shift explains its
     # box: a parked car a mover drives over may match the region as well, but its box is only
     # half explained by the mover's shift (the other half is the parked car, standing still).
-    def claim_fit(rec):
+    def claim_fit(rec: dict[str, Any]) -> float:
         s = rec.get("_shift")
         return cl.best_fit(rec) * (1.0 - min(1.0, s.fit) if s is not None else 0.5)
 
-    owner: dict[int, list[dict]] = {}
+    owner: dict[int, list[dict[str, Any]]] = {}
     for rec in sorted((r for r in kept if r["how"] == "region"), key=claim_fit, reverse=True):
         rivals = {o["id"]: o for lab in rec["_own"] for o in owner.get(lab, []) if overlaps(rec, o)}
         free = {
@@ -423,10 +443,28 @@ def verify_claims(
         for lab in free:
             owner.setdefault(lab, []).append(rec)
 
+
+def verify_claims(
+    claims: list[Any],
+    seg: Segmentation,
+    a: np.ndarray,
+    bw: np.ndarray,
+    p: VerifyParams | None = None,
+    raw: np.ndarray | None = None,
+) -> list[dict[str, Any]]:
+    """`a` at t, `bw` the frame at t + Δ compensated into A (the background lines up; under
+    parallax, by the background flow that also follows depth layers); `raw` that frame as
+    captured (a box that did not change on screen is covered or fixed to the screen)."""
+    p = p or VerifyParams()
+    cl = _Claims(seg, a, bw, p, raw)
+    out = [cl.check(i, c) for i, c in enumerate(claims)]
+    cand = [r for r in out if r.get("verdict") == "moved"]
+    kept = _drop_parts(cand, cl, p)
+    _share_regions(kept, cl, p)
     kept = [r for r in out if r.get("verdict") == "moved"]
     for rec in out:
         if rec.get("verdict", "").startswith("no own motion") and "_tight" in rec:
-            k = parent(rec)  # say what it is: a part of an object that did move
+            k = _parent(rec, kept, p)  # say what it is: a part of an object that did move
             if k is not None:
                 rec["verdict"] = f"part or duplicate of {k['id']}"
     for rec in out:
