@@ -3,7 +3,7 @@
 How to use it in a route (every route MUST declare one rule; tests/e2e/test_review_roles.py
 walks every route and fails on one without, and the app refuses such a route at run time):
 
-    auth: Auth = app.state.auth              # made by create_app (one per store)
+    auth: Auth = ctx.auth                    # made by create_app (one per store; app.state.auth)
 
     @router.get("/api/thing")
     def thing(me: Principal = Depends(auth.reviewer)): ...    # any signed-in account
@@ -13,8 +13,9 @@ walks every route and fails on one without, and the app refuses such a route at 
     def about(): ...                                          # anonymous too (sign-in pages only)
 
     `auth.principal_or_none` (anonymous → None) also marks a route public; use it only on
-    pages that anonymous visitors may see. A router built by a function can take `auth`:
-    `def build(store, auth) -> APIRouter`, registered with one line in app.py.
+    pages that anonymous visitors may see. A route module's `build(ctx) -> APIRouter` takes
+    the app's ReviewContext (review/context.py: store, auth, templates) and is listed in
+    app.py's AREAS.
 
 The rule of a route is the auth dependency it uses (`Auth.rule_of`): no separate table to
 keep in step. Paths served outside FastAPI's routing (the static files mount, the OpenAPI
@@ -212,7 +213,7 @@ class Auth:
     require_admin = admin
 
     async def _check_csrf(self, request: Request, me: Principal) -> None:
-        sent = request.headers.get(CSRF_HEADER)
+        sent: object = request.headers.get(CSRF_HEADER)  # a header, or the form's field
         if sent is None and request.headers.get("content-type", "").split(";")[0].strip() in (
             "application/x-www-form-urlencoded",
             "multipart/form-data",

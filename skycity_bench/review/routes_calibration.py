@@ -1,23 +1,27 @@
-"""The admin's calibration and agreement pages (issue 20 parts 5 and 6), and their JSON
-twins under /api/admin/. Every route here is admin-only (`auth.admin`: 401 anonymous, 403 a
-reviewer): anchors and their levels, and each reviewer's figures, are never served to a
-reviewer (an anchor must look like any other candidate to them).
+"""The admin's calibration and agreement pages, and their JSON twins under /api/admin/.
 
-Registered with one line in app.py: `app.include_router(routes_admin.build(store, auth, templates))`.
+Calibration compares each reviewer's scores with anchors (agreed levels on some candidates):
+the admin sets anchors by hand or from a finalised sheet, removes them, and sets N, the
+number of latest scores drift is measured over. Agreement is Krippendorff's alpha per item
+and overall. Every route here is admin-only (`auth.admin`: 401 anonymous, 403 a reviewer):
+anchors and their levels, and each reviewer's figures, are never served to a reviewer (an
+anchor must look like any other candidate to them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.responses import Response
 
 from skycity_bench.analysis.agreement import FLAG_UNRELIABLE, GOOD_FROM, RELIABLE_FROM, agreement
-from skycity_bench.review.auth import Auth, Principal
+from skycity_bench.review.auth import Principal
+from skycity_bench.review.context import ReviewContext
 from skycity_bench.store.anchors import Calibration
-from skycity_bench.store.review_store import ReviewStore
 from skycity_bench.store.validate import InvalidReview
 
 
@@ -39,96 +43,103 @@ class CalibrationSettings(BaseModel):
     drift_last: int = Field(description="drift is measured over each reviewer's last N comparable scores")
 
 
-def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
+def build(ctx: ReviewContext) -> APIRouter:
     router = APIRouter()
-    cal = Calibration(store)
-    rubric = store.rubric
+    cal = Calibration(ctx.store)
+    _calibration_forms(router, ctx, cal)
+    _agreement_page(router, ctx)
+    _api_anchors(router, ctx, cal)
+    _api_figures(router, ctx, cal)
+    return router
 
-    def _calibration_page(request: Request, me: Principal, error: str = "", done: str = "", status: int = 200):
-        rep = cal.report()
-        graded = [i for i in rubric.items if i.graded]
-        finalised = cal.finalised()
-        return templates.TemplateResponse(
-            request,
-            "admin_calibration.html",
-            {
-                "rubric": rubric,
-                "reviewer": me.name,
-                "report": rep,
-                "graded": graded,
-                "levels": rubric.sorted_levels(),
-                "candidates": store.candidates(),
-                "finalised": finalised,
-                "audit": cal.audit(30),
-                "error": error,
-                "done": done,
-            },
-            status_code=status,
-        )
 
-    async def _form(request: Request) -> dict:
-        return {k: str(v) for k, v in (await request.form()).items()}
+def render_calibration(
+    ctx: ReviewContext,
+    cal: Calibration,
+    request: Request,
+    me: Principal,
+    error: str = "",
+    done: str = "",
+    status: int = 200,
+) -> Response:
+    values = {
+        "reviewer": me.name,
+        "report": cal.report(),
+        "graded": [i for i in ctx.rubric.items if i.graded],
+        "levels": ctx.rubric.sorted_levels(),
+        "candidates": ctx.store.candidates(),
+        "finalised": cal.finalised(),
+        "audit": cal.audit(30),
+        "error": error,
+        "done": done,
+    }
+    return ctx.page(request, "admin_calibration.html", values, status)
 
-    def _act(request: Request, me: Principal, action, done: str):
-        """Run an admin action from a form: back to the page (303) or the page with the error."""
-        try:
-            action()
-        except InvalidReview as e:
-            return _calibration_page(request, me, error=str(e), status=e.status)
-        return RedirectResponse(f"/admin/calibration?done={done}", status_code=303)
 
-    # --- pages ------------------------------------------------------------------------------
+async def _form(request: Request) -> dict[str, str]:
+    return {k: str(v) for k, v in (await request.form()).items()}
+
+
+def _act(
+    ctx: ReviewContext, cal: Calibration, request: Request, me: Principal, action: Callable[[], object], done: str
+) -> Response:
+    """Run an admin action from a form: back to the page (303) or the page with the error."""
+    try:
+        action()
+    except InvalidReview as e:
+        return render_calibration(ctx, cal, request, me, error=str(e), status=e.status)
+    return RedirectResponse(f"/admin/calibration?done={done}", status_code=303)
+
+
+def _calibration_forms(router: APIRouter, ctx: ReviewContext, cal: Calibration) -> None:
+    auth = ctx.auth
+
     @router.get("/admin/calibration", response_class=HTMLResponse, include_in_schema=False)
     def calibration_page(request: Request, me: Principal = Depends(auth.admin)):
-        return _calibration_page(request, me, done=request.query_params.get("done", "")[:40])
+        return render_calibration(ctx, cal, request, me, done=request.query_params.get("done", "")[:40])
 
     @router.post("/admin/calibration/anchors/sheet", include_in_schema=False)
     async def anchors_from_sheet_form(request: Request, me: Principal = Depends(auth.admin)):
         f = await _form(request)
-        return _act(request, me, lambda: cal.from_sheet(f.get("candidate_id", ""), me.name), "sheet")
+        return _act(ctx, cal, request, me, lambda: cal.from_sheet(f.get("candidate_id", ""), me.name), "sheet")
 
     @router.post("/admin/calibration/anchors/hand", include_in_schema=False)
     async def anchor_by_hand_form(request: Request, me: Principal = Depends(auth.admin)):
         f = await _form(request)
-        return _act(
-            request,
-            me,
-            lambda: cal.set_by_hand(
-                f.get("candidate_id", ""), f.get("item", ""), f.get("level", ""), f.get("reason", ""), me.name
-            ),
-            "hand",
-        )
+        cid, item, level, reason = (f.get(k, "") for k in ("candidate_id", "item", "level", "reason"))
+        return _act(ctx, cal, request, me, lambda: cal.set_by_hand(cid, item, level, reason, me.name), "hand")
 
     @router.post("/admin/calibration/anchors/remove", include_in_schema=False)
     async def anchor_remove_form(request: Request, me: Principal = Depends(auth.admin)):
         f = await _form(request)
-        return _act(
-            request, me, lambda: cal.remove(f.get("candidate_id", ""), me.name, f.get("item") or None), "removed"
-        )
+        cid, item = f.get("candidate_id", ""), f.get("item") or None
+        return _act(ctx, cal, request, me, lambda: cal.remove(cid, me.name, item), "removed")
 
     @router.post("/admin/calibration/settings", include_in_schema=False)
     async def settings_form(request: Request, me: Principal = Depends(auth.admin)):
         f = await _form(request)
-        return _act(request, me, lambda: cal.set_drift_last(f.get("drift_last", ""), me.name), "setting")
+        return _act(ctx, cal, request, me, lambda: cal.set_drift_last(f.get("drift_last", ""), me.name), "setting")
 
+
+def _agreement_page(router: APIRouter, ctx: ReviewContext) -> None:
     @router.get("/admin/agreement", response_class=HTMLResponse, include_in_schema=False)
-    def agreement_page(request: Request, me: Principal = Depends(auth.admin)):
-        sheets = store.sheets()
-        return templates.TemplateResponse(
-            request,
-            "admin_agreement.html",
-            {
-                "rubric": rubric,
-                "reviewer": me.name,
-                "agreement": agreement(sheets),
-                "candidates": len(sheets),
-                "good_from": GOOD_FROM,
-                "reliable_from": RELIABLE_FROM,
-                "flag_text": FLAG_UNRELIABLE,
-            },
-        )
+    def agreement_page(request: Request, me: Principal = Depends(ctx.auth.admin)):
+        sheets = ctx.store.sheets()
+        values = {
+            "reviewer": me.name,
+            "agreement": agreement(sheets),
+            "candidates": len(sheets),
+            "good_from": GOOD_FROM,
+            "reliable_from": RELIABLE_FROM,
+            "flag_text": FLAG_UNRELIABLE,
+        }
+        return ctx.page(request, "admin_agreement.html", values)
 
-    # --- JSON twins ---------------------------------------------------------------------------
+
+def _api_anchors(router: APIRouter, ctx: ReviewContext, cal: Calibration) -> None:
+    """The calibration report and the anchors it compares with."""
+    auth = ctx.auth
+
     @router.get(
         "/api/admin/calibration",
         tags=["admin"],
@@ -166,6 +177,11 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
     def api_anchor_remove(cid: str, item: Optional[str] = None, me: Principal = Depends(auth.admin)):
         return {"removed": cal.remove(cid, me.name, item)}
 
+
+def _api_figures(router: APIRouter, ctx: ReviewContext, cal: Calibration) -> None:
+    """The drift setting and the agreement figures."""
+    auth = ctx.auth
+
     @router.put(
         "/api/admin/calibration/settings",
         tags=["admin"],
@@ -180,9 +196,7 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
         summary="Krippendorff's alpha (ordinal) per item and overall, bootstrap 95 % interval, candidates",
     )
     def api_agreement(me: Principal = Depends(auth.admin)):
-        return agreement(store.sheets()).to_dict()
-
-    return router
+        return agreement(ctx.store.sheets()).to_dict()
 
 
 __all__ = ["build"]

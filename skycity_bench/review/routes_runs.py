@@ -9,8 +9,6 @@
   show, with a reason (store.choose_run: run_choice and an audit row), or goes back to the
   automatic rule (the most complete run, ties to the latest), so a partial re-run never
   silently replaces a full run. Refused once the candidate's sheet is finalised.
-
-Registered with one line in app.py: `app.include_router(routes_runs.build(store, auth, templates))`.
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.review import guard
-from skycity_bench.review.auth import Auth, Principal
-from skycity_bench.store.review_store import ReviewStore
+from skycity_bench.review.auth import Principal
+from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.guard import file_number
 from skycity_bench.store.validate import InvalidReview
 
 # a thumbnail of a file id never changes (runs are immutable): the browser keeps it (privately)
@@ -38,13 +36,19 @@ class RunChoice(BaseModel):
     reason: str = Field(description="why (required; kept with the choice and in the audit trail)")
 
 
-def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
+def build(ctx: ReviewContext) -> APIRouter:
     router = APIRouter()
+    _thumbs(router, ctx)
+    _runs_pages(router, ctx)
+    _api_runs(router, ctx)
+    return router
 
-    @router.get("/thumbs/{file_id}", include_in_schema=False, dependencies=[Depends(auth.reviewer)])
+
+def _thumbs(router: APIRouter, ctx: ReviewContext) -> None:
+    @router.get("/thumbs/{file_id}", include_in_schema=False, dependencies=[Depends(ctx.auth.reviewer)])
     def thumb(file_id: str):
-        fid = guard.file_number(file_id)
-        f = store.thumbnail(fid)
+        fid = file_number(file_id)
+        f = ctx.store.thumbnail(fid)
         if f.is_text:  # never an image: its masked text is at /files
             return RedirectResponse(f"/files/{fid}", status_code=307)
         headers = {"cache-control": THUMB_CACHE, "content-disposition": "inline"}
@@ -54,36 +58,43 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
             f.path, media_type=f.mime, headers=headers, content_disposition_type="inline", filename=None
         )
 
-    def _page(request: Request, me: Principal, error: str = "", done: str = "", status: int = 200):
-        return templates.TemplateResponse(
-            request,
-            "runs.html",
-            {
-                "rubric": store.rubric,
-                "reviewer": me.name,
-                "candidates": store.runs_overview(),
-                "error": error,
-                "done": done,
-            },
-            status_code=status,
-        )
+
+def render_runs(
+    ctx: ReviewContext, request: Request, me: Principal, error: str = "", done: str = "", status: int = 200
+) -> Response:
+    values = {"reviewer": me.name, "candidates": ctx.store.runs_overview(), "error": error, "done": done}
+    return ctx.page(request, "runs.html", values, status)
+
+
+def run_number(raw: str) -> Optional[int]:
+    """The form's run choice: a run number, or None for "" and "auto" (the automatic rule)."""
+    if raw in ("", "auto"):
+        return None
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+        raise InvalidReview("not a run number", 422)
+    return int(raw)
+
+
+def _runs_pages(router: APIRouter, ctx: ReviewContext) -> None:
+    auth = ctx.auth
 
     @router.get("/admin/runs", response_class=HTMLResponse, include_in_schema=False)
     def runs_page(request: Request, me: Principal = Depends(auth.admin)):
-        return _page(request, me, done=request.query_params.get("done", "")[:40])
+        return render_runs(ctx, request, me, done=request.query_params.get("done", "")[:40])
 
     @router.post("/admin/runs/{cid}", include_in_schema=False)
     async def choose_form(request: Request, cid: str, me: Principal = Depends(auth.admin)):
         form = await request.form()
-        raw = str(form.get("run_id", "")).strip()
         try:
-            if raw not in ("", "auto") and not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
-                raise InvalidReview("not a run number", 422)
-            run_id = None if raw in ("", "auto") else int(raw)
-            store.choose_run(cid, run_id, me.name, str(form.get("reason", "")))
+            run_id = run_number(str(form.get("run_id", "")).strip())
+            ctx.store.choose_run(cid, run_id, me.name, str(form.get("reason", "")))
         except InvalidReview as e:
-            return _page(request, me, error=f"{cid}: {e}", status=e.status)
+            return render_runs(ctx, request, me, error=f"{cid}: {e}", status=e.status)
         return RedirectResponse(f"/admin/runs?done={cid}#runs-{cid}", status_code=303)
+
+
+def _api_runs(router: APIRouter, ctx: ReviewContext) -> None:
+    auth, store = ctx.auth, ctx.store
 
     @router.get(
         "/api/admin/runs",
@@ -108,8 +119,6 @@ def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
     )
     def api_choose(cid: str, body: RunChoice, me: Principal = Depends(auth.admin)):
         return store.choose_run(cid, body.run_id, me.name, body.reason)
-
-    return router
 
 
 __all__ = ["build", "RunChoice"]

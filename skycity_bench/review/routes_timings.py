@@ -8,19 +8,18 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse
 
-from skycity_bench.review.auth import Auth, Principal
+from skycity_bench.review.auth import Principal
+from skycity_bench.review.context import ReviewContext
 from skycity_bench.store import timings
-from skycity_bench.store.review_store import ReviewStore
 
 
-def build(store: ReviewStore, auth: Auth, templates) -> APIRouter:
+def build(ctx: ReviewContext) -> APIRouter:
     router = APIRouter()
+    auth, store = ctx.auth, ctx.store
 
     @router.get("/admin/timings", response_class=HTMLResponse, include_in_schema=False)
     def timings_page(request: Request, me: Principal = Depends(auth.admin)):
-        return templates.TemplateResponse(
-            request, "timings.html", {"rubric": store.rubric, "reviewer": me.name, "summary": timings.summary(store)}
-        )
+        return ctx.page(request, "timings.html", {"reviewer": me.name, "summary": timings.summary(store)})
 
     @router.get(
         "/api/admin/timings",

@@ -81,78 +81,108 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     """The template's data. `mine`: this reviewer's standing reviews; `wanted`: items on which
     a third reviewer is asked (told only to reviewers who have not scored them)."""
     report = (run or {}).get("report") or {}
-    files = [{**f, **image_urls(f)} if f["mime"].startswith(IMAGE) else f for f in (run or {}).get("files") or []]
-    by_name = {f["name"]: f for f in files}
-    items_ev = report.get("items") or {}
-    measurements = report.get("measurements") or {}
-    own = {(r.item_id, r.kind): r for r in mine}
-    rt = realtime_view(report, lambda n: f"/files/{by_name[n]['id']}" if n in by_name else None)
-    used: set[str] = set()
-    keyframes = sorted(
-        (f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
-        key=lambda f: ("contact_sheet" not in f["name"], f["name"]),
+    files = _RunFiles(
+        [{**f, **image_urls(f)} if f["mime"].startswith(IMAGE) else f for f in (run or {}).get("files") or []]
     )
-    # each image is shown once (issue 20 part 4: keyframes and plots were repeated up to 4
-    # times, ~25 MB a page): keyframes in their strip, a plot beside the first item that cites
-    # it; a later item citing it links back to that place instead of loading it again
-    shown: dict[str, str] = {f["name"]: "keyframes" for f in keyframes}
+    rt = realtime_view(report, files.url)
     # chapter marks on the recording and each item's moments in it (chapters.py): a reviewer
-    # jumps to the phases, the dense window, the shop cards, the city name (issue 20 part 7)
+    # jumps to the phases, the dense window, the shop cards, the city name
     chap = chapter_marks(report)
-    videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
-    # the recording the marks belong to: the recording probe's file, else the first video;
-    # with no video there is nothing to jump in (the marks are left out, not shown dead)
-    recording = next((f for f in videos if f["name"] == chap["recording"]), videos[0] if videos else None)
-    videos = ([recording] if recording else []) + [f for f in videos if f is not recording]
-    moments = item_moments(report, chap["marks"]) if recording else {}
-    rows = []
-    for row in rubric.row_groups():
-        lines = []
-        for iid in row.items:
-            it = rubric.item(iid)
-            bench = items_ev.get(iid) or {}
-            ev = bench.get("evidence") or {}
-            ev_files = [by_name[s] for s in dict.fromkeys(_strings(ev)) if s in by_name]
-            used.update(f["name"] for f in ev_files)
-            images = [f for f in ev_files if f["mime"].startswith(IMAGE)]
-            fresh = [f for f in images if f["name"] not in shown]
-            seen = [{**f, "at": shown[f["name"]]} for f in images if f["name"] in shown]
-            shown.update((f["name"], f"item-{iid}") for f in fresh)
-            section = MEASUREMENTS_FOR.get(iid.split(".")[0])
-            g = own.get((iid, "grade"))
-            o = own.get((iid, "override"))
-            lines.append(
-                {
-                    "item": it,
-                    "bench": bench,
-                    "summary": _summary(ev),
-                    "evidence_json": _short_json(ev) if ev else "",
-                    # the scorer's hint on what to look at (was only inside the collapsed JSON)
-                    "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
-                    "images": fresh,
-                    "images_seen": seen,
-                    "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
-                    "measurement_name": section if section in measurements else None,
-                    "measurement_json": _short_json(measurements[section]) if section in measurements else "",
-                    "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
-                    "mine": g,
-                    "my_level": rubric.level_for_points(it, g.points).key if g else None,
-                    "override": o,
-                    "third_wanted": iid in wanted,
-                    "realtime": rt if iid == REALTIME_ITEM else None,  # the real-time video beside its item
-                    "moments": moments.get(iid, []),
-                }
-            )
-        rows.append({"row": row, "lines": lines})
-    others = [f for f in files if f not in videos and f not in keyframes and f["name"] not in used]
+    videos = _videos(files.all, chap["recording"], rt)
+    moments = item_moments(report, chap["marks"]) if videos else {}
+    own = {(r.item_id, r.kind): r for r in mine}
+    rows = [
+        {"row": row, "lines": [_line(rubric, iid, report, files, own, wanted, rt, moments) for iid in row.items]}
+        for row in rubric.row_groups()
+    ]
+    others = [f for f in files.all if f not in videos and f not in files.keyframes and f["name"] not in files.used]
     return {
         "cid": cid,
         "rows": rows,
         "videos": videos,
-        "keyframes": keyframes,
+        "keyframes": files.keyframes,
         "other_files": others,
-        "chapters": chap if recording else {**chap, "marks": []},
+        "chapters": chap if videos else {**chap, "marks": []},
         "run_id": (run or {}).get("run_id"),
         "environment": report.get("environment") or {},
         "warnings": report.get("warnings") or [],
+    }
+
+
+class _RunFiles:
+    """The run's files by name, and where each image is shown: each image once (a page that
+    repeated keyframes and plots up to 4 times weighed ~25 MB): keyframes in their strip, a
+    plot beside the first item that cites it; a later item citing it links back there."""
+
+    def __init__(self, files: list[dict]):
+        self.all = files
+        self.by_name = {f["name"]: f for f in files}
+        self.keyframes = sorted(
+            (f for f in files if f["mime"].startswith(IMAGE) and is_keyframe(f["name"])),
+            key=lambda f: ("contact_sheet" not in f["name"], f["name"]),
+        )
+        self.shown: dict[str, str] = {f["name"]: "keyframes" for f in self.keyframes}
+        self.used: set[str] = set()  # files some item's evidence names
+
+    def url(self, name: str) -> Optional[str]:
+        return f"/files/{self.by_name[name]['id']}" if name in self.by_name else None
+
+    def cited(self, iid: str, ev: dict) -> dict:
+        """The files an item's evidence names: images new on the page (shown beside the
+        item), images shown before (`at`: where), and the other files."""
+        ev_files = [self.by_name[s] for s in dict.fromkeys(_strings(ev)) if s in self.by_name]
+        self.used.update(f["name"] for f in ev_files)
+        images = [f for f in ev_files if f["mime"].startswith(IMAGE)]
+        fresh = [f for f in images if f["name"] not in self.shown]
+        seen = [{**f, "at": self.shown[f["name"]]} for f in images if f["name"] in self.shown]
+        self.shown.update((f["name"], f"item-{iid}") for f in fresh)
+        return {
+            "images": fresh,
+            "images_seen": seen,
+            "other_files": [f for f in ev_files if not f["mime"].startswith(IMAGE)],
+        }
+
+
+def _videos(files: list[dict], recording_name: Optional[str], rt: Optional[dict]) -> list[dict]:
+    """The videos beside the page (the real-time capture sits beside its item), the recording
+    the chapter marks belong to first: the recording probe's file, else the first video."""
+    videos = [f for f in files if f["mime"].startswith("video/") and not (rt and f["name"] == rt["name"])]
+    recording = next((f for f in videos if f["name"] == recording_name), videos[0] if videos else None)
+    return ([recording] if recording else []) + [f for f in videos if f is not recording]
+
+
+def _line(
+    rubric: Rubric,
+    iid: str,
+    report: dict,
+    files: _RunFiles,
+    own: dict[tuple[str, str], Review],
+    wanted: list[str],
+    rt: Optional[dict],
+    moments: dict[str, list],
+) -> dict:
+    """One item's line: the bench's result and evidence beside the reviewer's own score."""
+    it = rubric.item(iid)
+    bench = (report.get("items") or {}).get(iid) or {}
+    ev = bench.get("evidence") or {}
+    measurements = report.get("measurements") or {}
+    section = MEASUREMENTS_FOR.get(iid.split(".")[0])
+    g = own.get((iid, "grade"))
+    return {
+        "item": it,
+        "bench": bench,
+        "summary": _summary(ev),
+        "evidence_json": _short_json(ev) if ev else "",
+        # the scorer's hint on what to look at (also inside the collapsed JSON)
+        "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
+        **files.cited(iid, ev),
+        "measurement_name": section if section in measurements else None,
+        "measurement_json": _short_json(measurements[section]) if section in measurements else "",
+        "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
+        "mine": g,
+        "my_level": rubric.level_for_points(it, g.points).key if g else None,
+        "override": own.get((iid, "override")),
+        "third_wanted": iid in wanted,
+        "realtime": rt if iid == REALTIME_ITEM else None,  # the real-time video beside its item
+        "moments": moments.get(iid, []),
     }

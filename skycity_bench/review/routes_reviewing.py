@@ -1,0 +1,299 @@
+"""Reviewing: the queue, a candidate's page and its form (scores, overrides, "save & next"),
+the sheet, the run files, and the same as a JSON API for scripts (bearer tokens).
+
+Every page and answer is built from the store's blind views (anonymous ids, reports masked
+at import, files by number). Every write goes through ReviewStore.submit, which validates the
+whole submission before storing any of it, in one transaction. The reviewer is always the
+signed-in account, never a name in the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from fastapi import APIRouter, Body, Depends, Request
+from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData
+
+from skycity_bench.analysis.agreement import agreement
+from skycity_bench.judging.sheet_totals import rank
+from skycity_bench.review import timing
+from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
+from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.guard import file_number
+from skycity_bench.review.sheet_access import sheet_response, visible_sheets
+from skycity_bench.review.views import candidate_view, video_time
+from skycity_bench.store import accounts, timings
+from skycity_bench.store.anchors import still_open
+from skycity_bench.store.validate import InvalidReview, check_candidate_id
+
+Scores = list[dict[str, Any]]
+
+
+class Grade(BaseModel):
+    item: str = Field(description="a manual or assisted item id, e.g. camera.motion")
+    level: Optional[str | int] = Field(
+        None, description="level key (excellent|good|fair|poor|missing), 优秀…缺失, or percent 100|75|50|25|0"
+    )
+    points: Optional[float] = Field(None, description="alternatively the points: one level's share × the item's value")
+    comment: str = ""
+
+
+class Override(BaseModel):
+    item: str = Field(description="an automated item id, e.g. shops.touch")
+    points: float = Field(description="the reviewer's points, on the rubric's half-point grid")
+    reason: str = Field(description="why the bench's value is overridden (required, kept and shown)")
+    comment: str = ""
+
+
+class Submission(BaseModel):
+    # the reviewer is the signed-in account (bearer token or session), never the body: a
+    # body that still names one (`reviewer`, `by`) is refused (422), not silently re-attributed
+    model_config = ConfigDict(extra="forbid")
+    rubric_id: str = Field(description="the rubric the scores were given under; must be the store's")
+    grades: list[Grade] = Field(default_factory=list)
+    overrides: list[Override] = Field(default_factory=list)
+
+
+def build(ctx: ReviewContext) -> APIRouter:
+    router = APIRouter()
+    _pages(router, ctx)
+    _files(router, ctx)
+    _api_reviewer(router, ctx)
+    _api_candidates(router, ctx)
+    return router
+
+
+# --- the candidate page ----------------------------------------------------------------------
+def render_candidate(
+    ctx: ReviewContext,
+    request: Request,
+    cid: str,
+    name: str,
+    *,
+    error: str = "",
+    saved: str = "",
+    status: int = 200,
+    start: Optional[float] = None,
+    opened: Optional[str] = None,
+) -> Response:
+    """A candidate's page for reviewer `name`: the shown run beside the rubric, their own
+    scores, the items a third reviewer is wanted on, and the page's signed opening time
+    (`opened`: kept from the form a failed save came from, else now)."""
+    store = ctx.store
+    if not store.has_candidate(cid):
+        raise InvalidReview(f"no such candidate: {cid}", 404)
+    sheet = store.sheet(cid)
+    mine = store.reviews(cid, name)
+    scored = {r.item_id for r in mine}
+    wanted = [i.item_id for i in sheet.items if "needs third reviewer" in i.flags and i.item_id not in scored]
+    values = {
+        "reviewer": name,
+        "v": candidate_view(ctx.rubric, cid, store.shown_run(cid), mine, wanted),
+        "error": error,
+        "saved": saved,
+        "finalized": sheet.finalized and cid not in still_open(store, store.reviewer(name)["id"]),
+        "start": start,
+        "opened": opened or ctx.stamp.issue(name, cid),
+    }
+    return ctx.page(request, "candidate.html", values, status)
+
+
+def scores_from_form(form: FormData) -> tuple[Scores, Scores]:
+    """The page form's grades (`grade:ITEM`, with `comment:ITEM`) and overrides
+    (`override:ITEM`, with `reason:ITEM`); empty fields are not scores."""
+    grades: Scores = []
+    overrides: Scores = []
+    for key, value in form.multi_items():
+        if key.startswith("grade:") and value != "":
+            iid = key[len("grade:") :]
+            grades.append({"item": iid, "level": value, "comment": form.get(f"comment:{iid}", "")})
+        elif key.startswith("override:") and str(value).strip() != "":
+            iid = key[len("override:") :]
+            overrides.append({"item": iid, "points": str(value).strip(), "reason": form.get(f"reason:{iid}", "")})
+    return grades, overrides
+
+
+def next_candidate(ctx: ReviewContext, name: str, cid: str) -> Optional[str]:
+    """The candidate after `cid` in this reviewer's queue order (None after the last)."""
+    order = ctx.store.order_for(ctx.store.reviewer(name)["seat"])
+    i = order.index(cid) if cid in order else len(order)
+    return order[i + 1] if i + 1 < len(order) else None
+
+
+def save_from_page(ctx: ReviewContext, request: Request, cid: str, name: str, form: FormData) -> Response:
+    """Store the page form's scores; on a refusal the page again with why (nothing stored),
+    else back to the page, or on to the next candidate ("save & next", same video time)."""
+    if form.get("candidate") != cid:
+        raise InvalidReview("the form's candidate id does not match the page: nothing stored", 422)
+    grades, overrides = scores_from_form(form)
+    then_next = form.get("then") == "next"
+    opened = form.get(timing.FIELD)
+    opened_at = ctx.stamp.opened_at(opened, name, cid)
+    try:
+        if then_next and not grades and not overrides:  # "next" with nothing chosen: move on
+            res: dict[str, Any] = {"stored": 0}
+        else:
+            res = ctx.store.submit(cid, name, str(form.get("rubric_id", "")), grades, overrides, source="web")
+    except InvalidReview as e:
+        if e.status == 404:
+            raise
+        kept = opened if isinstance(opened, str) and opened_at else None
+        return render_candidate(
+            ctx, request, cid, name, error=f"{e} — nothing was stored", status=e.status, opened=kept
+        )
+    if "review_ids" in res and opened_at:  # saved from the page: time since the server opened it
+        timings.record(ctx.store, name, cid, opened_at, timing.now())
+    if not then_next:
+        return RedirectResponse(f"/c/{cid}?saved={res['stored']}", status_code=303)
+    nxt = next_candidate(ctx, name, cid)
+    if nxt is None:
+        return RedirectResponse("/queue", status_code=303)
+    t = video_time(form.get("video_t"))
+    return RedirectResponse(f"/c/{nxt}?saved={res['stored']}" + (f"&t={t:g}" if t is not None else ""), status_code=303)
+
+
+# --- pages -------------------------------------------------------------------------------------
+def _pages(router: APIRouter, ctx: ReviewContext) -> None:
+    auth, store = ctx.auth, ctx.store
+
+    @router.get("/queue", response_class=HTMLResponse, include_in_schema=False)
+    def queue(request: Request, me: Principal = Depends(auth.reviewer)):
+        return ctx.page(request, "queue.html", {"reviewer": me.name, "queue": store.queue(me.name)})
+
+    @router.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
+    def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
+        check_candidate_id(cid)
+        saved, start = request.query_params.get("saved", ""), video_time(request.query_params.get("t"))
+        return render_candidate(ctx, request, cid, me.name, saved=saved, start=start)
+
+    @router.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
+    async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
+        return save_from_page(ctx, request, cid, me.name, await request.form())
+
+    @router.get("/sheet", response_class=HTMLResponse, include_in_schema=False)
+    def sheet_page(request: Request, me: Principal = Depends(auth.reviewer)):
+        sheets = visible_sheets(store, me)
+        values = {"reviewer": me.name, "sheets": sheets, "ranking": rank(sheets), "agreement": agreement(sheets)}
+        return ctx.page(request, "sheet.html", values)
+
+    @router.get("/sheet.{fmt}", include_in_schema=False)
+    def sheet_export(fmt: Literal["md", "csv", "json"], me: Principal = Depends(auth.reviewer)):
+        return sheet_response(fmt, visible_sheets(store, me))
+
+
+def _files(router: APIRouter, ctx: ReviewContext) -> None:
+    store = ctx.store
+
+    @router.get("/files/{file_id}", include_in_schema=False, dependencies=[Depends(ctx.auth.reviewer)])
+    def run_file(file_id: str):
+        """A run file: a text file masked with its candidate's label(s) and hash, anything
+        else as stored, inline, with no file name in the headers (not the reviewers' business)."""
+        f = store.file(file_number(file_id))
+        if f.is_text:
+            text = f.read_bytes().decode("utf-8", errors="replace")
+            return PlainTextResponse(store.mask_for_serving(text, f.candidate_id), media_type=f.mime)
+        if f.path is None:  # kept in the database (a queue worker's run)
+            return Response(f.data, media_type=f.mime, headers={"content-disposition": "inline"})
+        return FileResponse(f.path, media_type=f.mime, content_disposition_type="inline", filename=None)
+
+
+# --- JSON API ----------------------------------------------------------------------------------
+def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
+    auth, store = ctx.auth, ctx.store
+
+    @router.get(
+        "/api/rubric",
+        tags=["rubric"],
+        summary="The rubric in force: items, values, levels, wording",
+        dependencies=[Depends(auth.reviewer)],
+    )
+    def api_rubric():
+        return {**ctx.rubric.model_dump(mode="json"), "sha256": ctx.rubric.sha256}
+
+    @router.get("/api/me", tags=["reviewers"], summary="Who the token or session belongs to")
+    def api_me(me: Principal = Depends(auth.reviewer)):
+        return {"name": me.name, "role": me.role}
+
+    @router.post(
+        "/api/me/tokens",
+        tags=["reviewers"],
+        status_code=201,
+        summary="A new personal API token (shown once; stored only hashed)",
+    )
+    def api_new_token(me: Principal = Depends(auth.reviewer)):
+        token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
+        return {"token": token, "expires_in_s": API_TOKEN_TTL_S}
+
+    @router.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
+    def api_my_queue(me: Principal = Depends(auth.reviewer)):
+        return store.queue(me.name)
+
+    @router.get(
+        "/api/reviewers/{name}/queue",
+        tags=["reviewers"],
+        summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)",
+    )
+    def api_queue(name: str, me: Principal = Depends(auth.reviewer)):
+        if name != me.name and not me.is_admin:
+            raise Forbidden("a reviewer sees their own queue only")
+        return store.queue(name)
+
+    @router.get(
+        "/api/candidates", tags=["candidates"], summary="Anonymous candidate ids", dependencies=[Depends(auth.reviewer)]
+    )
+    def api_candidates():
+        return store.candidates()
+
+
+def _api_candidates(router: APIRouter, ctx: ReviewContext) -> None:
+    auth, store = ctx.auth, ctx.store
+
+    @router.get(
+        "/api/candidates/{cid}",
+        tags=["candidates"],
+        dependencies=[Depends(auth.reviewer)],
+        summary="A candidate's shown run (the admin's pick, else the most complete), blind: items, evidence, files by id",
+    )
+    def api_candidate(cid: str):
+        check_candidate_id(cid)
+        # the report as masked at import (its candidate block is the anonymous id only: no full
+        # file hash), sent as stored around the file list: a report is megabytes, never parsed here
+        text = store.shown_run_json(cid)
+        if text is None:
+            raise InvalidReview(f"no such candidate: {cid}", 404)
+        return Response(text, media_type="application/json")
+
+    @router.get(
+        "/api/candidates/{cid}/reviews",
+        tags=["reviews"],
+        summary="Your own standing scores of a candidate (an admin may name another reviewer)",
+    )
+    def api_my_reviews(cid: str, reviewer: Optional[str] = None, me: Principal = Depends(auth.reviewer)):
+        if reviewer is not None and reviewer != me.name and not me.is_admin:
+            raise Forbidden("a reviewer sees their own scores only")
+        return [r.__dict__ for r in store.reviews(cid, reviewer if me.is_admin and reviewer else me.name)]
+
+    @router.post(
+        "/api/candidates/{cid}/reviews",
+        tags=["reviews"],
+        status_code=201,
+        summary="Submit your scores: levels for manual/assisted items, overrides (with reason) for automated ones",
+    )
+    def api_submit(cid: str, body: Submission = Body(...), me: Principal = Depends(auth.reviewer)):
+        grades = [g.model_dump() for g in body.grades]
+        return store.submit(
+            cid, me.name, body.rubric_id, grades, [o.model_dump() for o in body.overrides], source="api"
+        )
+
+    @router.get(
+        "/api/sheet",
+        tags=["sheet"],
+        summary="The 100-point sheet of every candidate (blind; a reviewer sees others' values once final)",
+    )
+    def api_sheet(format: Literal["json", "md", "csv"] = "json", me: Principal = Depends(auth.reviewer)):  # noqa: A002
+        return sheet_response(format, visible_sheets(store, me))
+
+
+__all__ = ["build", "Grade", "Override", "Submission"]
