@@ -1,6 +1,6 @@
 """Is a claimed object's image track over several seconds that of ONE still 3D point?
-(issue 16 part 1; measured by benchmarks/density_multiview.py; wired into the density analysis
-last, after every pair: still_point_recheck, called by vision/analyse.py analyse_pair)
+(measured by benchmarks/density_multiview.py; wired into the density analysis last, after
+every pair: still_point_recheck, called by vision/analyse.py analyse_pair)
 
 Why: a slow mover flying the camera's way round moves under about 1 px against its
 background over Δ, and over any one pair its shift lies near its epipolar line, where a
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, cast
 
 import cv2
 import numpy as np
@@ -69,9 +70,9 @@ def _triangulate(Ps: list[np.ndarray], xs: list[np.ndarray]) -> np.ndarray:
     for P, x in zip(Ps, xs):
         A.append(x[0] * P[2] - P[0])
         A.append(x[1] * P[2] - P[1])
-    A = np.array(A)
-    A /= np.linalg.norm(A, axis=1, keepdims=True)
-    return np.linalg.svd(A)[2][-1]
+    m = np.array(A)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return np.linalg.svd(m)[2][-1]
 
 
 def _resect(X: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -100,6 +101,27 @@ class Views:
     corner_err: np.ndarray  # (m,) px
 
 
+def _follow_corners(g: list[np.ndarray], pts: np.ndarray) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """The centre view's corners `pts` followed view to view outwards, each side in turn
+    (forward-backward checked): their positions in every view, and which were followed
+    through all of them."""
+    n, c = len(g), len(g) // 2
+    pos = {c: pts.copy()}
+    alive = np.ones(len(pts), bool)
+    lk: dict[str, Any] = dict(
+        winSize=(21, 21), maxLevel=4, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01)
+    )
+    for step in (-1, 1):
+        cur = pts.copy()
+        for k in range(c + step, -1 if step < 0 else n, step):
+            p1, s1, _ = cv2.calcOpticalFlowPyrLK(g[k - step], g[k], cur.reshape(-1, 1, 2), None, **lk)
+            back, s2, _ = cv2.calcOpticalFlowPyrLK(g[k], g[k - step], p1, None, **lk)
+            alive &= (s1.ravel() == 1) & (s2.ravel() == 1) & (np.linalg.norm(back.reshape(-1, 2) - cur, axis=1) < 0.8)
+            cur = p1.reshape(-1, 2)
+            pos[k] = cur.copy()
+    return pos, alive
+
+
 def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int = 0) -> Views | None:
     """The cameras of `grays` (gray frames, time order, centre = len // 2), or None where too
     few corners were followed through every view."""
@@ -112,17 +134,7 @@ def reconstruct(grays: list[np.ndarray], p: TrackParams | None = None, seed: int
     if pts is None or len(pts) < p.still_min_corners:
         return None
     pts = (pts.reshape(-1, 2) * 2 + 0.5).astype(np.float32)
-    pos = {c: pts.copy()}
-    alive = np.ones(len(pts), bool)
-    lk = dict(winSize=(21, 21), maxLevel=4, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 30, 0.01))
-    for step in (-1, 1):
-        cur = pts.copy()
-        for k in range(c + step, -1 if step < 0 else n, step):
-            p1, s1, _ = cv2.calcOpticalFlowPyrLK(g[k - step], g[k], cur.reshape(-1, 1, 2), None, **lk)
-            back, s2, _ = cv2.calcOpticalFlowPyrLK(g[k], g[k - step], p1, None, **lk)
-            alive &= (s1.ravel() == 1) & (s2.ravel() == 1) & (np.linalg.norm(back.reshape(-1, 2) - cur, axis=1) < 0.8)
-            cur = p1.reshape(-1, 2)
-            pos[k] = cur.copy()
+    pos, alive = _follow_corners(g, pts)
     if alive.sum() < p.still_min_corners:
         return None
     P = [pos[k][alive] / scale for k in range(n)]
@@ -183,7 +195,7 @@ def still_point_px(v: Views, xs: list[tuple[float, float]]) -> float:
 
 def follow(
     ga: np.ndarray, gv: np.ndarray, box: tuple[int, int, int, int], centre: tuple[float, float], p: TrackParams
-) -> dict | None:
+) -> dict[str, float] | None:
     """The content of `box` (gray frame A) found in gray view `gv` within p.still_search_px of
     `centre` (where the hook says the object's centre is there): {x, y (its centre), ncc,
     margin, off (px from centre)}, or None (no texture, or too little of the search inside the frame)."""
@@ -223,13 +235,50 @@ def follow(
     }
 
 
+def _passes(f: dict[str, float] | None, p: TrackParams) -> bool:
+    """The content was found where the hook says, matching well and uniquely."""
+    return (
+        f is not None
+        and f["ncc"] >= p.still_min_ncc
+        and f["margin"] >= p.still_min_margin
+        and f["off"] < p.still_search_px - 1
+    )
+
+
+def _chained(
+    grays: list[np.ndarray],
+    xs: list[tuple[float, float] | None],
+    k: int,
+    size: tuple[int, int],
+    claimed_k: tuple[float, float],
+    p: TrackParams,
+) -> dict[str, float] | None:
+    """A turning mover's look changes over 2 s (a glider's box changes shape): where its
+    content at t is not found in view k, its content in the view before it (t ± 1 s, found
+    there by the same check) is searched instead, at the hook's position there, under the
+    same thresholds: a chain of look-alikes, never a looser test, and each link must be where
+    the hook says. The match when it passes, else None."""
+    c = len(grays) // 2
+    w, h = size
+    j = k - 1 if k > c else k + 1
+    xj = xs[j]
+    if j != c and xj is not None:
+        x0, y0 = int(round(xj[0] - w / 2)), int(round(xj[1] - h / 2))
+        H, W = grays[j].shape
+        if 0 <= x0 and 0 <= y0 and x0 + w <= W and y0 + h <= H:
+            g = follow(grays[j], grays[k], (x0, y0, x0 + w, y0 + h), claimed_k, p)
+            if _passes(g, p):
+                return g
+    return None
+
+
 def track_moved(
     v: Views,
     grays: list[np.ndarray],
     box: tuple[int, int, int, int],
     claimed: list[tuple[float, float] | None],
     p: TrackParams | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The still-point test of one claim: `box` its tight box in the centre view, `claimed`
     the hook's centre of the same object in every view (None where it did not claim it).
     {moved: bool, why, still_point_px, ncc, margin, chained (views found from the view before
@@ -241,40 +290,22 @@ def track_moved(
     xs: list[tuple[float, float] | None] = [None] * len(grays)
     xs[c] = ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
     nccs, margins, chained = [], [], 0
-
-    def passes(f: dict | None) -> bool:
-        return (
-            f is not None
-            and f["ncc"] >= p.still_min_ncc
-            and f["margin"] >= p.still_min_margin
-            and f["off"] < p.still_search_px - 1
-        )
-
     # the views nearest t first, each side outwards: a view further out may be followed from
-    # the one before it (below)
+    # the one before it (_chained)
     for k in sorted(range(len(grays)), key=lambda k: (abs(k - c), k)):
         if k == c:
             continue
-        if claimed[k] is None:
+        claimed_k = claimed[k]
+        if claimed_k is None:
             return {"moved": False, "why": "not claimed in every view"}
-        f = follow(ga, grays[k], box, claimed[k], p)
-        if not passes(f):
-            # A turning mover's look changes over 2 s (a glider's box changes shape): where
-            # its content at t is not found in a view, its content in the view before it
-            # (t ± 1 s, found there by this same check) is searched instead, at the hook's
-            # position there, under the same thresholds: a chain of look-alikes, never a
-            # looser test, and each link must be where the hook says.
-            j = k - 1 if k > c else k + 1
-            if j != c and xs[j] is not None:
-                x0, y0 = int(round(xs[j][0] - w / 2)), int(round(xs[j][1] - h / 2))
-                H, W = grays[j].shape
-                if 0 <= x0 and 0 <= y0 and x0 + w <= W and y0 + h <= H:
-                    g = follow(grays[j], grays[k], (x0, y0, x0 + w, y0 + h), claimed[k], p)
-                    if passes(g):
-                        f, chained = g, chained + 1
+        f = follow(ga, grays[k], box, claimed_k, p)
+        if not _passes(f, p):
+            g = _chained(grays, xs, k, (w, h), claimed_k, p)
+            if g is not None:
+                f, chained = g, chained + 1
         if f is None:
             return {"moved": False, "why": "no texture to follow, or off the frame"}
-        if not passes(f):
+        if not _passes(f, p):
             return {
                 "moved": False,
                 "why": "its content is not where the hook says",
@@ -285,7 +316,8 @@ def track_moved(
         xs[k] = (f["x"], f["y"])
         nccs.append(f["ncc"])
         margins.append(f["margin"])
-    err = still_point_px(v, xs)
+    track = cast(list[tuple[float, float]], xs)  # every view's centre found by now
+    err = still_point_px(v, track)
     return {
         "moved": err >= p.still_moved_px,
         "why": "no still point explains its track" if err >= p.still_moved_px else "one still point explains its track",
@@ -293,20 +325,23 @@ def track_moved(
         "ncc": round(min(nccs), 2),
         "margin": round(min(margins), 3),
         "chained": chained,
-        "track": [[round(x, 1), round(y, 1)] for x, y in xs],
+        "track": [[round(x, 1), round(y, 1)] for x, y in track],
     }
 
 
 # --------------------------------------------------------------------------- wired
-def claimed_at(claims: list | None) -> dict[str, tuple[float, float]]:
+def claimed_at(claims: list[Any] | None) -> dict[str, tuple[float, float]]:
     """The hook's centres by object id in one view (its visible claims); an id claimed twice
     there says nothing about where that object is and is left out."""
     out: dict[str, tuple[float, float] | None] = {}
     for c in claims or []:
         if not isinstance(c, dict) or c.get("visible") is False or "id" not in c:
             continue
+        cx, cy = c.get("x"), c.get("y")
+        if cx is None or cy is None:
+            continue
         try:
-            x, y = float(c.get("x")), float(c.get("y"))
+            x, y = float(cx), float(cy)
         except (TypeError, ValueError):
             continue
         if not (math.isfinite(x) and math.isfinite(y)):
@@ -316,10 +351,40 @@ def claimed_at(claims: list | None) -> dict[str, tuple[float, float]]:
     return {k: v for k, v in out.items() if v is not None}
 
 
+def _borrowed_track(
+    t: tuple[int, int, int, int],
+    track: np.ndarray,
+    moved: list[dict[str, Any]],
+    at: dict[int, dict[str, tuple[float, float]]],
+    offsets: list[int],
+    vp: VerifyParams,
+    primary_frames: int,
+) -> dict[str, Any] | None:
+    """The verified claim the measured track moves alike with, in every view, among those
+    its box `t` overlaps (a part, or a parked car a mover drives over), else None."""
+    c = offsets.index(0)
+    for o in moved:
+        to = _tight(o)
+        if not _overlaps_enough(t, to, vp.borrow_overlap):
+            continue
+        op = [(o["x"], o["y"]) if k == 0 else at[k].get(o["id"]) for k in offsets]
+        if any(q is None for q in op):
+            continue
+        opa = np.array(op, float)
+        off = np.linalg.norm((track - track[c]) - (opa - opa[c]), axis=1)
+        if all(
+            off[j] < vp.distinct_motion_px * max(1.0, abs(k) / max(1, primary_frames))
+            for j, k in enumerate(offsets)
+            if k != 0
+        ):
+            return o
+    return None
+
+
 def still_point_recheck(
-    out: list[dict],
+    out: list[dict[str, Any]],
     a: np.ndarray,
-    views: dict[int, tuple[np.ndarray, list | None]],
+    views: dict[int, tuple[np.ndarray, list[Any] | None]],
     p: TrackParams,
     vp: VerifyParams,
     primary_frames: int = 6,
@@ -365,25 +430,7 @@ def still_point_recheck(
         rec["still_point"] = {k: r[k] for k in ("why", "still_point_px", "ncc", "margin", "off", "chained") if k in r}
         if not r["moved"]:
             continue
-        track = np.array(r["track"])
-        c = offsets.index(0)
-        borrowed = None
-        for o in moved:
-            to = _tight(o)
-            if not _overlaps_enough(t, to, vp.borrow_overlap):
-                continue
-            op = [(o["x"], o["y"]) if k == 0 else at[k].get(o["id"]) for k in offsets]
-            if any(q is None for q in op):
-                continue
-            op = np.array(op, float)
-            off = np.linalg.norm((track - track[c]) - (op - op[c]), axis=1)
-            if all(
-                off[j] < vp.distinct_motion_px * max(1.0, abs(k) / max(1, primary_frames))
-                for j, k in enumerate(offsets)
-                if k != 0
-            ):
-                borrowed = o
-                break
+        borrowed = _borrowed_track(t, np.array(r["track"]), moved, at, offsets, vp, primary_frames)
         if borrowed is not None:
             rec["still_point"]["why"] = f"moves alike with {borrowed['id']}, which it overlaps"
             continue
