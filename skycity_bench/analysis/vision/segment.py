@@ -221,21 +221,17 @@ def _is_streak(r: Region, block, p: SegmentParams, parallax: bool) -> bool:
     )
 
 
-def segment(
+def _change_mask(
     a: np.ndarray,
     b: np.ndarray,
     valid: np.ndarray,
-    p: SegmentParams | None = None,
-    alt: np.ndarray | None = None,
-    raw: np.ndarray | None = None,
-) -> Segmentation:
-    """`b`: frame B compensated into A; `alt`: optionally a second compensation (the dense
-    background flow under parallax); a pixel is changed only if neither explains it.
-    `raw`: frame B as captured. What did not change on screen at all (a shop card, a caption,
-    a HUD fixed to the viewport while the camera moves) is not an object's motion, although
-    the camera compensation shifts it."""
-    p = p or SegmentParams()
-    h, w = a.shape[:2]
+    p: SegmentParams,
+    alt: np.ndarray | None,
+    raw: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(B matched to A's photometry, the edge-tolerant difference, the area compared, the
+    changed mask): a pixel changed where neither compensation explains it, it changed on
+    screen, and it lies inside the valid area away from the border."""
     b = match_photometry(a, b, valid)
     cand = _max_channel(cv2.absdiff(a, b)) > p.diff_threshold
     if raw is not None:
@@ -253,10 +249,22 @@ def segment(
     if p.border_px:
         keep[: p.border_px], keep[-p.border_px :], keep[:, : p.border_px], keep[:, -p.border_px :] = 0, 0, 0, 0
     mask = ((d > p.diff_threshold) & (keep > 0)).astype(np.uint8)
-    n_valid = max(1, int(keep.sum()))
-    changed = float(mask.sum()) / n_valid
-    g = 2 * p.group_px + 1
-    grouped = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) if p.group_px else mask
+    return b, d, keep, mask
+
+
+def _regions(
+    a: np.ndarray,
+    b: np.ndarray,
+    d: np.ndarray,
+    mask: np.ndarray,
+    grouped: np.ndarray,
+    p: SegmentParams,
+    parallax: bool,
+) -> tuple[np.ndarray, list[Region]]:
+    """The grouped mask's components (largest first, at most max_regions), each a Region
+    with the rubric's exclusion that applies or, if none, its kind (A, B or mixed); and the
+    label image."""
+    h, w = a.shape[:2]
     # BBDT: the same components, about half the time of the default algorithm at 1080p
     n, labels, stats, _ = cv2.connectedComponentsWithStatsWithAlgorithm(grouped, 8, cv2.CV_32S, cv2.CCL_BBDT)
     on = mask > 0
@@ -264,7 +272,7 @@ def segment(
     area = np.bincount(lab_on, minlength=n)
     strong = np.bincount(lab_on, weights=(d[on] > 2 * p.diff_threshold), minlength=n)
     regions: list[Region] = []
-    order = np.argsort(-area[1:])[: p.max_regions] + 1 if n > 1 else []
+    order: np.ndarray | list[int] = np.argsort(-area[1:])[: p.max_regions] + 1 if n > 1 else []
     for k in order:
         if area[k] == 0:
             continue
@@ -280,11 +288,34 @@ def segment(
             r.reason = SOFT
         elif r.area < p.min_area_px:
             r.reason = "tiny particle"
-        elif _is_streak(r, _blocks(k, stats[k], labels, mask), p, alt is not None):
+        elif _is_streak(r, _blocks(k, stats[k], labels, mask), p, parallax):
             r.reason = STREAK
         else:
             r.kind = _classify(r, a, b, labels, mask, grouped, p.diff_threshold / 2)
         regions.append(r)
+    return labels, regions
+
+
+def segment(
+    a: np.ndarray,
+    b: np.ndarray,
+    valid: np.ndarray,
+    p: SegmentParams | None = None,
+    alt: np.ndarray | None = None,
+    raw: np.ndarray | None = None,
+) -> Segmentation:
+    """`b`: frame B compensated into A; `alt`: optionally a second compensation (the dense
+    background flow under parallax); a pixel is changed only if neither explains it.
+    `raw`: frame B as captured. What did not change on screen at all (a shop card, a caption,
+    a HUD fixed to the viewport while the camera moves) is not an object's motion, although
+    the camera compensation shifts it."""
+    p = p or SegmentParams()
+    b, d, keep, mask = _change_mask(a, b, valid, p, alt, raw)
+    n_valid = max(1, int(keep.sum()))
+    changed = float(mask.sum()) / n_valid
+    g = 2 * p.group_px + 1
+    grouped = cv2.dilate(mask, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (g, g))) if p.group_px else mask
+    labels, regions = _regions(a, b, d, mask, grouped, p, alt is not None)
     return Segmentation(
         mask=mask,
         labels=labels,
