@@ -10,7 +10,7 @@
     (the admin's unblinded sheet excepted, by design);
   - the run choice: the candidates re-run with two probes still show their full run;
   - import: one run's masking and thumbnails (made once, at import); the masking step alone,
-    per report: store/blind.py's all-labels masking against masking.py's own label.
+    per report (common/blinding.py: the candidate's own label and hash).
 
 It builds a 50-candidate store from ONE real run (the newest recordings/*/report.json, or
 --run DIR): the report is copied 50 times under other labels (the original label replaced
@@ -134,15 +134,9 @@ def masking_figures(src: Path, labels: list[str]) -> list[tuple[str, float]]:
     t = time.perf_counter()
     doc = json.loads(raw)
     out.append(("parse report.json (json.loads)", (time.perf_counter() - t) * 1000))
-    from skycity_bench.store import blind as old
-
-    secrets = sorted({s for lb in labels for s in old.secrets_of(lb)}, key=len, reverse=True)
-    t = time.perf_counter()
-    old.blind_report(doc, secrets)
-    out.append((f"store/blind.py: every text against all {len(labels)} labels", (time.perf_counter() - t) * 1000))
     t = time.perf_counter()
     masking.blind_report(doc)
-    out.append(("masking.py: own label and hash, whole words", (time.perf_counter() - t) * 1000))
+    out.append(("blinding.py: own label and hash, whole words", (time.perf_counter() - t) * 1000))
     return out
 
 

@@ -1,13 +1,14 @@
-"""Keeping a candidate blind, by rule and cheaply (issue 20 parts 2 and 4).
+"""Keeping a candidate blind: the one rule for everything that shows a candidate (the review
+app's pages, API and served files, the store's masked reports, the static report.html).
 
-What reviewers are served must not carry the operator's label (the demo's file name, which
-usually names the model) nor anything that matches the candidate's file. The rules:
+What is shown must not carry the operator's label (the demo's file name, which usually
+names the model) nor anything that matches the candidate's file. The rule:
 
-- only the candidate's OWN label is masked (the file name and its stem, "gpt-x" of
+- only the candidate's OWN label(s) are masked (the file name and its stem, "gpt-x" of
   "gpt-x.html", when the stem has at least MIN_SECRET characters): masking every
-  candidate's label in every text turned "no external references" into "no external
-  ‹hidden›s" when another candidate was called reference.html, and the hole itself told
-  reviewers that some candidate had that name;
+  candidate's label in every text would turn "no external references" into "no external
+  ‹hidden›s" when another candidate is called reference.html, and the hole itself would
+  tell reviewers that some candidate has that name;
 - as whole words: a match may not touch a letter or a digit on either side, so "reference"
   leaves "references" alone, while "model_a" is still masked in "model_a_run1" or
   "model_a.html" (underscore, dash, dot and slash separate);
@@ -16,15 +17,11 @@ usually names the model) nor anything that matches the candidate's file. The rul
   candidate block keeps only the anonymous id (a 12-hex prefix): label, full hash and byte
   size go, since anyone holding the demo files could match those.
 
-Cheap: a label's pattern is compiled once (one alternation, one pass over each string,
-instead of every text against every label), and a blinded report is kept in a bounded LRU
-under a key the caller names (a run id with its report's hash), so a report is parsed and
-masked once, not on every page view (at 50 candidates the old way took 9-12 s a page).
-
-This supersedes store/blind.py's all-labels masking. The store masks each run once, at
-import, with its own candidate's label(s) and hash (store/artefacts.py: runs.masked_json);
-serving reads that and never masks a report again. BlindCache remains for callers that mask
-reports themselves (benchmarks/review_50.py compares the two ways).
+Cheap: a label's pattern is compiled once (one alternation, one pass over each string), and
+a blinded report can be kept in a bounded LRU (BlindCache) under a key the caller names (a
+run id with its report's hash). The store masks each run once, at import, with its own
+candidate's label(s) and hash (store/artefacts.py: runs.masked_json); serving reads that and
+never masks a report again.
 """
 
 from __future__ import annotations
@@ -97,9 +94,13 @@ class Masker:
     def report(self, report: dict) -> dict:
         """A blind copy of a report: the candidate block reduced to its id, the rest masked."""
         doc = dict(report)
-        cand = report.get("candidate") or {}
-        doc["candidate"] = {k: cand[k] for k in CANDIDATE_KEEP if k in cand}
+        doc["candidate"] = candidate_block(report.get("candidate") or {})
         return self.value(doc)
+
+
+def candidate_block(candidate: dict) -> dict:
+    """What may be shown of a report's candidate block: its anonymous id (CANDIDATE_KEEP)."""
+    return {k: candidate[k] for k in CANDIDATE_KEEP if k in candidate}
 
 
 def masker(labels: Labels, sha256: Optional[str] = None) -> Masker:
@@ -143,6 +144,3 @@ class BlindCache:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return doc
-
-
-BLIND_REPORTS = BlindCache()

@@ -3,7 +3,8 @@ their evidence, plots and frames beside them, the keyframes, the recording, the
 measurements and the environment. Links are relative, the CSS is inlined, nothing is
 fetched, so the folder can be zipped and mailed.
 
-Blind like the review app: the candidate's label (and any evidence quoting it) is masked.
+Blind by the review app's rule (common/blinding.py): the candidate's own label(s) and full
+file hash are masked wherever a value quotes them, and the page shows only its anonymous id.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from skycity_bench.common import blinding
 from skycity_bench.inputs.rubric import Rubric, find_rubric, load_rubric
 from skycity_bench.reporting.run_report import Report, load, write_atomic
 
@@ -94,8 +96,7 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     plots = [f for f in files if _kind(f) == "image" and f not in keyframes and f not in used]
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
     css = (HERE / "static" / "style.css").read_text(encoding="utf-8")
-    cand = report.candidate.model_dump(mode="json")
-    cand.pop("label", None)
+    cand = blinding.candidate_block(report.candidate.model_dump(mode="json"))
     return env.get_template("run_report.html").render(
         r=report,
         cand=cand,
@@ -114,12 +115,11 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
 
 def write(run_dir: Path | str, report: Report | None = None) -> Path:
     """Write DIR/report.html from DIR/report.json (or the report given); returns its path."""
-    from skycity_bench.store import blind
-
     run_dir = Path(run_dir)
     report = report or load(run_dir)
-    # blind: the label (and anything quoting it) stays out of the page
-    report = Report.model_validate(blind.blind_report(report.to_json(), blind.secrets_of(report.candidate.label)))
+    # blind: the label and the full hash (and anything quoting them) stay out of the page
+    masker = blinding.masker(report.candidate.label, report.candidate.sha256)
+    report = Report.model_validate(masker.value(report.to_json()))
     path = find_rubric(report.rubric_id)
     rubric = load_rubric(path) if path else load_rubric()
     out = run_dir / NAME

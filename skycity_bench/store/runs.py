@@ -20,7 +20,6 @@ from sqlalchemy.engine import Connection
 from skycity_bench.common import blinding as masking
 from skycity_bench.common.errors import UserError
 from skycity_bench.reporting.run_report import Report
-from skycity_bench.store import blind
 from skycity_bench.store.artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
 from skycity_bench.store.sql import _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
@@ -640,11 +639,9 @@ class RunsMixin:
 
     def mask_for_serving(self, text: str, cid: Optional[str] = None) -> str:
         """A served text file, masked with its own candidate's label(s) and file hash
-        (StoredFile.candidate_id)."""
+        (StoredFile.candidate_id); a text of no known candidate, with every label."""
         with self._read() as con:
             if cid is not None:
                 return self._masker(con, cid).text(text)
-            secrets: set[str] = set()
-            for r in _q(con, "SELECT label FROM candidate_labels"):
-                secrets.update(blind.secrets_of(r["label"]))
-            return blind.mask_text(text, sorted(secrets, key=len, reverse=True))
+            labels = [r["label"] for r in _q(con, "SELECT label FROM candidate_labels")]
+        return masking.masker(labels).text(text)
