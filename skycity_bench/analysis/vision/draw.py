@@ -19,6 +19,7 @@ every hook claim judged, so a reviewer sees what was counted and why.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -41,22 +42,21 @@ def _claim_tag(verdict: str) -> str:
     return "s"
 
 
-def _cross(img, x, y, color, s=5):
+def _cross(img: np.ndarray, x: float, y: float, color: tuple[int, int, int], s: int = 5) -> None:
     x, y = int(round(x)), int(round(y))
     cv2.line(img, (x - s, y - s), (x + s, y + s), color, 2, cv2.LINE_AA)
     cv2.line(img, (x - s, y + s), (x + s, y - s), color, 2, cv2.LINE_AA)
 
 
-def _text(img, text, org, scale, color):
+def _text(img: np.ndarray, text: str, org: tuple[int, int], scale: float, color: tuple[int, int, int]) -> None:
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 3, cv2.LINE_AA)
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, color, 1, cv2.LINE_AA)
 
 
-def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: list | None = None) -> None:
-    """`regions`: every region of the segmentation (Region objects or their JSON), the tiny
-    particles too; without it, the regions kept in `data`."""
-    img = (a.astype(np.float32) * 0.75).astype(np.uint8)  # dim the frame so outlines read
-    for r in regions if regions is not None else data.get("regions", []):
+def _draw_regions(img: np.ndarray, regions: list[Any]) -> None:
+    """Every region outlined by what it is: counted, parallax, arriving at t + Δ, a tiny
+    particle or an excluded region with its tag."""
+    for r in regions:
         r = r if isinstance(r, dict) else r.to_json()
         x, y, w, h = r["bbox"]
         if r["counted"]:
@@ -71,12 +71,12 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
         else:
             cv2.rectangle(img, (x - 1, y - 1), (x + w, y + h), _RED, 1)
             _text(img, _TAG.get(r["reason"], "?"), (x, max(10, y - 3)), 0.4, _RED)
-    for r in data.get("regions") or []:
-        if r.get("doubt"):  # no hook: counted but not plainly an object
-            x, y, w, h = r["bbox"]
-            cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _ORANGE, 2)
-            _text(img, _DOUBT.get(r["doubt"], "?"), (x, max(10, y - 4)), 0.4, _ORANGE)
-    for c in data.get("claims") or []:
+
+
+def _draw_claims(img: np.ndarray, claims: list[dict[str, Any]]) -> None:
+    """Each on-screen claim as a cross: one that held with its own motion's arrow, one that
+    failed with the tag of why."""
+    for c in claims:
         if "x" not in c or c.get("verdict") == "off screen":
             continue
         if c.get("verdict") == "moved":
@@ -89,6 +89,10 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
         else:
             _cross(img, c["x"], c["y"], _MAGENTA)
             _text(img, _claim_tag(c.get("verdict", "")), (int(c["x"]) + 6, int(c["y"]) - 4), 0.45, _MAGENTA)
+
+
+def _legend(img: np.ndarray, data: dict[str, Any], title: str) -> None:
+    """The title, what was excluded, the camera model and the colours' key, top left."""
     ex = data.get("excluded") or {}
     lines = [
         title,
@@ -112,5 +116,21 @@ def draw_evidence(path: Path, a: np.ndarray, data: dict, title: str, regions: li
         cv2.rectangle(img, (6, y - th - 6), (14 + tw, y + 6), (0, 0, 0), -1)
         cv2.putText(img, text, (10, y), cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
         y += th + 14
+
+
+def draw_evidence(
+    path: Path, a: np.ndarray, data: dict[str, Any], title: str, regions: list[Any] | None = None
+) -> None:
+    """`regions`: every region of the segmentation (Region objects or their JSON), the tiny
+    particles too; without it, the regions kept in `data`."""
+    img = (a.astype(np.float32) * 0.75).astype(np.uint8)  # dim the frame so outlines read
+    _draw_regions(img, regions if regions is not None else data.get("regions", []))
+    for r in data.get("regions") or []:
+        if r.get("doubt"):  # no hook: counted but not plainly an object
+            x, y, w, h = r["bbox"]
+            cv2.rectangle(img, (x - 2, y - 2), (x + w + 1, y + h + 1), _ORANGE, 2)
+            _text(img, _DOUBT.get(r["doubt"], "?"), (x, max(10, y - 4)), 0.4, _ORANGE)
+    _draw_claims(img, data.get("claims") or [])
+    _legend(img, data, title)
     path.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(path), img, [cv2.IMWRITE_PNG_COMPRESSION, 3])
