@@ -18,6 +18,7 @@ returned in full-resolution pixels.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -97,7 +98,7 @@ def _mesh(pts: np.ndarray, res: np.ndarray, w: int, h: int, p: CameraParams) -> 
     counts = np.bincount(node, minlength=rows * cols)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     lo, hi = starts + np.maximum(counts - 1, 0) // 2, starts + counts // 2
-    grid = np.full((rows * cols, 2), np.nan, np.float32)
+    grid: np.ndarray = np.full((rows * cols, 2), np.nan, np.float32)
     has = counts >= p.mesh_min_tracks
     for k in range(2):
         v = votes[np.lexsort((votes[:, k], node)), k]
@@ -157,7 +158,7 @@ def track(
     each (n, 2), in these frames' px. The one feature tracker of the bench: the density count's
     camera model (estimate, below) and the timeline's frame-to-frame registration
     (analysis/motion.py) fit their different models to what it returns."""
-    lk = dict(
+    lk: dict[str, Any] = dict(
         winSize=(win, win), maxLevel=levels, criteria=(cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, iters, eps)
     )
     p1, st, _ = cv2.calcOpticalFlowPyrLK(ga, gb, pts, None, **lk)
@@ -253,7 +254,10 @@ def warp_to_a(
     pts = _centres(gw, gh, gw * step, gh * step)
     coarse = (_apply(model.H, pts) + mesh_at(model, pts, w, h)).reshape(gh, gw, 2)
     m = _upsample(coarse, gw * step, gh * step)[:h, :w]
-    return _remap(b, m), cv2.bitwise_and(cv2.inRange(m, (0.0, 0.0), (b.shape[1] - 1.0, b.shape[0] - 1.0)), 1)
+    warped = _remap(b, m)
+    inside = cv2.inRange(m, (0.0, 0.0), (b.shape[1] - 1.0, b.shape[0] - 1.0))
+    # OpenCV takes a scalar operand here; its type stubs list arrays only
+    return warped, cv2.bitwise_and(inside, 1)  # type: ignore[call-overload]
 
 
 def epipolar_px(model: CameraModel, p0: np.ndarray, p1: np.ndarray) -> np.ndarray | None:
@@ -281,7 +285,8 @@ def dense_background(a: np.ndarray, b: np.ndarray, model: CameraModel, p: Camera
     h, w = a.shape[:2]
     s = min(1.0, p.dense_width / w)
     ga, gb = _gray_small(a, s), _gray_small(b, s)
-    flow = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_FAST).calc(ga, gb, None)
+    dis = cv2.DISOpticalFlow_create(cv2.DISOPTICAL_FLOW_PRESET_FAST)  # type: ignore[attr-defined]  # not in the stubs
+    flow = dis.calc(ga, gb, None)
     cw, ch = max(1, flow.shape[1] // p.dense_cell), max(1, flow.shape[0] // p.dense_cell)
     small = cv2.resize(flow, (cw, ch), interpolation=cv2.INTER_AREA) / s  # full-res px
     centres = _centres(cw, ch, w, h)
@@ -348,5 +353,5 @@ def _epipolar_residual(res: np.ndarray, centres: np.ndarray, base: np.ndarray, F
 def _remap(img: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Bilinear resampling through fixed-point maps (1/32 px: far below the edge tolerance),
     faster than float maps at 1080p."""
-    m1, m2 = cv2.convertMaps(m, None, cv2.CV_16SC2)
+    m1, m2 = cv2.convertMaps(m, None, cv2.CV_16SC2)  # type: ignore[call-overload]  # map2 may be None
     return cv2.remap(img, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
