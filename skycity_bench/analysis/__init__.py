@@ -1,3 +1,3 @@
 """Pure analysis of pictures and series (no browser, no probe): what probes measure with and
-what scorers and `check` judge with, so `scorers/` never imports `probes/` (issue 17 part 7).
+what scorers and `check` judge with, so `scorers/` never imports `probes/`.
 The object-level vision of the density count is its sibling package `vision/`."""

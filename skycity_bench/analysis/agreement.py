@@ -21,18 +21,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Literal, Optional
 
 import numpy as np
 
 # Krippendorff's own guidance (Content Analysis, 2004, §11.4.4): rely on variables with
 # alpha >= .800; .667 <= alpha < .800 only for tentative conclusions; below .667 the
-# reviewers' mean is not a reliable figure. The issue (20 part 5) asks for these two cuts.
+# reviewers' mean is not a reliable figure. The sheet uses these two cuts: below the lower
+# one an item is flagged, between them its agreement is tentative.
 GOOD_FROM = 0.8
 RELIABLE_FROM = 0.667
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 20  # fixed: the same scores always give the same interval
-LEVEL = "ordinal"
+# the levels of measurement _distances implements; the sheet's five grade levels are ordinal
+Level = Literal["nominal", "ordinal", "interval"]
+LEVEL: Level = "ordinal"
 FLAG_UNRELIABLE = "reviewers disagree; the mean is not reliable"
 NOTE_TENTATIVE = "tentative: between 0.667 and 0.8"
 NOTE_GOOD = "good"
@@ -100,7 +103,7 @@ def unit_coincidences(units: Sequence[Unit], domain: np.ndarray) -> np.ndarray:
     return o / (m - 1)[:, None, None]
 
 
-def _distances(n_v: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
+def _distances(n_v: np.ndarray, domain: np.ndarray, level: Level) -> np.ndarray:
     """B × V × V distances for B marginal vectors n_v (B × V)."""
     v = len(domain)
     if level == "nominal":
@@ -116,7 +119,7 @@ def _distances(n_v: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
     return (between - (n_v[:, lo] + n_v[:, hi]) / 2) ** 2
 
 
-def _alpha_batch(o: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
+def _alpha_batch(o: np.ndarray, domain: np.ndarray, level: Level) -> np.ndarray:
     """Alpha of each of B total coincidence matrices (B × V × V); NaN where undefined."""
     n_v = o.sum(axis=2)
     n = n_v.sum(axis=1)
@@ -129,7 +132,7 @@ def _alpha_batch(o: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
     return out
 
 
-def alpha_from_units(units: Sequence[Unit], level: str = LEVEL, domain: Optional[Sequence[float]] = None) -> float:
+def alpha_from_units(units: Sequence[Unit], level: Level = LEVEL, domain: Optional[Sequence[float]] = None) -> float:
     """Alpha computed here from coincidences (NaN when undefined); the tests hold it equal to
     the `krippendorff` package's on the published example and on random data."""
     dom = _domain(units, domain)
@@ -139,7 +142,7 @@ def alpha_from_units(units: Sequence[Unit], level: str = LEVEL, domain: Optional
     return float(_alpha_batch(o.sum(axis=0)[None], dom, level)[0])
 
 
-def package_alpha(units: Sequence[Unit], level: str = LEVEL, domain: Optional[Sequence[float]] = None) -> float:
+def package_alpha(units: Sequence[Unit], level: Level = LEVEL, domain: Optional[Sequence[float]] = None) -> float:
     """The point estimate, from the `krippendorff` package (NaN when undefined)."""
     import krippendorff
 
@@ -156,7 +159,7 @@ def package_alpha(units: Sequence[Unit], level: str = LEVEL, domain: Optional[Se
 
 def bootstrap_interval(
     units: Sequence[Unit],
-    level: str = LEVEL,
+    level: Level = LEVEL,
     domain: Optional[Sequence[float]] = None,
     *,
     samples: int = BOOTSTRAP_SAMPLES,
@@ -209,14 +212,14 @@ def measure(
     units: Sequence[Unit],
     unit_candidates: Sequence[str],
     *,
-    level: str = LEVEL,
+    level: Level = LEVEL,
     domain: Optional[Sequence[float]] = None,
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,
 ) -> Alpha:
     pair = [i for i, u in enumerate(units) if len(u) >= 2]
-    a = package_alpha(units, level, domain)
-    a = None if np.isnan(a) else round(a, 4)
+    point = package_alpha(units, level, domain)
+    a = None if np.isnan(point) else round(point, 4)
     lo = hi = None
     if a is not None:
         lo, hi = bootstrap_interval(units, level, domain, samples=samples, seed=seed, groups=unit_candidates)
@@ -241,7 +244,7 @@ def measure(
 def agreement(
     sheets: Sequence,
     *,
-    level: str = LEVEL,
+    level: Level = LEVEL,
     domain: Optional[Sequence[float]] = None,
     samples: int = BOOTSTRAP_SAMPLES,
     seed: int = BOOTSTRAP_SEED,

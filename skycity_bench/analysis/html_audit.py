@@ -27,6 +27,7 @@ import binascii
 import json
 import re
 from html.parser import HTMLParser
+from typing import cast
 
 INLINE_SCHEMES = ("data:", "blob:", "javascript:", "about:", "#", "mailto:")
 
@@ -208,11 +209,16 @@ class _Collector(HTMLParser):
             self._open = None
 
 
+def _last_group(m: re.Match[str]) -> str:
+    """The match's last group that took part: the patterns' URL."""
+    return m.group(cast(int, m.lastindex))
+
+
 def _scan_css(text: str, line0: int, where: str) -> list[dict]:
     out = []
     for rx, what in ((_CSS_URL, "CSS url()"), (_CSS_IMPORT, "CSS @import")):
         for m in rx.finditer(text):
-            url = m.group(m.lastindex)
+            url = _last_group(m)
             if is_external(url):
                 out.append(
                     {"url": url.strip(), "line": line0 + _line_at(text, m.start()) - 1, "where": f"{where} {what}"}
@@ -225,7 +231,7 @@ def _scan_js(text: str, line0: int) -> tuple[list[dict], list[dict]]:
     refs, seen = [], set()
     for what, rx in _JS_PATTERNS:
         for m in rx.finditer(code):
-            url = m.group(m.lastindex)
+            url = _last_group(m)
             if "${" in url:  # a template literal with substitutions is not a literal URL
                 continue
             if is_external(url) and (m.start(), url) not in seen:
@@ -279,7 +285,7 @@ def embedded_assets(text: str) -> list[dict]:
             continue
         raw = _b64decode(m.group(1))
         kind = _kind(raw, None) if raw else None
-        if kind:
+        if raw and kind:
             out.append(
                 {
                     "kind": kind,

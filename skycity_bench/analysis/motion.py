@@ -174,7 +174,7 @@ def detect_cuts(frames: dict[str, list], *, fps: float, width_px: float, s: Any)
     return cuts
 
 
-def _r(v: float, nd: int = 4) -> Optional[float]:
+def _r(v: Optional[float], nd: int = 4) -> Optional[float]:
     return None if v is None or not np.isfinite(v) else round(float(v), nd)
 
 

@@ -1,4 +1,4 @@
-"""Calibration of reviewers against anchors (issue 20 part 6): pure logic, no database
+"""Calibration of reviewers against anchors: pure logic, no database
 (store/calibration.py reads and writes the anchors and feeds this module).
 
 An anchor is a candidate's graded item with an agreed level, set by the admin from a
@@ -38,7 +38,7 @@ from typing import Optional
 
 from skycity_bench.inputs.rubric import Rubric
 
-# Issue 20 part 6: "more than one level off on average on an item is flagged". One level is
+# More than one level off on average on an item is flagged. One level is
 # the rubric's own tolerance between two reviewers (review.third_reviewer_above_share = one
 # level's share); beyond it a reviewer reads the item differently, not just strictly.
 FLAG_ABOVE_LEVELS = 1.0
