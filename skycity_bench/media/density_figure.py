@@ -56,7 +56,7 @@ def behavior_plot(path: Path, samples: list[dict], ev: dict, rows: list[dict]) -
         fontsize=9,
     )
     tx = fig.add_subplot(2, 2, 4)
-    for i, (cid, pts) in enumerate(sorted(tracks_for_plot(samples).items())):
+    for _cid, pts in sorted(tracks_for_plot(samples).items()):
         p = np.asarray(pts)
         tx.plot(p[:, 1], p[:, 2], "-", lw=0.8)
         tx.plot(p[-1, 1], p[-1, 2], ".", ms=3)

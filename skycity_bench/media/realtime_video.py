@@ -1,4 +1,4 @@
-"""The real-time video for 录屏复核 (issue 15): what a viewer saw, on the real clock.
+"""The real-time video for 录屏复核: what a viewer saw, on the real clock.
 
 Frames come from Chromium's screencast (browser/screencast.py) with Chromium's own frame
 timestamps. The output is a VP8 WebM at a constant rate (30 fps by default) in which each
@@ -54,6 +54,15 @@ class CaptureStats:
     dropped_spans_s: list = field(default_factory=list)
 
 
+def _lower_priority() -> None:
+    """The demo's renderer and the sampler come first; the encoder takes what is left and
+    catches up after the pass (the queue is bounded either way)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (OSError, AttributeError):
+        pass
+
+
 class RealtimeVideo:
     """Constant-rate video from timestamped JPEG frames. `offer()` is called on the event
     loop for every captured frame and never blocks; `close()` waits for the encoder."""
@@ -88,9 +97,6 @@ class RealtimeVideo:
         self._worker.start()
 
     # ------------------------------------------------------------------ event loop side
-    def slot_time(self, k: int) -> float:
-        return k / self.fps
-
     def offer(self, epoch_s: float, data_b64: str) -> None:
         """A captured frame (Chromium's timestamp, seconds since the epoch; base64 JPEG)."""
         if self._closed:
@@ -162,13 +168,10 @@ class RealtimeVideo:
 
     # ------------------------------------------------------------------ worker side
     def _run(self) -> None:
+        """The encoder thread: each queued frame decoded and written for its slots, the
+        slots of dropped frames holding the picture before them, up to the video's end."""
         if self.low_priority:
-            # The demo's renderer and the sampler come first; the encoder takes what is left
-            # and catches up after the pass (the queue is bounded either way).
-            try:
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-            except (OSError, AttributeError):
-                pass
+            _lower_priority()
         enc = None
         last = None
         written = 0
@@ -205,15 +208,18 @@ class RealtimeVideo:
                 enc.close()
         except Exception as e:  # the capture is evidence, never a crash of the bench
             self.error = f"{type(e).__name__}: {e}"
-            # keep consuming so the producer's final put never blocks
-            while True:
-                try:
-                    if self._q.get(timeout=0.5) is None:
-                        break
-                except queue.Empty:
-                    if self._closed:
-                        break
+            self._drain()
         self.stats.encoded_slots = written
+
+    def _drain(self) -> None:
+        """Keep consuming after a failure so the producer's final put never blocks."""
+        while True:
+            try:
+                if self._q.get(timeout=0.5) is None:
+                    break
+            except queue.Empty:
+                if self._closed:
+                    break
 
     # ------------------------------------------------------------------ figures
     def figures(self) -> dict:

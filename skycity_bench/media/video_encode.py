@@ -1,4 +1,4 @@
-"""One video encoder for the bench's WebM files (issue 18 part 2): the recording reviewers
+"""One video encoder for the bench's WebM files: the recording reviewers
 watch (probes/recording.py) and the real-time video of the pacing pass (realtime_video.py).
 
 PyAV (FFmpeg's libraries, a wheel with its own codecs: nothing to install beside it) writes
@@ -30,9 +30,15 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import cv2
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from av.container import OutputContainer
+    from av.video.stream import VideoStream
 
 # name -> (FFmpeg encoder, its options). Why each option:
 #   deadline realtime / cpu-used 8 (VP9): the fastest libvpx speed level (the recording is
@@ -139,17 +145,18 @@ class VideoEncoder:
         self.width, self.height = even(int(width)), even(int(height))
         self.fps = int(fps)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        name, opts = CODECS[codec]
-        self.container = av.open(str(self.path), "w", format="webm")
+        name, base_opts = CODECS[codec]
+        self.container: OutputContainer | None = av.open(str(self.path), "w", format="webm")
         try:
-            s = self.container.add_stream(name, rate=self.fps)
+            # a video codec's stream (add_stream's type covers audio and subtitles too)
+            s = cast("VideoStream", self.container.add_stream(name, rate=self.fps))
         except Exception as e:
             self.container.close()
             raise EncoderUnavailable(f"PyAV (av {_av_version()}) cannot encode {name}: {e}") from e
         s.width, s.height, s.pix_fmt = self.width, self.height, "yuv420p"
         s.bit_rate = int(bitrate_mbps * 1e6)
         s.codec_context.gop_size = max(1, int(keyframe_interval))
-        opts = {**opts, **(options or {})}
+        opts: dict[str, object] = {**base_opts, **(options or {})}
         if codec == "av1":
             # SVT-AV1 takes its keyframe interval, rate control and cores (lp) as its own parameters
             lp = opts.pop("lp", None)
@@ -182,12 +189,14 @@ class VideoEncoder:
         img = self.fit(img)
         # OpenCV's BGR -> I420 is several times faster than swscale's bgr24 -> yuv420p here
         yuv = cv2.cvtColor(np.ascontiguousarray(img), cv2.COLOR_BGR2YUV_I420)
-        frame = self._av.VideoFrame.from_ndarray(yuv, format="yuv420p")
+        frame = self._av.VideoFrame.from_ndarray(cast("npt.NDArray[np.uint8]", yuv), format="yuv420p")
+        container = self.container
+        assert container is not None, "the video is closed"
         for _ in range(n):
             frame.pts = self.pts
             self.pts += 1
             for p in self.stream.encode(frame):
-                self.container.mux(p)
+                container.mux(p)
         self.frames += n
         self.encode_s += time.thread_time() - t0
 
@@ -254,7 +263,7 @@ class EncodeWorker:
                 break
             except queue.Full:
                 if self.error is not None or not self._thread.is_alive():
-                    raise self.error or RuntimeError("the video encoder thread stopped")
+                    raise self.error or RuntimeError("the video encoder thread stopped") from None
         self.figures.waited_s += time.perf_counter() - t0
         self.figures.max_queue = max(self.figures.max_queue, self._q.qsize())
 
