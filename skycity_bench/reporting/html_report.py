@@ -69,7 +69,7 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     rt = realtime_view(report.to_json(), lambda n: n if n in known else None)
     rows = []
     for row in rubric.row_groups():
-        lines = []
+        lines: list[dict[str, Any]] = []
         for iid in row.items:
             it = rubric.item(iid)
             res = report.items.get(iid)

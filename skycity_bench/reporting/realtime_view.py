@@ -1,4 +1,4 @@
-"""The real-time video beside smoothness.frame_pacing (录屏复核, issue 15), for the review app
+"""The real-time video beside smoothness.frame_pacing (录屏复核), for the review app
 and the static report.html alike: the video, the frame intervals of the pass it filmed (on
 the video's own clock: both start at the sampler's t = 0), the long frames a reviewer can
 jump to, and the spans where the capture itself dropped frames (a hold there is the

@@ -1,5 +1,5 @@
 """The run report: report.json, the single source of truth of a run
-(../shared/spec/report.md names the paths others read; they keep their names).
+(docs/spec/report.md names the paths others read; they keep their names).
 
 Probe evidence is stored whole under `probes`, so `skycity-bench rescore RUN_DIR` can
 recompute every item without a browser. Writing is atomic (temp file + rename): a report is
@@ -120,9 +120,10 @@ class Report(Model):
 
     def total(self) -> Optional[float]:
         """The total, only when no item is untested or waiting for review."""
-        if any(i.points is None for i in self.items.values()):
+        points = [i.points for i in self.items.values() if i.points is not None]
+        if len(points) < len(self.items):
             return None
-        return round(sum(i.points for i in self.items.values()), 1)
+        return round(sum(points), 1)
 
     def auto_points(self) -> tuple[float, float]:
         """(points, max) over the items the bench scored itself."""
