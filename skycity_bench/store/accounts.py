@@ -26,8 +26,10 @@ import json
 import secrets
 from typing import Any, Optional
 
+from sqlalchemy.engine import Connection, RowMapping
+
 from skycity_bench.store.review_store import ReviewStore
-from skycity_bench.store.sql import _q, now
+from skycity_bench.store.sql import Record, _q, now
 from skycity_bench.store.validate import InvalidReview, check_reviewer_name
 
 ROLES = ("reviewer", "admin")
@@ -49,11 +51,13 @@ def secret_key(store: ReviewStore) -> str:
     with store.db.read() as con:
         row = _q(con, "SELECT value FROM meta WHERE key = :k", k=SECRET_KEY).first()
     if row is not None:
-        return row["value"]
+        found: str = row["value"]
+        return found
     with store.db.write() as con:  # writers queue: two first starts agree on one secret
         row = _q(con, "SELECT value FROM meta WHERE key = :k", k=SECRET_KEY).first()
         if row is not None:
-            return row["value"]
+            made: str = row["value"]  # by another process meanwhile
+            return made
         value = secrets.token_urlsafe(48)
         _q(con, "INSERT INTO meta (key, value) VALUES (:k, :v)", k=SECRET_KEY, v=value)
         return value
@@ -67,19 +71,19 @@ def rotate_secret(store: ReviewStore) -> None:
 _COLS = "id, name, seat, role, disabled_at, created_at"
 
 
-def account(store: ReviewStore, name: str) -> Optional[dict]:
+def account(store: ReviewStore, name: str) -> Optional[Record]:
     with store.db.read() as con:
         row = _q(con, f"SELECT {_COLS} FROM reviewers WHERE name = :n", n=name).first()
     return dict(row) if row else None
 
 
-def account_by_id(store: ReviewStore, rid: int) -> Optional[dict]:
+def account_by_id(store: ReviewStore, rid: int) -> Optional[Record]:
     with store.db.read() as con:
         row = _q(con, f"SELECT {_COLS} FROM reviewers WHERE id = :i", i=rid).first()
     return dict(row) if row else None
 
 
-def accounts(store: ReviewStore) -> list[dict]:
+def accounts(store: ReviewStore) -> list[Record]:
     with store.db.read() as con:
         return [dict(r) for r in _q(con, f"SELECT {_COLS} FROM reviewers ORDER BY seat")]
 
@@ -89,7 +93,7 @@ def has_admin(store: ReviewStore) -> bool:
         return _q(con, "SELECT 1 FROM reviewers WHERE role = 'admin' AND disabled_at IS NULL").first() is not None
 
 
-def create_account(store: ReviewStore, name: str, role: str = "reviewer", *, by: str = "operator") -> dict:
+def create_account(store: ReviewStore, name: str, role: str = "reviewer", *, by: str = "operator") -> Record:
     """A new account (its seat: the next in creation order, which decides its queue order).
     An existing name is refused (InvalidReview 409), except that asking again for the same
     role returns the account as it is (re-inviting someone who lost their link)."""
@@ -114,7 +118,8 @@ def create_account(store: ReviewStore, name: str, role: str = "reviewer", *, by:
             r=role,
         ).scalar_one()
         _audit(con, by, "account", None, {"name": name, "role": role})
-    return account_by_id(store, rid)
+        created = dict(_q(con, f"SELECT {_COLS} FROM reviewers WHERE id = :i", i=rid).one())
+    return created
 
 
 def disable(store: ReviewStore, name: str, *, by: str) -> None:
@@ -164,7 +169,7 @@ def issue(store: ReviewStore, reviewer_id: int, kind: str, *, by: str, ttl_s: fl
     return token
 
 
-def _valid(con, token: str, kinds: tuple[str, ...]):
+def _valid(con: Connection, token: str, kinds: tuple[str, ...]) -> Optional[RowMapping]:
     if not token or len(token) > 200:
         return None
     row = _q(
@@ -182,14 +187,14 @@ def _valid(con, token: str, kinds: tuple[str, ...]):
     return row
 
 
-def peek(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) -> Optional[dict]:
+def peek(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) -> Optional[Record]:
     """The account a valid, unused link belongs to, without using it (the confirm page)."""
     with store.db.read() as con:
         row = _valid(con, token, kinds)
     return account_by_id(store, row["reviewer_id"]) if row else None
 
 
-def redeem(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) -> Optional[dict]:
+def redeem(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) -> Optional[Record]:
     """The account of a valid credential; a one-time one is used up here (in the same write
     transaction). None for anything unknown, expired, used, revoked or disabled."""
     with store.db.write() as con:
@@ -202,7 +207,7 @@ def redeem(store: ReviewStore, token: str, kinds: tuple[str, ...] = ONE_TIME) ->
     return account_by_id(store, rid)
 
 
-def _live_account(store: ReviewStore, secret: str, kind: str) -> Optional[dict]:
+def _live_account(store: ReviewStore, secret: str, kind: str) -> Optional[Record]:
     """The account behind a live credential of this kind (read only: indexed queries)."""
     with store.db.read() as con:
         row = _valid(con, secret, (kind,))
@@ -212,7 +217,7 @@ def _live_account(store: ReviewStore, secret: str, kind: str) -> Optional[dict]:
     return dict(acc) if acc else None
 
 
-def api_account(store: ReviewStore, token: str) -> Optional[dict]:
+def api_account(store: ReviewStore, token: str) -> Optional[Record]:
     """The account behind a bearer token."""
     return _live_account(store, token, "api")
 
@@ -224,7 +229,7 @@ def open_session(store: ReviewStore, reviewer_id: int, *, ttl_s: float) -> str:
     return issue(store, reviewer_id, "session", by="sign-in", ttl_s=ttl_s)
 
 
-def session_account(store: ReviewStore, session_id: str) -> Optional[dict]:
+def session_account(store: ReviewStore, session_id: str) -> Optional[Record]:
     """The account of a live session (not expired, not signed out, account not disabled)."""
     return _live_account(store, session_id, "session")
 
@@ -239,7 +244,7 @@ def close_session(store: ReviewStore, session_id: str) -> None:
         )
 
 
-def tokens(store: ReviewStore, reviewer_id: int) -> list[dict]:
+def tokens(store: ReviewStore, reviewer_id: int) -> list[Record]:
     """The account's API tokens (never their secrets)."""
     with store.db.read() as con:
         return [
@@ -266,7 +271,7 @@ def revoke(store: ReviewStore, credential_id: int, reviewer_id: int) -> bool:
     return bool(n)
 
 
-def invitations(store: ReviewStore) -> list[dict]:
+def invitations(store: ReviewStore) -> list[Record]:
     """Every invite / sign-in link ever made (state only), newest first."""
     with store.db.read() as con:
         return [
@@ -282,7 +287,7 @@ def invitations(store: ReviewStore) -> list[dict]:
 
 
 # --- admin actions, with their audit rows ------------------------------------------------------
-def _audit(con, actor: str, action: str, cid: Optional[str], detail: Any = "") -> None:
+def _audit(con: Connection, actor: str, action: str, cid: Optional[str], detail: Any = "") -> None:
     _q(
         con,
         "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
@@ -299,7 +304,7 @@ def audit(store: ReviewStore, actor: str, action: str, cid: Optional[str] = None
         _audit(con, actor, action, cid, detail)
 
 
-def audit_rows(store: ReviewStore, limit: int = 500) -> list[dict]:
+def audit_rows(store: ReviewStore, limit: int = 500) -> list[Record]:
     with store.db.read() as con:
         return [
             dict(r)

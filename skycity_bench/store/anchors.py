@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+from sqlalchemy.engine import Connection
+
 from skycity_bench.analysis.reviewer_calibration import (
     DRIFT_LAST_DEFAULT,
     DRIFT_LAST_MAX,
@@ -28,9 +30,11 @@ from skycity_bench.analysis.reviewer_calibration import (
     levels_from_sheet,
     mark_sheet,
 )
+from skycity_bench.inputs.rubric import RubricItem
+from skycity_bench.judging.sheet_totals import CandidateSheet
 from skycity_bench.store.open_anchors import open_for
 from skycity_bench.store.review_store import ReviewStore
-from skycity_bench.store.sql import _q, now
+from skycity_bench.store.sql import Record, _q, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
 DRIFT_KEY = "calibration_drift_last"
@@ -73,7 +77,7 @@ class Calibration:
             raise InvalidReview(f"no such candidate: {cid}", 404)
         return cid
 
-    def _item(self, item_id: str):
+    def _item(self, item_id: str) -> RubricItem:
         try:
             item = self.rubric.item(item_id)
         except KeyError:
@@ -104,7 +108,7 @@ class Calibration:
             self._audit(con, by, "anchor.hand", cid, {"item": item_id, "level": key, "reason": reason}, at)
         return Anchor(cid, item_id, key, "hand", reason, by, at)
 
-    def from_sheet(self, cid: str, by: str) -> dict:
+    def from_sheet(self, cid: str, by: str) -> Record:
         """Anchors from a finalised sheet: each graded item's agreed level (levels_from_sheet);
         items without one are listed as skipped, with why."""
 
@@ -143,7 +147,9 @@ class Calibration:
         return len(rows)
 
     @staticmethod
-    def _upsert(con, cid, item_id, level, source, reason, by, at) -> None:
+    def _upsert(
+        con: Connection, cid: str, item_id: str, level: str, source: str, reason: str, by: str, at: str
+    ) -> None:
         _q(con, "DELETE FROM anchors WHERE candidate_id = :c AND item_id = :i", c=cid, i=item_id)
         _q(
             con,
@@ -159,7 +165,7 @@ class Calibration:
         )
 
     @staticmethod
-    def _audit(con, actor: str, action: str, cid: Optional[str], detail: dict, at: str) -> None:
+    def _audit(con: Connection, actor: str, action: str, cid: Optional[str], detail: Record, at: str) -> None:
         _q(
             con,
             "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
@@ -170,7 +176,7 @@ class Calibration:
             d=json.dumps(detail, ensure_ascii=False, sort_keys=True),
         )
 
-    def audit(self, limit: int = 50) -> list[dict]:
+    def audit(self, limit: int = 50) -> list[Record]:
         """The latest calibration actions, newest first."""
         with self.store.db.read() as con:
             rows = _q(
@@ -192,21 +198,20 @@ class Calibration:
             row = _q(con, "SELECT value FROM meta WHERE key = :k", k=DRIFT_KEY).first()
         return int(row["value"]) if row else DRIFT_LAST_DEFAULT
 
-    def set_drift_last(self, n, by: str) -> int:
-
+    def set_drift_last(self, n: object, by: str) -> int:
         try:
-            n = int(str(n).strip())
+            value = int(str(n).strip())
         except ValueError:
             raise InvalidReview(
                 f"drift over the last N scores: N must be a whole number, not {str(n)[:20]!r}"
             ) from None
-        if not 1 <= n <= DRIFT_LAST_MAX:
-            raise InvalidReview(f"drift over the last N scores: N must be 1 to {DRIFT_LAST_MAX}, not {n}")
+        if not 1 <= value <= DRIFT_LAST_MAX:
+            raise InvalidReview(f"drift over the last N scores: N must be 1 to {DRIFT_LAST_MAX}, not {value}")
         with self.store.db.write() as con:
             _q(con, "DELETE FROM meta WHERE key = :k", k=DRIFT_KEY)
-            _q(con, "INSERT INTO meta (key, value) VALUES (:k, :v)", k=DRIFT_KEY, v=str(n))
-            self._audit(con, by, "calibration.setting", None, {DRIFT_KEY: n}, now())
-        return n
+            _q(con, "INSERT INTO meta (key, value) VALUES (:k, :v)", k=DRIFT_KEY, v=str(value))
+            self._audit(con, by, "calibration.setting", None, {DRIFT_KEY: value}, now())
+        return value
 
     # --- the figures ---------------------------------------------------------------------------
     def scores(self) -> list[Score]:
@@ -230,7 +235,7 @@ class Calibration:
             drift_last=drift_last if drift_last is not None else self.drift_last(),
         )
 
-    def mark(self, sheets: list) -> list:
+    def mark(self, sheets: list[CandidateSheet]) -> list[CandidateSheet]:
         """The sheets as the admin sees them: a flagged reviewer's scores on the flagged item
         marked (calibration.mark_sheet; they still count)."""
         marks = self.report().marks()

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
-from skycity_bench.common import blinding as masking
+from skycity_bench.common import blinding
 
 # 480 px: the candidate page shows keyframes and plots at most ~480 CSS px wide (beside an
 # item); a 1920x1080 PNG keyframe (~1-2 MB) becomes a ~15-40 kB WebP.
@@ -34,7 +34,7 @@ THUMB_SOURCES = ("image/png", "image/jpeg", "image/webp", "image/bmp")  # what O
 THUMB_MAX_PIXELS = 50_000_000  # a PNG claiming more (a few kB can) is not decoded: memory
 
 
-def _compact(value) -> str:
+def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -45,7 +45,7 @@ class BlindRun:
     sheet_json: str  # {"items": ..., "environment": ...} of the masked report
 
 
-def items_collected(report: dict) -> int:
+def items_collected(report: dict[str, Any]) -> int:
     """Items the run collected: every item the report holds whose status is not `untested`
     (a probe not run, failed or unreadable leaves its items untested; manual items say
     `review` in every run, so runs differ by what their probes gathered)."""
@@ -53,11 +53,11 @@ def items_collected(report: dict) -> int:
     return sum(1 for it in items.values() if isinstance(it, dict) and it.get("status") != "untested")
 
 
-def blind_run(report: dict, labels: masking.Labels = None, sha256: Optional[str] = None) -> BlindRun:
+def blind_run(report: dict[str, Any], labels: blinding.Labels = None, sha256: Optional[str] = None) -> BlindRun:
     """The import-time artefacts of one report: masked with its own label (report's
     candidate.label) plus `labels` (other names the store knows the candidate by) and the
     candidate's hash."""
-    masked = masking.blind_report(report, labels, sha256)
+    masked = blinding.blind_report(report, labels, sha256)
     sheet = {"items": masked.get("items") or {}, "environment": masked.get("environment") or {}}
     return BlindRun(_compact(masked), items_collected(report), _compact(sheet))
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
@@ -94,7 +95,7 @@ def open_database(target: str | Path) -> Database:
     )
 
     @sa.event.listens_for(eng, "connect")
-    def _on_connect(dbapi_con, _rec):
+    def _on_connect(dbapi_con: Any, _rec: Any) -> None:
         dbapi_con.isolation_level = None  # transactions are begun below, not by pysqlite
         cur = dbapi_con.cursor()
         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -103,7 +104,7 @@ def open_database(target: str | Path) -> Database:
         cur.close()
 
     @sa.event.listens_for(eng, "begin")
-    def _on_begin(con):
+    def _on_begin(con: Connection) -> None:
         con.exec_driver_sql("BEGIN IMMEDIATE" if con.get_execution_options().get("skycity_immediate") else "BEGIN")
 
     return Database(eng, str(path), path)
@@ -150,7 +151,9 @@ def migrate(db: Database, *, create: bool = True) -> str | None:
     if db.path is not None:
         raw = db.engine.raw_connection()  # not inside a transaction: SQLite refuses it there
         try:
-            raw.driver_connection.execute("PRAGMA journal_mode = WAL")
+            cur = raw.cursor()
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.close()
         finally:
             raw.close()
     from alembic import command

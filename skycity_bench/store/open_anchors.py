@@ -8,15 +8,17 @@ finalised, until that reviewer has scored every graded item of it.
 
 from __future__ import annotations
 
+from sqlalchemy.engine import Connection
+
 from skycity_bench.store.sql import _q
 
 
-def anchor_candidates(con) -> list[str]:
+def anchor_candidates(con: Connection) -> list[str]:
     """Candidates holding at least one anchor (for the queue's order only)."""
     return [r["candidate_id"] for r in _q(con, "SELECT DISTINCT candidate_id FROM anchors ORDER BY candidate_id")]
 
 
-def open_for(con, reviewer_id: int, graded: list[str]) -> set[str]:
+def open_for(con: Connection, reviewer_id: int, graded: list[str]) -> set[str]:
     """Finalised anchor candidates this reviewer may still score as if open: they had no
     review of it when it was finalised and have not yet scored all its graded items."""
     fin = {

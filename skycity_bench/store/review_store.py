@@ -21,9 +21,9 @@ from typing import Optional
 
 from skycity_bench.common.errors import UserError
 from skycity_bench.inputs.rubric import Rubric, find_rubric, load_rubric
-from skycity_bench.store.db import Database, is_postgres, migrate, open_database
-from skycity_bench.store.reviews import ReviewsMixin
-from skycity_bench.store.runs import ImportResult, PreparedRun, RunsMixin, StoredFile
+from skycity_bench.store.db import is_postgres, migrate, open_database
+from skycity_bench.store.reviews import StoreReviews
+from skycity_bench.store.runs import ImportResult, PreparedRun, StoredFile
 from skycity_bench.store.sql import _LRU, _q
 
 DEFAULT_DB = Path("recordings") / "reviews.sqlite"
@@ -32,10 +32,10 @@ PARSED_SHEETS = 4096  # runs' sheet_json kept parsed (tens of kB each)
 THUMBS_BY_HASH = 512  # thumbnails kept by file hash: the same bytes imported again are not resized again
 
 
-class ReviewStore(RunsMixin, ReviewsMixin):
-    """The store: its database, rubric and queue seed, and the caches of parsed JSON (here);
-    runs and their files (runs.py) and reviewers, reviews and sheets (reviews.py), whose
-    mixins share these through self."""
+class ReviewStore(StoreReviews):
+    """The store: opening it (its database, rubric and queue seed, the caches: here, kept in
+    store_state.StoreState), runs and their files (runs.py: StoreRuns), reviewers, reviews and
+    sheets (reviews.py: StoreReviews)."""
 
     def __init__(
         self,
@@ -47,7 +47,7 @@ class ReviewStore(RunsMixin, ReviewsMixin):
     ):
         """`target`: a store file (SQLite) or a postgresql:// URL. create=False refuses a
         place that holds no store yet (sheet), instead of making an empty one."""
-        self.db: Database = open_database(target)
+        self.db = open_database(target)
         self.path = self.db.path if self.db.path is not None else self.db.display
         migrate(self.db, create=create)
         with self.db.write() as con:
@@ -70,24 +70,9 @@ class ReviewStore(RunsMixin, ReviewsMixin):
         self.seed = int(meta["seed"])
         self._reports = _LRU(PARSED_REPORTS)
         self._sheet_cache = _LRU(PARSED_SHEETS)
-        self._thumb_failed: set[int] = set()
+        self._thumb_failed = set()
         self._thumb_memo = _LRU(THUMBS_BY_HASH)
         self._backfill()
-
-    @property
-    def postgres(self) -> bool:
-        return self.db.postgres
-
-    def close(self) -> None:
-        self.db.dispose()
-
-    # --- connections --------------------------------------------------------------
-    def _read(self):
-        return self.db.read()
-
-    def _tx(self):
-        """One write transaction; writers queue (db.Database.write)."""
-        return self.db.write()
 
 
 __all__ = ["ReviewStore", "ImportResult", "StoredFile", "PreparedRun", "DEFAULT_DB", "is_postgres"]

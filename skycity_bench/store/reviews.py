@@ -1,5 +1,6 @@
-"""The review store's reviewers and reviews (ReviewStore's ReviewsMixin, store.py): sign-in
-and queues, submitting and finalising, the sheets, and export / rebuild of every review."""
+"""The review store's reviewers and reviews (StoreReviews, a part of ReviewStore:
+review_store.py): sign-in and queues, submitting and finalising, the sheets, and export /
+rebuild of every review."""
 
 from __future__ import annotations
 
@@ -8,20 +9,23 @@ import random
 from typing import Any, Optional
 
 import sqlalchemy as sa
+from sqlalchemy.engine import Connection, RowMapping
 
 from skycity_bench.analysis import reviewer_calibration as calibration
 from skycity_bench.common.errors import UserError
 from skycity_bench.judging.sheet_totals import CandidateSheet, Review, build_sheet
 from skycity_bench.store.open_anchors import anchor_candidates, open_for
-from skycity_bench.store.sql import _q, now
+from skycity_bench.store.runs import StoreRuns
+from skycity_bench.store.sql import Record, _q, expanding, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
 
 
-class ReviewsMixin:
-    """ReviewStore's reviewers, reviews and sheets."""
+class StoreReviews(StoreRuns):
+    """ReviewStore's reviewers, reviews and sheets (on top of its runs: the shown run of
+    each candidate)."""
 
     # --- reviewers ------------------------------------------------------------------
-    def sign_in(self, name: str) -> dict:
+    def sign_in(self, name: str) -> Record:
         name = check_reviewer_name(name)
         with self._tx() as con:
             row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
@@ -37,7 +41,7 @@ class ReviewsMixin:
                 return {"id": rid, "name": name, "seat": seat}
             return dict(row)
 
-    def reviewer(self, name: str) -> dict:
+    def reviewer(self, name: str) -> Record:
         with self._read() as con:
             row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
         if row is None:
@@ -53,7 +57,7 @@ class ReviewsMixin:
         with self._read() as con:  # calibration: anchors early, interleaved, unmarked
             return calibration.interleave(ids, anchor_candidates(con), f"{self.seed}:{seat}")
 
-    def queue(self, name: str) -> list[dict]:
+    def queue(self, name: str) -> list[Record]:
         me = self.reviewer(name)
         graded = [i.id for i in self.rubric.items if i.graded]
         sheets = {s.candidate_id: s for s in self.sheets()}  # every candidate's at once
@@ -82,11 +86,11 @@ class ReviewsMixin:
         cid: str,
         reviewer: str,
         rubric_id: str,
-        grades: list[dict] | None = None,
-        overrides: list[dict] | None = None,
+        grades: list[Record] | None = None,
+        overrides: list[Record] | None = None,
         *,
         source: str = "api",
-    ) -> dict:
+    ) -> Record:
         """Validate the whole submission first, then store it in one transaction: a bad
         entry stores nothing. Unchanged scores are not stored again."""
         check_candidate_id(cid)
@@ -109,7 +113,9 @@ class ReviewsMixin:
                     stored.append(new_id)
         return {"stored": len(stored), "unchanged": unchanged, "review_ids": stored}
 
-    def _append(self, con, cid, run_id, reviewer_id, r: dict, source: str, at: str) -> Optional[int]:
+    def _append(
+        self, con: Connection, cid: str, run_id: Optional[int], reviewer_id: int, r: Record, source: str, at: str
+    ) -> Optional[int]:
         old = _q(
             con,
             "SELECT id, points, comment, reason FROM reviews WHERE candidate_id = :c AND item_id = :i "
@@ -126,7 +132,7 @@ class ReviewsMixin:
             and old["reason"] == r["reason"]
         ):
             return None
-        new_id = _q(
+        new_id: int = _q(
             con,
             "INSERT INTO reviews (candidate_id, run_id, reviewer_id, item_id, kind, level, share, points, "
             "comment, reason, rubric_id, rubric_sha256, source, created_at) VALUES (:c, :run, :w, :i, :k, "
@@ -187,23 +193,19 @@ class ReviewsMixin:
     # shown runs from run_summaries, their sheet_json (tens of kB, kept parsed), all standing
     # reviews at once, the finalised set. The bench reasons on the sheet come from the masked
     # report, unblinded or not (an unblinded sheet names the candidate beside them anyway).
-    @staticmethod
-    def _expanding(sql: str, name: str):
-        return sa.text(sql).bindparams(sa.bindparam(name, expanding=True))
-
-    def _sheet_docs(self, con, run_ids: list[int]) -> dict[int, dict]:
+    def _sheet_docs(self, con: Connection, run_ids: list[int]) -> dict[int, Record]:
         out = {rid: doc for rid in run_ids for doc in [self._sheet_cache.get(rid)] if doc is not None}
         need = [rid for rid in run_ids if rid not in out]
         if need:
             for r in con.execute(
-                self._expanding("SELECT run_id, sheet_json FROM run_summaries WHERE run_id IN :ids", "ids"),
+                expanding("SELECT run_id, sheet_json FROM run_summaries WHERE run_id IN :ids", "ids"),
                 {"ids": need},
             ).mappings():
                 out[r["run_id"]] = self._sheet_cache.put(r["run_id"], json.loads(r["sheet_json"]))
         return out
 
     @staticmethod
-    def _review(r) -> Review:
+    def _review(r: RowMapping) -> Review:
         return Review(
             r["name"],
             r["item_id"],
@@ -216,10 +218,10 @@ class ReviewsMixin:
             r["id"],
         )
 
-    def _standing_reviews(self, con, cids: Optional[list[str]]) -> dict[str, list[Review]]:
+    def _standing_reviews(self, con: Connection, cids: Optional[list[str]]) -> dict[str, list[Review]]:
         q = "SELECT v.*, w.name FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id WHERE v.superseded_by IS NULL"
         rows = (
-            con.execute(self._expanding(q + " AND v.candidate_id IN :cids ORDER BY v.id", "cids"), {"cids": cids})
+            con.execute(expanding(q + " AND v.candidate_id IN :cids ORDER BY v.id", "cids"), {"cids": cids})
             if cids is not None
             else con.execute(sa.text(q + " ORDER BY v.id"))
         ).mappings()
@@ -281,7 +283,7 @@ class ReviewsMixin:
         return out
 
     # --- export / rebuild -------------------------------------------------------------
-    def export_reviews(self) -> list[dict]:
+    def export_reviews(self) -> list[Record]:
         """Every review ever stored (history included), in order, with provenance."""
         with self._read() as con:
             rows = _q(
@@ -311,7 +313,7 @@ class ReviewsMixin:
             for r in rows
         ]
 
-    def import_reviews(self, reviews: list[dict]) -> int:
+    def import_reviews(self, reviews: list[Record]) -> int:
         """Replay exported reviews (oldest first); already present ones are skipped."""
         n = 0
         with self._tx() as con:

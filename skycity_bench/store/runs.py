@@ -1,6 +1,7 @@
-"""The review store's runs (ReviewStore's RunsMixin, store.py): importing a run folder or a
-queue worker's run, the artefacts made at import (masked report, summary, thumbnails), which
-run a candidate shows, and serving a run's files (from disk or from the database)."""
+"""The review store's runs (StoreRuns, a part of ReviewStore: review_store.py): importing a
+run folder or a queue worker's run, the artefacts made at import (masked report, summary,
+thumbnails), which run a candidate shows, and serving a run's files (from disk or from the
+database)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import hashlib
 import json
 import mimetypes
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,17 +19,19 @@ import sqlalchemy as sa
 from pydantic import ValidationError
 from sqlalchemy.engine import Connection
 
-from skycity_bench.common import blinding as masking
+from skycity_bench.common import blinding
 from skycity_bench.common.errors import UserError
 from skycity_bench.reporting.run_report import Report
 from skycity_bench.store.artefacts import THUMB_SOURCES, BlindRun, Thumb, blind_run, thumbnail, thumbnail_file
-from skycity_bench.store.sql import _q, now
+from skycity_bench.store.sql import Record, _q, expanding, now
+from skycity_bench.store.store_state import StoreState
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
 SKIP_FILES = {"report.json"}
 CHUNK_BYTES = 1 << 20  # a run file kept in the database is split into rows of this size
 THUMB_THREADS = 4  # threads making a run's thumbnails at import (at most the machine's cores)
 MAX_REASON = 2000  # an admin's reason (run choice), in characters
+FileEntry = tuple[str, str, int, str]  # a run file: relpath, sha256, size, mime
 
 
 @dataclass
@@ -49,7 +53,11 @@ class StoredFile:
     candidate_id: Optional[str] = None  # whose label to mask in a served text file
 
     def read_bytes(self) -> bytes:
-        return self.data if self.data is not None else self.path.read_bytes()
+        if self.data is not None:
+            return self.data
+        if self.path is None:
+            raise ValueError("a stored file holds its bytes or its path")
+        return self.path.read_bytes()
 
 
 @dataclass
@@ -60,16 +68,16 @@ class PreparedRun:
     raw: bytes
     sha256: str
     run_dir: Path
-    files: list[tuple[str, str, int, str]]  # relpath, sha256, size, mime
+    files: list[FileEntry]
     # made here, outside the write transaction (artefacts.py): the masked report and the
     # run's small facts, and the thumbnails of its images by relpath
     blind: Optional[BlindRun] = None
     thumbs: dict[str, Thumb] = field(default_factory=dict)
-    doc: Optional[dict] = field(default=None, repr=False)  # the report as parsed (to mask again)
+    doc: Optional[Record] = field(default=None, repr=False)  # the report as parsed (to mask again)
 
 
-class RunsMixin:
-    """ReviewStore's runs and files (the store's state and connections are ReviewStore's)."""
+class StoreRuns(StoreState):
+    """ReviewStore's runs and files."""
 
     # --- runs -----------------------------------------------------------------------
     def prepare_run(self, path: Path | str) -> PreparedRun:
@@ -107,7 +115,7 @@ class RunsMixin:
             doc,
         )
 
-    def _thumbnails(self, run_dir: Path, files) -> dict[str, Thumb]:
+    def _thumbnails(self, run_dir: Path, files: list[FileEntry]) -> dict[str, Thumb]:
         """The run's images' thumbnails by relpath, made on a few threads (OpenCV decodes,
         resizes and encodes without holding the GIL); the same bytes are not resized twice."""
         todo = [(rel, sha, mime) for rel, sha, _size, mime in files if mime in THUMB_SOURCES]
@@ -132,27 +140,7 @@ class RunsMixin:
         """Store a prepared run inside the caller's write transaction. storage 'db' also
         copies every file into file_chunks (the queue's workers), 'disk' indexes them."""
         report, cid = prep.report, prep.report.candidate.id
-        row = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
-        if row is None:
-            _q(
-                con,
-                "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
-                c=cid,
-                s=report.candidate.sha256,
-                t=now(),
-            )
-        elif row["sha256"] != report.candidate.sha256:
-            raise UserError(f"{prep.run_dir}: candidate {cid} is already stored with another file hash")
-        if (
-            report.candidate.label
-            and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c", c=cid).first() is None
-        ):
-            _q(
-                con,
-                "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)",
-                c=cid,
-                l=report.candidate.label,
-            )
+        self._register_candidate(con, prep)
         old = _q(con, "SELECT id FROM runs WHERE report_sha256 = :s", s=prep.sha256).first()
         if old is not None:
             return ImportResult(cid, old["id"], False, len(prep.files))
@@ -165,7 +153,7 @@ class RunsMixin:
                 prep.doc if prep.doc is not None else json.loads(prep.raw), known, report.candidate.sha256
             )
         started = report.started_at or ""
-        run_id = _q(
+        run_id: int = _q(
             con,
             "INSERT INTO runs (candidate_id, report_sha256, rubric_id, run_dir, started_at, imported_at,"
             " report_json, storage, masked_json, items_collected) VALUES (:c, :s, :r, :d, :st, :t, :j,"
@@ -182,8 +170,33 @@ class RunsMixin:
             n=blind_doc.items_collected,
         ).scalar_one()
         self._write_summary(con, run_id, cid, started, blind_doc)
+        self._index_files(con, run_id, prep, copy=storage == "db")
+        return ImportResult(cid, run_id, True, len(prep.files))
+
+    @staticmethod
+    def _register_candidate(con: Connection, prep: PreparedRun) -> None:
+        """The run's candidate, new or known (refused when the same id names another file's
+        hash), and its label, kept apart from the anonymous id."""
+        cand = prep.report.candidate
+        row = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cand.id).first()
+        if row is None:
+            _q(
+                con,
+                "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
+                c=cand.id,
+                s=cand.sha256,
+                t=now(),
+            )
+        elif row["sha256"] != cand.sha256:
+            raise UserError(f"{prep.run_dir}: candidate {cand.id} is already stored with another file hash")
+        if cand.label and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c", c=cand.id).first() is None:
+            _q(con, "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)", c=cand.id, l=cand.label)
+
+    def _index_files(self, con: Connection, run_id: int, prep: PreparedRun, *, copy: bool) -> None:
+        """The run's files by number, with their thumbnails; `copy`: each file's bytes too, in
+        chunks (a run kept in the database)."""
         for rel, sha, size, mime in prep.files:
-            fid = _q(
+            fid: int = _q(
                 con,
                 "INSERT INTO run_files (run_id, relpath, sha256, size, mime) VALUES (:r, :p, :s, :n, :m) RETURNING id",
                 r=run_id,
@@ -194,7 +207,7 @@ class RunsMixin:
             ).scalar_one()
             if rel in prep.thumbs:
                 self._write_thumb(con, fid, prep.thumbs[rel])
-            if storage == "db":
+            if copy:
                 with (prep.run_dir / rel).open("rb") as f:
                     for seq, chunk in enumerate(iter(lambda: f.read(CHUNK_BYTES), b"")):
                         _q(
@@ -204,10 +217,9 @@ class RunsMixin:
                             q=seq,
                             d=chunk,
                         )
-        return ImportResult(cid, run_id, True, len(prep.files))
 
     @staticmethod
-    def _scan_files(run_dir: Path):
+    def _scan_files(run_dir: Path) -> Iterator[FileEntry]:
         for p in sorted(run_dir.rglob("*")):
             rel = p.relative_to(run_dir).as_posix()
             if not p.is_file() or p.is_symlink() or rel in SKIP_FILES or any(s.startswith(".") for s in rel.split("/")):
@@ -227,11 +239,11 @@ class RunsMixin:
             return _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is not None
 
     @staticmethod
-    def _label(con, cid: str) -> Optional[str]:
+    def _label(con: Connection, cid: str) -> Optional[str]:
         row = _q(con, "SELECT label FROM candidate_labels WHERE candidate_id = :c", c=cid).first()
         return row["label"] if row else None
 
-    def _labels(self, con, cid: str) -> tuple[str, ...]:
+    def _labels(self, con: Connection, cid: str) -> tuple[str, ...]:
         """Every name the store knows this candidate's file by: its label and, for a queued
         candidate, each file name it was added as (the same bytes may come under two names)."""
         out = {self._label(con, cid)}
@@ -243,14 +255,14 @@ class RunsMixin:
                 pass
         return tuple(sorted(x for x in out if x))
 
-    def _masker(self, con, cid: str) -> masking.Masker:
+    def _masker(self, con: Connection, cid: str) -> blinding.Masker:
         """The candidate's own label(s) and full hash, for served names and text files."""
         sha = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
-        return masking.masker(self._labels(con, cid), sha["sha256"] if sha else None)
+        return blinding.masker(self._labels(con, cid), sha["sha256"] if sha else None)
 
     # --- import-time artefacts: written once, filled in for older runs ---------------------
     @staticmethod
-    def _write_summary(con, run_id: int, cid: str, started_at: str, b: BlindRun) -> None:
+    def _write_summary(con: Connection, run_id: int, cid: str, started_at: str, b: BlindRun) -> None:
         _q(
             con,
             "INSERT INTO run_summaries (run_id, candidate_id, started_at, items_collected, sheet_json) "
@@ -262,7 +274,7 @@ class RunsMixin:
             j=b.sheet_json,
         )
 
-    def _write_thumb(self, con, file_id: int, t: Thumb) -> None:
+    def _write_thumb(self, con: Connection, file_id: int, t: Thumb) -> None:
         if self.postgres:
             blob = sa.bindparam("d", type_=sa.LargeBinary)
             con.execute(
@@ -283,7 +295,7 @@ class RunsMixin:
                 d=t.data,
             )
 
-    def _missing_summaries(self, con) -> list[int]:
+    def _missing_summaries(self, con: Connection) -> list[int]:
         # reads runs.id only (before report_json in the row: no walk through its pages)
         return [
             r["id"]
@@ -330,7 +342,7 @@ class RunsMixin:
         return done
 
     # --- which run a candidate shows ------------------------------------------------------
-    def _shown_runs(self, con, cids: Optional[list[str]] = None) -> dict[str, dict]:
+    def _shown_runs(self, con: Connection, cids: Optional[list[str]] = None) -> dict[str, Record]:
         """candidate id → its shown run's summary row (run_id, started_at, items_collected,
         chosen): the run an admin picked (run_choice), else the complete one: most items
         collected, ties to the latest (started_at, then id). So a partial re-run (two probes)
@@ -356,13 +368,13 @@ class RunsMixin:
                 args,
             ).mappings()
         }
-        best: dict[str, tuple] = {}
+        best: dict[str, tuple[tuple[bool, int, str, int], Record]] = {}
         for r in rows:
             c = r["candidate_id"]
-            r = {**r, "chosen": picks.get(c) == r["run_id"]}
-            key = (r["chosen"], r["items_collected"], r["started_at"] or "", r["run_id"])
+            run = {**r, "chosen": picks.get(c) == r["run_id"]}
+            key = (run["chosen"], run["items_collected"], run["started_at"] or "", run["run_id"])
             if c not in best or key > best[c][0]:
-                best[c] = (key, r)
+                best[c] = (key, run)
         return {c: r for c, (_key, r) in best.items()}
 
     def _catch_up(self) -> None:
@@ -375,10 +387,10 @@ class RunsMixin:
         if missing:
             self._backfill(missing)
 
-    def _shown(self, con, cid: str) -> Optional[dict]:
+    def _shown(self, con: Connection, cid: str) -> Optional[Record]:
         return self._shown_runs(con, [cid]).get(cid)
 
-    def _masked_report(self, con, run_id: int) -> dict:
+    def _masked_report(self, con: Connection, run_id: int) -> Record:
         """The shown run's masked report, parsed (kept parsed for the few most recent runs:
         a report is megabytes; never masked here, it was at import)."""
         sha = _q(con, "SELECT report_sha256 FROM runs WHERE id = :r", r=run_id).scalar_one()
@@ -388,21 +400,20 @@ class RunsMixin:
             doc = self._reports.put(key, json.loads(self._masked_json(con, run_id)))
         return doc
 
-    def _masked_json(self, con, run_id: int) -> str:
-        text = _q(con, "SELECT masked_json FROM runs WHERE id = :r", r=run_id).scalar_one()
-        if text is None:  # not filled in yet (_catch_up does): masked here, not stored
-            r = _q(
-                con,
-                "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
-                "ON c.id = r.candidate_id WHERE r.id = :r",
-                r=run_id,
-            ).first()
-            text = blind_run(
-                json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]
-            ).masked_json
-        return text
+    def _masked_json(self, con: Connection, run_id: int) -> str:
+        text: Optional[str] = _q(con, "SELECT masked_json FROM runs WHERE id = :r", r=run_id).scalar_one()
+        if text is not None:
+            return text
+        # not filled in yet (_catch_up does): masked here, not stored
+        r = _q(
+            con,
+            "SELECT r.candidate_id, r.report_json, c.sha256 FROM runs r JOIN candidates c "
+            "ON c.id = r.candidate_id WHERE r.id = :r",
+            r=run_id,
+        ).one()
+        return blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]).masked_json
 
-    def _run_files(self, con, cid: str, run_id: int) -> list[dict]:
+    def _run_files(self, con: Connection, cid: str, run_id: int) -> list[Record]:
         m = self._masker(con, cid)
         return [
             {
@@ -421,7 +432,7 @@ class RunsMixin:
             )
         ]
 
-    def shown_run(self, cid: str) -> Optional[dict]:
+    def shown_run(self, cid: str) -> Optional[Record]:
         """The candidate's shown run (see _shown_runs), blind: its report masked at import,
         files by id (name masked; `thumb`: a thumbnail exists, `thumb_width` its width)."""
         self._catch_up()
@@ -454,7 +465,7 @@ class RunsMixin:
                 json.dumps(files, ensure_ascii=False),
             )
 
-    def runs_of(self, cid: str) -> dict:
+    def runs_of(self, cid: str) -> Record:
         """For the admin: every run of a candidate (id, when, items collected, reviews given
         while it was shown), which one is shown and why, and the standing choice if any."""
         check_candidate_id(cid)
@@ -462,21 +473,21 @@ class RunsMixin:
             raise InvalidReview(f"no such candidate: {cid}", 404)
         return self.runs_overview([cid])[0]
 
-    def runs_overview(self, cids: Optional[list[str]] = None) -> list[dict]:
+    def runs_overview(self, cids: Optional[list[str]] = None) -> list[Record]:
         """runs_of for every candidate (or those named), in four queries, by candidate id."""
         self._catch_up()
         where = "" if cids is None else " WHERE s.candidate_id IN :cids"
         args = {} if cids is None else {"cids": list(cids)}
 
-        def sql(text):
-            return self._expanding(text, "cids") if cids is not None else sa.text(text)
+        def sql(text: str) -> sa.TextClause:
+            return expanding(text, "cids") if cids is not None else sa.text(text)
 
         with self._read() as con:
             ids = (
                 list(cids) if cids is not None else [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
             )
             shown = self._shown_runs(con, cids)
-            runs: dict[str, list[dict]] = {}
+            runs: dict[str, list[Record]] = {}
             for r in con.execute(
                 sql(
                     "SELECT s.run_id, s.candidate_id, s.started_at, r.imported_at, s.items_collected "
@@ -501,9 +512,9 @@ class RunsMixin:
         for c in ids:
             sh = shown.get(c)
             rs = runs.get(c, [])
-            for r in rs:
-                r["reviews"] = reviews.get(r["run_id"], 0)
-                r["shown"] = sh is not None and r["run_id"] == sh["run_id"]
+            for run in rs:
+                run["reviews"] = reviews.get(run["run_id"], 0)
+                run["shown"] = sh is not None and run["run_id"] == sh["run_id"]
             choice = choices.get(c)
             out.append(
                 {
@@ -522,7 +533,7 @@ class RunsMixin:
             )
         return out
 
-    def choose_run(self, cid: str, run_id: Optional[int], by: str, reason: str) -> dict:
+    def choose_run(self, cid: str, run_id: Optional[int], by: str, reason: str) -> Record:
         """An admin picks the run a candidate shows (run_id None: back to the automatic rule),
         with a reason; kept in run_choice and in the audit trail. Refused (409) once the
         candidate's sheet is finalised: its bench points come from the shown run."""
@@ -570,7 +581,7 @@ class RunsMixin:
         return {"candidate_id": cid, "shown_run_id": after["run_id"] if after else None, "chosen": run_id is not None}
 
     @staticmethod
-    def audit(con, actor: str, action: str, cid: Optional[str], detail: dict | str = "") -> None:
+    def audit(con: Connection, actor: str, action: str, cid: Optional[str], detail: Record | str = "") -> None:
         """One row of the admin audit trail, inside the caller's write transaction."""
         _q(
             con,
@@ -582,7 +593,7 @@ class RunsMixin:
             d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False, sort_keys=True),
         )
 
-    def audit_trail(self, cid: Optional[str] = None) -> list[dict]:
+    def audit_trail(self, cid: Optional[str] = None) -> list[Record]:
         q = "SELECT id, at, actor, action, candidate_id, detail FROM audit"
         with self._read() as con:
             rows = (
@@ -644,4 +655,4 @@ class RunsMixin:
             if cid is not None:
                 return self._masker(con, cid).text(text)
             labels = [r["label"] for r in _q(con, "SELECT label FROM candidate_labels")]
-        return masking.masker(labels).text(text)
+        return blinding.masker(labels).text(text)

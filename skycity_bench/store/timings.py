@@ -15,7 +15,7 @@ import statistics
 from typing import Optional
 
 from skycity_bench.store.review_store import ReviewStore
-from skycity_bench.store.sql import _q
+from skycity_bench.store.sql import Record, _q
 
 
 def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at: str) -> Optional[float]:
@@ -44,7 +44,7 @@ def record(store: ReviewStore, reviewer: str, cid: str, opened_at: str, saved_at
     return seconds
 
 
-def rows(store: ReviewStore) -> list[dict]:
+def rows(store: ReviewStore) -> list[Record]:
     """Every row, oldest first: {reviewer, candidate_id, opened_at, saved_at, seconds}."""
     with store.db.read() as con:
         return [
@@ -58,7 +58,7 @@ def rows(store: ReviewStore) -> list[dict]:
         ]
 
 
-def summary(store: ReviewStore) -> list[dict]:
+def summary(store: ReviewStore) -> list[Record]:
     """Per reviewer (by name): {reviewer, candidates, saves, median_s, total_s, per_candidate:
     [{candidate_id, seconds, saves}]} — seconds per candidate summed over its saves; the
     median over that reviewer's candidates."""
@@ -67,7 +67,7 @@ def summary(store: ReviewStore) -> list[dict]:
         per.setdefault(r["reviewer"], {}).setdefault(r["candidate_id"], []).append(float(r["seconds"]))
     out = []
     for name in sorted(per):
-        cands = [
+        cands: list[Record] = [
             {"candidate_id": c, "seconds": round(sum(v), 1), "saves": len(v)} for c, v in sorted(per[name].items())
         ]
         times = [c["seconds"] for c in cands]

@@ -13,11 +13,12 @@ import re
 from typing import Any
 
 from skycity_bench.common.errors import UserError
-from skycity_bench.inputs.rubric import Rubric
+from skycity_bench.inputs.rubric import Rubric, RubricItem
 
 CANDIDATE_ID = re.compile(r"^c-[0-9a-f]{12}$")
 MAX_TEXT = 4000
 MAX_NAME = 60
+Entry = dict[str, Any]  # one score of a submission: as sent, and as checked for storing
 
 
 class InvalidReview(UserError):
@@ -37,10 +38,10 @@ def check_candidate_id(cid: Any) -> str:
 def check_reviewer_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise InvalidReview("reviewer name: give a name")
-    name = " ".join(name.split())
-    if len(name) > MAX_NAME or any(ord(c) < 32 for c in name):
+    text = " ".join(name.split())
+    if len(text) > MAX_NAME or any(ord(c) < 32 for c in text):
         raise InvalidReview(f"reviewer name: at most {MAX_NAME} printable characters")
-    return name
+    return text
 
 
 def _number(v: Any, what: str) -> float:
@@ -60,13 +61,13 @@ def _text(v: Any, what: str) -> str:
         return ""
     if not isinstance(v, str):
         raise InvalidReview(f"{what}: expected text")
-    v = v.strip()
-    if len(v) > MAX_TEXT:
+    text = v.strip()
+    if len(text) > MAX_TEXT:
         raise InvalidReview(f"{what}: at most {MAX_TEXT} characters")
-    return v
+    return text
 
 
-def _item(rubric: Rubric, entry: Any, seen: set) -> Any:
+def _item(rubric: Rubric, entry: Any, seen: set[str]) -> RubricItem:
     if not isinstance(entry, dict) or "item" not in entry:
         raise InvalidReview("each score needs an 'item'")
     iid = entry["item"]
@@ -80,7 +81,7 @@ def _item(rubric: Rubric, entry: Any, seen: set) -> Any:
     return item
 
 
-def _grade(rubric: Rubric, entry: dict, seen: set) -> dict:
+def _grade(rubric: Rubric, entry: Entry, seen: set[str]) -> Entry:
     item = _item(rubric, entry, seen)
     if not item.graded:
         raise InvalidReview(f"{item.id} is scored by the bench: override it with points and a reason instead")
@@ -121,7 +122,7 @@ def _grade(rubric: Rubric, entry: dict, seen: set) -> dict:
     }
 
 
-def _override(rubric: Rubric, entry: dict, seen: set) -> dict:
+def _override(rubric: Rubric, entry: Entry, seen: set[str]) -> Entry:
     item = _item(rubric, entry, seen)
     if item.graded:
         raise InvalidReview(f"{item.id} is scored by reviewers on the levels: grade it instead of overriding")
@@ -148,13 +149,13 @@ def _override(rubric: Rubric, entry: dict, seen: set) -> dict:
     }
 
 
-def validate_submission(rubric: Rubric, rubric_id: Any, grades: list, overrides: list) -> list[dict]:
+def validate_submission(rubric: Rubric, rubric_id: Any, grades: list[Any], overrides: list[Any]) -> list[Entry]:
     if rubric_id != rubric.id:
         raise InvalidReview(f"the review names rubric {str(rubric_id)[:40]!r}; this store scores under {rubric.id}")
     if not isinstance(grades, list) or not isinstance(overrides, list):
         raise InvalidReview("grades and overrides must be lists")
     if not grades and not overrides:
         raise InvalidReview("nothing to submit")
-    seen_g: set = set()
-    seen_o: set = set()
+    seen_g: set[str] = set()
+    seen_o: set[str] = set()
     return [_grade(rubric, g, seen_g) for g in grades] + [_override(rubric, o, seen_o) for o in overrides]
