@@ -38,7 +38,6 @@ import numpy.typing as npt
 
 if TYPE_CHECKING:
     from av.container import OutputContainer
-    from av.video.stream import VideoStream
 
 # name -> (FFmpeg encoder, its options). Why each option:
 #   deadline realtime / cpu-used 8 (VP9): the fastest libvpx speed level (the recording is
@@ -137,6 +136,7 @@ class VideoEncoder:
         options: dict[str, str] | None = None,
     ):
         import av
+        from av.video.stream import VideoStream
 
         if codec not in CODECS:
             raise EncoderUnavailable(f"unknown video codec {codec!r} (known: {', '.join(CODECS)})")
@@ -149,7 +149,7 @@ class VideoEncoder:
         self.container: OutputContainer | None = av.open(str(self.path), "w", format="webm")
         try:
             # a video codec's stream (add_stream's type covers audio and subtitles too)
-            s = cast("VideoStream", self.container.add_stream(name, rate=self.fps))
+            s = cast(VideoStream, self.container.add_stream(name, rate=self.fps))
         except Exception as e:
             self.container.close()
             raise EncoderUnavailable(f"PyAV (av {_av_version()}) cannot encode {name}: {e}") from e
@@ -189,7 +189,7 @@ class VideoEncoder:
         img = self.fit(img)
         # OpenCV's BGR -> I420 is several times faster than swscale's bgr24 -> yuv420p here
         yuv = cv2.cvtColor(np.ascontiguousarray(img), cv2.COLOR_BGR2YUV_I420)
-        frame = self._av.VideoFrame.from_ndarray(cast("npt.NDArray[np.uint8]", yuv), format="yuv420p")
+        frame = self._av.VideoFrame.from_ndarray(cast(npt.NDArray[np.uint8], yuv), format="yuv420p")
         container = self.container
         assert container is not None, "the video is closed"
         for _ in range(n):
