@@ -1,4 +1,4 @@
-"""Who is asking, and what each route lets them do (issue 20 parts 1–2).
+"""Who is asking, and what each route lets them do.
 
 How to use it in a route (every route MUST declare one rule; tests/e2e/test_review_roles.py
 walks every route and fails on one without, and the app refuses such a route at run time):

@@ -1,4 +1,4 @@
-"""Chapter marks on the reviewers' recording (issue 20 part 7): the moments a reviewer wants
+"""Chapter marks on the reviewers' recording: the moments a reviewer wants
 to jump to, read from the (blind) report.json only — nothing here judges anything.
 
 - the tour's phases: where the hook's getState said the phase changed (camera.phases'

@@ -1,4 +1,4 @@
-"""What the review app refuses before any route runs (issue 20, edges):
+"""What the review app refuses before any route runs:
 
 - a Host header not on the allow-list → 400. A hostile web page can make a reviewer's
   browser talk to the app on loopback by DNS rebinding (its own name, re-pointed at

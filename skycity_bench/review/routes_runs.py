@@ -1,4 +1,4 @@
-"""Which run a candidate shows, and the thumbnails of its images (issue 20 parts 3 and 4).
+"""Which run a candidate shows, and the thumbnails of its images.
 
 - `/thumbs/{file_id}` (any signed-in account): an image's thumbnail, made at import (480 px
   WebP, store/artefacts.py); the candidate page shows these, lazily loaded, and opens the full

@@ -1,4 +1,4 @@
-"""Time per candidate for the operator (issue 20 part 7): the admin's page /admin/timings and
+"""Time per candidate for the operator: the admin's page /admin/timings and
 its JSON twin /api/admin/timings — per reviewer, the median time a candidate took them (from
 the page's server-side opening to the save, store/timings.py), the total, and each candidate's
 time. Admins only: how fast a colleague scores is not the other reviewers' business."""

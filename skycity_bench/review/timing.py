@@ -1,5 +1,5 @@
-"""The server's opening time of a candidate page, signed into the page's form (issue 20
-part 7: time per candidate for the operator, store/timings.py keeps it).
+"""The server's opening time of a candidate page, signed into the page's form (time
+per candidate for the operator: store/timings.py keeps it).
 
 A page gets `issue(reviewer, cid)`: the time the server rendered it, with the reviewer and
 the candidate, signed by itsdangerous with the store's secret (the one session cookies use,

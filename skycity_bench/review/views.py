@@ -56,7 +56,7 @@ def _summary(ev: dict) -> str:
 
 
 def image_urls(f: dict) -> dict:
-    """An image's `src` and `srcset` (issue 20 part 4): its thumbnail, made at import, where
+    """An image's `src` and `srcset`: its thumbnail, made at import, where
     there is one, and the full file offered for a slot wider than the thumbnail (a plot at the
     column's width stays readable); the link around the image opens the full file."""
     full = f"/files/{f['id']}"
@@ -111,8 +111,9 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
 
 class _RunFiles:
     """The run's files by name, and where each image is shown: each image once (a page that
-    repeated keyframes and plots up to 4 times weighed ~25 MB): keyframes in their strip, a
-    plot beside the first item that cites it; a later item citing it links back there."""
+    repeated keyframes and plots for every item citing them would weigh tens of MB):
+    keyframes in their strip, a plot beside the first item that cites it; a later item citing
+    it links back there."""
 
     def __init__(self, files: list[dict]):
         self.all = files

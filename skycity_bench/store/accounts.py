@@ -1,4 +1,4 @@
-"""Accounts in the review store (issue 20 part 1): reviewers and admins, their credentials
+"""Accounts in the review store: reviewers and admins, their credentials
 (invitation links, sign-in links, API tokens), the server's session secret, and the admin
 actions that leave an audit row (finalise, un-finalise, unblind, invite, disable).
 

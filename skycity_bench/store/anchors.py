@@ -1,8 +1,8 @@
-"""Calibration in the store (issue 20 part 6): the anchors table (migration 0003), the
-reviewers' standing grades read for calibration.py, the drift setting, an audit row for
+"""Calibration in the store: the anchors table (migration 0003), the
+reviewers' standing grades read for analysis/reviewer_calibration.py, the drift setting, an audit row for
 every admin action, and what the queue and the sheet need to keep anchors unmarked.
 
-Anchors and their levels are never served to reviewers: only routes_admin.py reads them
+Anchors and their levels are never served to reviewers: only review/routes_calibration.py reads them
 (through `Calibration`); the queue and submit use `anchor_candidates` (to order, never to
 label) and `open_for` (which finalised anchors a reviewer may still score blind).
 

@@ -1,14 +1,14 @@
-"""What the store makes once, when a run is imported (issue 20 parts 2 and 4), so that serving
+"""What the store makes once, when a run is imported, so that serving
 reviewers never parses, masks or resizes anything per request:
 
-- the reviewer-facing report (`masked_json`): masking.py's rules (the candidate's own
+- the reviewer-facing report (`masked_json`): common/blinding.py's rules (the candidate's own
   label(s) as whole words, in values not keys, its full file hash, the candidate block cut to
   the anonymous id), compact JSON;
 - the run's small facts (`items_collected`, `sheet_json`): how many items the run collected
   (status other than untested: the run choice prefers the complete run) and what the sheet
   needs of it (items and environment of the masked report, tens of kB, not megabytes);
 - thumbnails of its images (THUMB_WIDTH wide WebP): a candidate page shows these and opens the
-  full image on click (the page used to load full 1920x1080 PNGs, ~25 MB).
+  full image on click (a page of full 1920x1080 PNGs would weigh ~25 MB).
 
 These are pure functions of a report / an image: the store calls them outside its write
 transaction (hashing and resizing must not hold the writers' lock), and again to fill in runs

@@ -1,9 +1,9 @@
 """Where the store lives: `--db` is a file path (SQLite, the single-machine default) or a
-`postgresql://` URL (one database shared by several machines, issue 19). One SQLAlchemy
+`postgresql://` URL (one database shared by several machines). One SQLAlchemy
 Core code path serves both; this module makes the engine, turns connection failures into
 one clear line, and brings the schema to the newest Alembic revision.
 
-SQLite, as before: WAL lets the web app read while a submission is written; busy_timeout
+SQLite: WAL lets the web app read while a submission is written; busy_timeout
 makes a second writer wait instead of failing with "database is locked"; foreign keys are
 on; a write transaction starts with BEGIN IMMEDIATE, so two submissions at once queue
 instead of one failing half way. One connection per operation (NullPool): the file is

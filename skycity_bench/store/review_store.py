@@ -1,6 +1,6 @@
 """The review store: candidates (anonymous ids; labels apart), runs (report.json as imported,
 plus an index of the run's files), reviewers and their reviews — in one SQLite file (the
-default) or one PostgreSQL database shared by several machines (issue 19), through one
+default) or one PostgreSQL database shared by several machines, through one
 SQLAlchemy Core code path (db.py makes the engine and upgrades the schema).
 
 Everything in it can be rebuilt from the run folders and an export of the reviews

@@ -188,9 +188,8 @@ class StoreReviews(StoreRuns):
             return _q(con, "SELECT 1 FROM finalized WHERE candidate_id = :c", c=cid).first() is not None
 
     # --- the sheet ------------------------------------------------------------------
-    # Every candidate's sheet in a few queries (issue 20 part 4: one query per candidate, and
-    # a multi-MB report parsed and masked for each, took 9-12 s a page at 50 candidates): the
-    # shown runs from run_summaries, their sheet_json (tens of kB, kept parsed), all standing
+    # Every candidate's sheet in a few queries, none per candidate and no report parsed (a
+    # report is megabytes; a page lists every candidate): the shown runs from run_summaries, their sheet_json (tens of kB, kept parsed), all standing
     # reviews at once, the finalised set. The bench reasons on the sheet come from the masked
     # report, unblinded or not (an unblinded sheet names the candidate beside them anyway).
     def _sheet_docs(self, con: Connection, run_ids: list[int]) -> dict[int, Record]:
@@ -247,7 +246,7 @@ class StoreReviews(StoreRuns):
         for c in ids:
             run = shown.get(c)
             # a finalised sheet is the reviews standing when it was finalised (a finalised anchor's
-            # later calibration scores are compared with the anchor, store/calibration.py, not counted)
+            # later calibration scores are compared with the anchor, store/anchors.py, not counted)
             revs = [r for r in reviews.get(c, []) if c not in fin or r.created_at <= fin[c]]
             out.append(
                 build_sheet(

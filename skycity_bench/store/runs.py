@@ -446,8 +446,6 @@ class StoreRuns(StoreState):
                 "files": self._run_files(con, cid, r["run_id"]),
             }
 
-    latest_run = shown_run  # the old name (the shown run used to be the latest one)
-
     def shown_run_json(self, cid: str, file_url: str = "/files/{id}") -> Optional[str]:
         """The same as shown_run, as JSON text built around the stored masked report without
         parsing it (the API answer: a report is megabytes); each file with its `url`."""

@@ -7,7 +7,7 @@ schema as the latest migration leaves it, for the queries; a test holds the two 
 The id ↔ label mapping lives in its own table (`candidate_labels`), read only by the
 unblinding code path, so nothing that serves reviewers ever selects it.
 
-Queue tables (issue 19; used only with PostgreSQL, where procrastinate keeps its jobs in
+Queue tables (used only with PostgreSQL, where procrastinate keeps its jobs in
 the same database; on SQLite they stay empty):
 - queue_candidates: each candidate's bytes, frozen at `queue add` (workers need no shared disk);
 - queue_runs: one row per planned run (candidate × repeat), its options, its state and

@@ -1,4 +1,4 @@
-"""Time per candidate, for the operator (issue 20 part 7): how long a reviewer had a candidate
+"""Time per candidate, for the operator: how long a reviewer had a candidate
 page open before saving it, one review_timings row per save from the page (migration 0003).
 
 The opening time is the server's: the candidate page carries it signed (review/timing.py), so

@@ -66,7 +66,7 @@ def world(request, tmp_path_factory):
         assert c.post(f"/api/candidates/{cid}/reviews", json=body).status_code == 201
     r = boss.post(f"/api/candidates/{b}/finalize", json={}, headers={"x-csrf-token": boss.signed.csrf})
     assert r.status_code == 200 and r.json()["changed"] is True
-    file_id = store.latest_run(a)["files"][0]["id"]
+    file_id = store.shown_run(a)["files"][0]["id"]
     spare = accounts.issue(store, accounts.account(store, "ann")["id"], "api", by="test", ttl_s=3600)
     spare_id = accounts.tokens(store, accounts.account(store, "ann")["id"])[-1]["id"]
     assert spare

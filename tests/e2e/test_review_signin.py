@@ -126,7 +126,7 @@ def test_should_sign_in_by_invitation_score_by_keyboard_and_keep_a_from_b(served
 
         # reviewer B: every GET route, pages in the browser and the API in the same context
         b_ctx, b = _sign_in_by_link(browser, link_b)
-        files = [str(f["id"]) for c in cids for f in store.latest_run(c)["files"]][:6]
+        files = [str(f["id"]) for c in cids for f in store.shown_run(c)["files"]][:6]
         params = {
             "cid": cids,
             "file_id": files,

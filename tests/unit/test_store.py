@@ -103,7 +103,7 @@ def test_should_be_at_the_newest_schema_revision_and_sqlite_in_wal(store, backen
 
 def test_should_keep_the_label_apart_from_the_anonymous_id(store):
     cid = next(c for c, label in store.labels().items() if label == LABEL)
-    run = store.latest_run(cid)
+    run = store.shown_run(cid)
     blob = json.dumps(run, ensure_ascii=False)
     # the run folder's name and one evidence string carry the label: masked, never served
     assert "secret-model-omega" not in blob and "other-model" not in blob and "‹hidden›" in blob

@@ -1,4 +1,4 @@
-// Chapter marks and evidence moments on a candidate page (issue 20 part 7; review/chapters.py
+// Chapter marks and evidence moments on a candidate page (review/chapters.py
 // builds the marks from the report): every button or tick with data-t seeks the recording
 // (#recording) to that second; the marks also become the video's kind="chapters" text track
 // (VTT cues). Evidence images open full size in a dialog (plots readable: click to enlarge),

@@ -1,4 +1,4 @@
-// Scoring from the keyboard on a candidate page (issue 20 part 7): j / k move to the next /
+// Scoring from the keyboard on a candidate page: j / k move to the next /
 // previous graded item (it is outlined and scrolled to the middle), 1–5 pick that item's
 // level in the order shown (each level shows its key), n saves and opens the next candidate
 // in the queue at the same video time. Clicking or tabbing into an item makes it the current
