@@ -1,4 +1,4 @@
-"""Issue 19: run files kept in the database (runs.storage, file_chunks) and the queue's own
+"""Run files kept in the database (runs.storage, file_chunks) and the queue's own
 tables (frozen candidate bytes, one row per planned run with its state and progress).
 procrastinate's job tables are its own schema, applied by queue/app.py."""
 

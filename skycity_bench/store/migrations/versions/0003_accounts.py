@@ -1,4 +1,4 @@
-"""Issue 20: reviewer accounts and roles, run choice, masked artefacts made at import,
+"""Reviewer accounts and roles, run choice, masked artefacts made at import,
 thumbnails, calibration anchors, time per candidate and an audit trail of admin actions.
 
 - reviewers.role: 'reviewer' or 'admin'; reviewers.disabled_at: a removed account keeps its

@@ -1,4 +1,4 @@
-"""Issue 20 part 4: each run's small facts in a narrow table of their own (run_summaries), so
+"""Each run's small facts in a narrow table of their own (run_summaries), so
 that listing every candidate's runs (the run choice, the sheet of 50 candidates) never reads
 a report.
 
