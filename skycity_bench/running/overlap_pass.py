@@ -17,7 +17,7 @@ from skycity_bench.reporting.run_report import Report
 from skycity_bench.running.side_by_side import run_side_by_side
 
 if TYPE_CHECKING:
-    from skycity_bench.running.runner import Profile
+    from skycity_bench.running.run_profile import Profile
 
 
 class NoOverlap(Exception):
