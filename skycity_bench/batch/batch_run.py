@@ -132,8 +132,8 @@ class BatchOptions:
 
 def default_budget(scenario, probes: Optional[list[str]]) -> float:
     """Wall-clock budget of one candidate run: calibration + every probe's own budget, or the
-    run budget if larger (a slow renderer lets probes overrun their own budgets up to it,
-    issue 16) + 45 s for starting Python and Chromium, scoring and writing (a generous bound:
+    run budget if larger (a slow renderer lets probes overrun their own budgets up to it)
+    + 45 s for starting Python and Chromium, scoring and writing (a generous bound:
     it is the backstop behind the probes' own limits, not the usual end)."""
     from skycity_bench.probes import registry
 
@@ -314,9 +314,7 @@ class Batch:
         )
         self._save()
 
-    def _supervise(
-        self, r: dict, spec_path: Path, staging: Path, scratch: Path, prog: BatchProgress
-    ) -> Optional[str]:
+    def _supervise(self, r: dict, spec_path: Path, staging: Path, scratch: Path, prog: BatchProgress) -> Optional[str]:
         """Run the worker; kill it when it passes the wall-clock budget or its process tree
         passes the hard memory limit. Returns the reason it was killed, or None."""
         env = dict(os.environ, TMPDIR=str(scratch), PYTHONUNBUFFERED="1", **{MARKER_ENV: r["marker"]})
@@ -526,7 +524,7 @@ def _exit_of(out: Path, r: dict) -> int:
 
 
 def _prefetch(b: Batch, files: list[Path], console) -> None:
-    """issue 16: while planning, fetch the CDN releases the demos name that the offline cache
+    """While planning, fetch the CDN releases the demos name that the offline cache
     lacks (once here, not in each worker; off with --no-fetch); the manifest keeps the list.
     The workers' runs then find them cached; what could not be fetched each run reports."""
     try:

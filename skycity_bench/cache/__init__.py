@@ -1,4 +1,4 @@
-"""The pinned offline library cache (issue 5).
+"""The pinned offline library cache.
 
 Demos that import three.js (or another library) from a CDN are answered from a local,
 content-addressed copy of the npm releases (`skycity-bench cache add three@0.160.0`), so
@@ -10,7 +10,7 @@ inline; packaging.single_file still charges the dependency once, from the networ
     cdn.py       the one table of CDN URL patterns
     esm.py       entry/exports resolution and bare-import rewriting of ES-module CDNs
     resolver.py  the request resolver the runner gives the closed network
-    ondemand.py  fetching the releases a demo names that the cache lacks (issue 16)
+    ondemand.py  fetching the releases a demo names that the cache lacks
 """
 
 from __future__ import annotations

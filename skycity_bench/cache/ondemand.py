@@ -1,4 +1,4 @@
-"""Any CDN version, on demand (issue 16): before a run, the releases a demo names that the
+"""Any CDN version, on demand: before a run, the releases a demo names that the
 cache lacks are fetched from the npm registry (integrity-checked, exactly as `cache add`),
 so a demo pinning an unseeded three.js is measured like one pinning a seeded release.
 

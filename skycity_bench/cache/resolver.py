@@ -73,7 +73,7 @@ class CacheResolver:
         self.store = store or LibraryCache()
         self.network = network
         self.served: list[dict] = []
-        # issue 16: releases fetched for this run (marked in `served`), and for names the
+        # releases fetched for this run (marked in `served`), and for names the
         # registry could not provide, the one line their blocked request gets (ondemand.py)
         self.fetched: set[tuple[str, str]] = ondemand.fetched() if ondemand else set()
         self.failures: dict[tuple[str, str], str] = ondemand.failures() if ondemand else {}

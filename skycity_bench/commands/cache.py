@@ -1,4 +1,4 @@
-"""`skycity-bench cache …`: the pinned offline library cache (issue 5).
+"""`skycity-bench cache …`: the pinned offline library cache.
 
 cache add PKG@VER [PKG@VER …]   fetch from the npm registry, verify, store
 cache list                      what is cached
@@ -6,7 +6,7 @@ cache remove PKG@VER            forget a release (and the files only it used)
 cache seed FILE                 add every PKG@VER listed in FILE (the set-up uses it)
 cache verify                    re-hash every cached file
 cache prefetch PATH [PATH …]    add every release the demos (files, folders, globs) name
-                                that the cache lacks (issue 16; batches do it while planning)
+                                that the cache lacks (batches do it while planning)
 """
 
 from __future__ import annotations

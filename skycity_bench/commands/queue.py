@@ -1,4 +1,4 @@
-"""`skycity-bench queue add|status`: the multi-machine queue (issue 19, skycity_bench/queue/).
+"""`skycity-bench queue add|status`: the multi-machine queue (skycity_bench/queue/).
 A PostgreSQL database holds the jobs (procrastinate), the frozen candidates, the results and
 the reviews; `worker` runs on each reference machine."""
 

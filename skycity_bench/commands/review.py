@@ -1,7 +1,7 @@
 """`skycity-bench review`: serve the reviewers' web app (and its JSON API, /docs);
 `skycity-bench review admin create NAME`: the store's admin and a one-time sign-in link.
 
-Accounts (issue 20): the operator creates the admin here; the admin invites reviewers from
+Accounts: the operator creates the admin here; the admin invites reviewers from
 the app's Team page (/team) or POST /api/admin/invitations. Serving beyond loopback with no
 admin in the store is refused: nobody could sign in and run the team, and the operator has
 most likely forgotten a step."""
@@ -91,7 +91,7 @@ def register(app: typer.Typer) -> None:
         hosts = allowed_hosts(host, allow_host)
         c.print(f"answering Host: {', '.join(hosts)} (others get 400)", highlight=False)
         web = create_app(store, hosts=hosts)
-        if store.postgres:  # the multi-machine queue's progress beside the reviews (issue 19)
+        if store.postgres:  # the multi-machine queue's progress beside the reviews
             from skycity_bench.queue.progress_page import install
 
             install(web, store)

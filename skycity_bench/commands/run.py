@@ -123,7 +123,7 @@ def register(app: typer.Typer) -> None:
             if _is_batch(demos, repeat):
                 raise UserError("--overlap: a single-demo run only (a batch's workers run one browser each)")
             split = plan_split(sc.overlap, force=overlap == "pinned-force")  # no spare cores: one line, exit 2
-        if no_fetch:  # read by cache/ondemand.py here and in batch workers (issue 16)
+        if no_fetch:  # read by cache/ondemand.py here and in batch workers
             os.environ["SKYCITY_NO_FETCH"] = "1"
         for name in probe or []:
             registry.get(name)  # unknown name: one line listing the known ones

@@ -33,7 +33,7 @@ class DemoHang(ProbeError):
 
 class DemoSlow(ProbeError):
     """The demo kept rendering frames, but too slowly for the budget sized from its measured
-    frame cost (issue 16: slow, not hung)."""
+    frame cost (slow, not hung)."""
 
 
 class DemoCrash(ProbeError):

@@ -149,7 +149,7 @@ def _clock(s: float) -> str:
 
 
 class RunProgress(Progress):
-    """One display for the whole run (issue 18 part 4): a line for the run (probes done of
+    """One display for the whole run: a line for the run (probes done of
     all, which are running, elapsed and estimated remaining) and one line per running probe
     (its phase, that is the task it has open, and that task's own progress).
 

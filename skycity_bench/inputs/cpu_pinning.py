@@ -1,4 +1,4 @@
-"""`run --overlap pinned` (issue 18 part 3): on a machine with spare cores, the fake-clock
+"""`run --overlap pinned`: on a machine with spare cores, the fake-clock
 probes run DURING the real-time pacing run instead of after it, on other cores.
 
 The pacing browser (the run's first Chromium: every process and thread of its tree, the

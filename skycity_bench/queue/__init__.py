@@ -1,4 +1,4 @@
-"""Many reference machines, one benchmark (issue 19): a PostgreSQL-backed job queue
+"""Many reference machines, one benchmark: a PostgreSQL-backed job queue
 (procrastinate) beside the review store in the same database.
 
     plan.py     `queue add`: candidates' bytes frozen in the database, one job per run

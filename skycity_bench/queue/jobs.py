@@ -1,4 +1,4 @@
-"""The queue's engine: procrastinate (issue 19), a PostgreSQL-backed task queue. Its jobs,
+"""The queue's engine: procrastinate, a PostgreSQL-backed task queue. Its jobs,
 locks, worker heartbeats and retries live in the same database as the review store, so
 several reference machines need one PostgreSQL and nothing else.
 
@@ -25,7 +25,7 @@ class HandBack(Exception):
 
 
 def conninfo(db: Database) -> str:
-    """libpq's URL for psycopg (SQLAlchemy's carries the driver name)."""
+    """Libpq's URL for psycopg (SQLAlchemy's carries the driver name)."""
     return db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
 
@@ -47,7 +47,7 @@ def make_app(db: Database) -> procrastinate.App:
 
 
 def ensure_schema(db: Database) -> None:
-    """procrastinate's tables, applied once (under an advisory lock, so two machines starting
+    """Procrastinate's tables, applied once (under an advisory lock, so two machines starting
     at once do not both try)."""
     with db.engine.connect() as con:
         with con.begin():

@@ -1,4 +1,4 @@
-"""The queue's progress in the review app (issue 19): `/progress` (a page that refreshes
+"""The queue's progress in the review app: `/progress` (a page that refreshes
 itself) and `/api/queue/status` (JSON), the same figures as `queue status`. Mounted by
 `skycity-bench review` when the store is a PostgreSQL database (install below). Blind like
 the rest of the app: candidates by anonymous id, machines by worker name, no labels."""

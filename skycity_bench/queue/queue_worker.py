@@ -4,7 +4,7 @@ batch's worker process (skycity_bench/running/run_worker.py → runner.execute) 
 bytes, then stores report.json and every evidence file in the database (chunked) or under
 --artifacts DIR, with the machine's environment fingerprint.
 
-Faults (issue 19):
+Faults:
 - A worker killed mid-run (kill -9, power loss): procrastinate's heartbeats stop; every
   other worker looks for stalled jobs every `stalled_after_s / 3` s and puts a job whose
   worker has been silent for `stalled_after_s` back in the queue (retry_job). The bound:

@@ -1,4 +1,4 @@
-"""`run --overlap pinned` (issue 18 part 3; pinning.py does the pinning): the fake-clock
+"""`run --overlap pinned` (pinning.py does the pinning): the fake-clock
 probes on other browsers DURING the real-time probes, pinned to other cores, with the
 perturbation they cause measured around it (scorers/overlap.py judges it) and the real-time
 probes run again alone when it is too large."""
@@ -36,112 +36,139 @@ async def run_overlapped(
     progress: Progress,
     weight,
 ) -> None:
-    """`run --overlap pinned` (issue 18 part 3; pinning.py): the fake-clock probes on the
-    `side` browsers DURING the real-time probes on `handle`, pinned apart. Around it a blank
-    page's rAF on the pinned pacing browser alone (before the probes start) and beside them;
-    scorers/overlap.py judges the change, and when it is too large the terminal and the
-    report say so and the real-time probes run again alone once the others are done. The
-    report's environment.overlap keeps the CPUs, what the kernel said of every thread's
-    mask, the timeline, the perturbation figures, and the pacing figures of both passes."""
+    """`run --overlap pinned` (inputs/cpu_pinning.py): the fake-clock probes on the `side`
+    browsers DURING the real-time probes on `handle`, pinned apart. Around it a blank page's
+    rAF on the pinned pacing browser alone (before the probes start) and beside them;
+    judging/scorers/overlap.py judges the change, and when it is too large the terminal and
+    the report say so and the real-time probes run again alone once the others are done. The
+    report's environment.overlap keeps the CPUs, what the kernel said of every thread's mask,
+    the timeline, the perturbation figures, and the pacing figures of both passes."""
     from skycity_bench.inputs import cpu_pinning as pinning
-    from skycity_bench.judging.scorers.overlap import perturbation
 
-    o = scenario.overlap
     try:
-        split = pinning.plan_split(o, force=profile.overlap == "pinned-force")
+        split = pinning.plan_split(scenario.overlap, force=profile.overlap == "pinned-force")
         pacing_pid = await pinning.browser_pid(handle)
     except Exception as e:  # `run` refuses the first before a browser starts; a Chromium that names no pid
         raise NoOverlap(
             str(e).removeprefix(f"--overlap {profile.overlap}: ").removeprefix("--overlap pinned: ")
         ) from None
-    long_ms, res = long_frame_ms(profile, scenario)
-    rec: dict = {"mode": profile.overlap, "used": True, **split.to_json(), "side_browsers": len(side)}
-    report.environment["overlap"] = rec
+    run = _Overlap(report, scenario, profile, realtime, handle, side, one, progress, weight)
+    run.rec.update({**split.to_json(), "side_browsers": len(side)})
     # a fake-clock probe reading a real-time one's evidence waits for it (none does today)
     made = {n for s in realtime for n in (s.name, *s.produces)}
     now = [s for s in rest if not set(s.after) & made]
     later = [s for s in rest if s not in now]
     pinner = pinning.Pinner(split, pacing_pid)
-    rec["pacing_browser_pid"] = pinner.pacing_pid
+    run.rec["pacing_browser_pid"] = pinner.pacing_pid
     progress.log(
         f"overlap: the fake-clock probes run beside the real-time ones; the pacing browser on CPU "
         f"{pinning.cpu_ranges(split.pacing)}, everything else on CPU {pinning.cpu_ranges(split.others)}"
         + (" (forced: too few cores for a fair split)" if split.forced else "")
     )
-    t0 = time.monotonic()
-    timeline: dict[str, list] = {}
+    alone, beside, side_task = await run.pinned_pass(pinner, now)
+    run.rec["real_time_ended_s"] = run.elapsed()
+    await side_task
+    await run.judge(alone, beside)
+    if later:
+        await run_side_by_side(later, [handle], one, weight=weight)
 
-    async def timed(spec: ProbeSpec, h) -> None:
-        start = round(time.monotonic() - t0, 2)
+
+class _Overlap:
+    """One overlapped run: its record (report.environment.overlap), its timeline, and the
+    blank-page measurements around the real-time probes."""
+
+    def __init__(self, report, scenario, profile, realtime, handle, side, one, progress, weight) -> None:
+        self.report, self.scenario, self.realtime, self.handle = report, scenario, realtime, handle
+        self.side, self.one, self.progress, self.weight = side, one, progress, weight
+        self.o = scenario.overlap
+        self.long_ms, self.res = long_frame_ms(profile, scenario)
+        self.rec: dict = {"mode": profile.overlap, "used": True}
+        report.environment["overlap"] = self.rec
+        self.t0 = time.monotonic()
+        self.timeline: dict[str, list] = {}
+
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self.t0, 2)
+
+    async def timed(self, spec: ProbeSpec, h) -> None:
+        start = self.elapsed()
         try:
-            await one(spec, h)
+            await self.one(spec, h)
         finally:
-            timeline[spec.name] = [start, round(time.monotonic() - t0, 2)]
+            self.timeline[spec.name] = [start, self.elapsed()]
 
-    async def blank(what: str) -> dict:
-        start = round(time.monotonic() - t0, 2)
-        row = progress.task(f"overlap: a blank page on the pacing cores, {what}", o.calibration_s)
+    async def blank(self, what: str) -> dict:
+        start = self.elapsed()
+        row = self.progress.task(f"overlap: a blank page on the pacing cores, {what}", self.o.calibration_s)
+        long_ms = self.long_ms + self.res if self.long_ms else None
         try:
-            return await calibrate(handle, scenario, o.calibration_s, long_frame_ms=long_ms + res if long_ms else None)
+            return await calibrate(self.handle, self.scenario, self.o.calibration_s, long_frame_ms=long_ms)
         except Exception as e:  # a wedged browser: unmeasured, which the judgement counts
             return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
         finally:
             row.close()
-            timeline[f"blank page {what}"] = [start, round(time.monotonic() - t0, 2)]
+            self.timeline[f"blank page {what}"] = [start, self.elapsed()]
 
-    side_task = None
-    pinner.apply()
-    keeper = asyncio.ensure_future(pinner.keep(o.repin_every_s, handle))
-    try:
-        alone = await blank("alone")
-        side_task = asyncio.ensure_future(run_side_by_side(now, side, timed, weight=weight))
-        beside = {"before the real-time probes": await blank("beside the probes, before")}
-        for spec in realtime:
-            await timed(spec, handle)
-        if not side_task.done():
-            beside["after the real-time probes"] = await blank("beside the probes, after")
+    async def pinned_pass(self, pinner, now: list):
+        """The blank page alone, then the side probes started and the real-time probes run
+        beside them, with the blank page beside them before and after; cores pinned apart
+        throughout and given back at the end. Returns (alone, beside, the side task)."""
+        side_task = None
         pinner.apply()
-        rec["affinity"], rec["pacing_browser_pid"] = pinner.read_back(), pinner.pacing_pid
-    except BaseException:
-        if side_task is not None:
-            side_task.cancel()
-            await asyncio.gather(side_task, return_exceptions=True)
-        raise
-    finally:
-        keeper.cancel()
-        await asyncio.gather(keeper, return_exceptions=True)
-        pinner.restore()  # the probes still running get every core back
-        rec["pinning"] = pinner.counts()
-    rec["real_time_ended_s"] = round(time.monotonic() - t0, 2)
-    await side_task
-    rec["timeline"] = timeline
-    p = perturbation(alone, beside, scenario.scorer_settings("overlap"))
-    rec["perturbation"] = p
-    rec["overlapped_pass"] = pacing_figures(report, realtime, long_ms, res)
-    if p["too_perturbed"]:
+        keeper = asyncio.ensure_future(pinner.keep(self.o.repin_every_s, self.handle))
+        try:
+            alone = await self.blank("alone")
+            side_task = asyncio.ensure_future(run_side_by_side(now, self.side, self.timed, weight=self.weight))
+            beside = {"before the real-time probes": await self.blank("beside the probes, before")}
+            for spec in self.realtime:
+                await self.timed(spec, self.handle)
+            if not side_task.done():
+                beside["after the real-time probes"] = await self.blank("beside the probes, after")
+            pinner.apply()
+            self.rec["affinity"], self.rec["pacing_browser_pid"] = pinner.read_back(), pinner.pacing_pid
+        except BaseException:
+            if side_task is not None:
+                side_task.cancel()
+                await asyncio.gather(side_task, return_exceptions=True)
+            raise
+        finally:
+            keeper.cancel()
+            await asyncio.gather(keeper, return_exceptions=True)
+            pinner.restore()  # the probes still running get every core back
+            self.rec["pinning"] = pinner.counts()
+        return alone, beside, side_task
+
+    async def judge(self, alone: dict, beside: dict) -> None:
+        """The perturbation of the pacing cores; too much: the real-time probes again, alone."""
+        from skycity_bench.judging.scorers.overlap import perturbation
+
+        rec, progress = self.rec, self.progress
+        rec["timeline"] = self.timeline
+        p = perturbation(alone, beside, self.scenario.scorer_settings("overlap"))
+        rec["perturbation"] = p
+        rec["overlapped_pass"] = pacing_figures(self.report, self.realtime, self.long_ms, self.res)
+        rec["rerun_alone"] = bool(p["too_perturbed"])
+        if not p["too_perturbed"]:
+            progress.log(
+                f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
+                f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
+                f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)"
+            )
+            return
         why = (
             f"overlap: the probes beside the real-time run disturbed the pacing cores ({'; '.join(p['too_perturbed'])})"
         )
-        report.warnings.append(
+        self.report.warnings.append(
             f"{why}: the real-time probes ran again alone (environment.overlap keeps both passes' figures)"
         )
         progress.log(f"[yellow]{why}: running the real-time probes again alone[/]")
-        for h in side:  # alone: no browser beside it, not even an idle one
+        for h in self.side:  # alone: no browser beside it, not even an idle one
             await h.kill()
-        for spec in realtime:
-            start = round(time.monotonic() - t0, 2)
-            await one(spec, handle)
-            timeline[f"{spec.name} (alone)"] = [start, round(time.monotonic() - t0, 2)]
-        rec["solo_pass"] = pacing_figures(report, realtime, long_ms, res)
-    else:
-        progress.log(
-            f"overlap: the pacing cores' blank page beside the probes: P95 {_pct(p['p95_change'])}, "
-            f"long-frame share {_pct(p['long_frame_share_change'], points=True)} against alone "
-            f"(limits ±{p['max_p95_change']:.0%}, ±{p['max_long_frame_share_change'] * 100:g} points)"
-        )
-    rec["rerun_alone"] = bool(p["too_perturbed"])
-    if later:
-        await run_side_by_side(later, [handle], one, weight=weight)
+        for spec in self.realtime:
+            start = self.elapsed()
+            await self.one(spec, self.handle)
+            self.timeline[f"{spec.name} (alone)"] = [start, self.elapsed()]
+        rec["solo_pass"] = pacing_figures(self.report, self.realtime, self.long_ms, self.res)
 
 
 def _pct(v, points: bool = False) -> str:

@@ -69,14 +69,14 @@ def extra_resolvers(network: str, ondemand=None) -> list:
     """Request resolvers (answer a demo's request instead of a network error). The offline
     library cache plugs in here when present."""
     try:
-        from skycity_bench.cache import resolvers  # issue 5
+        from skycity_bench.cache import resolvers
     except ImportError:
         return []
     return resolvers(network, ondemand)
 
 
 def _fetch_named(demo, progress: Progress):
-    """issue 16: fetch the CDN releases the demo names that the cache lacks, before the
+    """Fetch the CDN releases the demo names that the cache lacks, before the
     browser starts (cache/ondemand.py; off with --no-fetch). Never stops the run."""
     try:
         from skycity_bench.cache.ondemand import OnDemand
@@ -98,7 +98,7 @@ def _fetch_named(demo, progress: Progress):
 
 
 def _note_fetches(report: Report, handle, ondemand) -> None:
-    """issue 16: which releases were fetched for this run (or could not be), in the network
+    """Which releases were fetched for this run (or could not be), in the network
     data and the warnings; run-time misses are fetched after the run for the next one."""
     if ondemand is None:
         return
@@ -235,122 +235,144 @@ async def _run(
     from playwright.async_api import async_playwright
 
     network = profile.network
-
     ondemand = _fetch_named(demo, progress)
     with DemoServer(demo.html) as server:
         demo.url = server.url
         async with async_playwright() as pw:
             handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network, ondemand))
-            # issue 16: the run's wall budget and every page's measured frame cost
+            # the run's wall budget and every page's measured frame cost
             handle.budget = RunBudget(scenario.timeouts)
             await handle.start()
             try:
-                path, source = find_chromium()
-                cal = await calibrate(handle, scenario) if profile.calibrate else _not_calibrated(scenario)
-                webgl = await environment.webgl_info(handle)
-                report.environment = environment.build(handle.version, path, webgl, scenario, cal)
-                report.environment["browser_source"] = source
-                report.environment["network"] = network
-                report.environment["jobs"] = profile.jobs
-                if profile.calibrate and not cal["within_tolerance"]:
-                    report.warnings.append(
-                        f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
-                        f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable"
-                    )
+                await _describe_environment(report, handle, scenario, profile)
                 # one display for the whole run where a person watches (progress.RunProgress)
                 view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
-
-                async def one(spec: ProbeSpec, h) -> None:
-                    p = view.probe(spec.name) if view is not None else progress
-                    try:
-                        rec = await _run_probe(
-                            spec,
-                            demo,
-                            scenario,
-                            out_dir,
-                            h,
-                            report,
-                            p,
-                            dog,
-                            wanted=review_material_wanted(spec, scenario, report, profile),
-                            readers=readers_of(spec, specs),
-                        )
-                    finally:
-                        if view is not None:
-                            p.finish()
-                    for r in _records_of_pass(spec, rec):
-                        report.probes[r.name] = r
-
-                # Real time first and alone (a browser beside it would disturb what it
-                # measures), in run order; then the fake-clock probes, side by side on
-                # `jobs` browsers, each after the probes whose evidence it reads. Or, with
-                # `run --overlap pinned`, the fake-clock probes during the real-time ones on
-                # cores of their own (overlap_pass.py).
-                realtime = [s for s in specs if s.realtime]
-                rest = [s for s in specs if not s.realtime]
-                weight = lambda s: float(s.budget(scenario))  # noqa: E731
-                extra: list = []
+                one = _ProbeRunner(report, demo, scenario, profile, specs, out_dir, progress, dog, view)
                 try:
-                    if profile.overlap != "off" and realtime and rest:
-                        extra = await more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
-                    why = None
-                    if extra:
-                        try:
-                            await run_overlapped(
-                                report, scenario, profile, realtime, rest, handle, extra, one, progress, weight
-                            )
-                        except NoOverlap as e:  # nothing ran yet: the default order instead
-                            why = str(e)
-                            report.warnings.append(
-                                f"--overlap {profile.overlap}: {why}; the real-time probes ran "
-                                "alone first, as without it"
-                            )
-                            progress.log(f"[yellow]{report.warnings[-1]}[/]")
-                    elif profile.overlap != "off":
-                        why = (
-                            "no real-time probe in this run"
-                            if not realtime
-                            else "no fake-clock probe in this run"
-                            if not rest
-                            else "no second browser could be started"
-                        )
-                    if not extra or why:
-                        if profile.overlap != "off":
-                            report.environment["overlap"] = {"mode": profile.overlap, "used": False, "why": why}
-                        for spec in realtime:
-                            await one(spec, handle)
-                        want = min(profile.jobs, len(rest)) - 1
-                        while len(extra) > max(0, want):
-                            await extra.pop().kill()
-                        extra += await more_browsers(pw, handle, want - len(extra))
-                        await run_side_by_side(rest, [handle, *extra], one, weight=weight)
+                    await _run_in_order(pw, report, scenario, profile, specs, handle, one, progress)
                 finally:
                     if view is not None:
                         view.close()
-                    for h in extra:
-                        await h.kill()
                     # the report lists the probes in run order, however they finished
                     order = [n for s in specs for n in (s.name, *s.produces)]
                     report.probes = {**{n: report.probes[n] for n in order if n in report.probes}, **report.probes}
             finally:
-                # The network log is evidence like any probe's: scorers (packaging.single_file)
-                # read it as the pseudo-probe "network", and rescore finds it in the report.
-                report.probes["network"] = ProbeRecord(
-                    name="network",
-                    data={
-                        "requests": [r.to_json() for r in handle.requests],
-                        "misses": list(handle.misses),
-                        "mode": network,
-                        "served_from_cache": _served_from_cache(handle),
-                    },
-                )
-                # issue 5: say in the report (and the terminal) which library is missing and how to add it
-                for miss in dict.fromkeys(handle.misses):
-                    report.warnings.append(f"offline library cache: {miss}")
-                _note_fetches(report, handle, ondemand)
-                _page_events(report, handle)
-                _render_cost(report, handle, progress)
+                _close_out(report, handle, network, ondemand, progress)
                 await handle.kill()
+
+
+async def _describe_environment(report: Report, handle, scenario: Scenario, profile: Profile) -> None:
+    """Calibrate the refresh rate (where the profile measures timing) and record the
+    environment every number of the run is read in."""
+    path, source = find_chromium()
+    cal = await calibrate(handle, scenario) if profile.calibrate else _not_calibrated(scenario)
+    webgl = await environment.webgl_info(handle)
+    report.environment = environment.build(handle.version, path, webgl, scenario, cal)
+    report.environment["browser_source"] = source
+    report.environment["network"] = profile.network
+    report.environment["jobs"] = profile.jobs
+    if profile.calibrate and not cal["within_tolerance"]:
+        report.warnings.append(
+            f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
+            f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable"
+        )
+
+
+class _ProbeRunner:
+    """Runs one probe on a given browser and files its records in the report."""
+
+    def __init__(self, report, demo, scenario, profile, specs, out_dir, progress, dog, view) -> None:
+        self.report, self.demo, self.scenario, self.profile = report, demo, scenario, profile
+        self.specs, self.out_dir, self.progress, self.dog, self.view = specs, out_dir, progress, dog, view
+
+    async def __call__(self, spec: ProbeSpec, h) -> None:
+        p = self.view.probe(spec.name) if self.view is not None else self.progress
+        try:
+            rec = await _run_probe(
+                spec,
+                self.demo,
+                self.scenario,
+                self.out_dir,
+                h,
+                self.report,
+                p,
+                self.dog,
+                wanted=review_material_wanted(spec, self.scenario, self.report, self.profile),
+                readers=readers_of(spec, self.specs),
+            )
+        finally:
+            if self.view is not None:
+                p.finish()
+        for r in _records_of_pass(spec, rec):
+            self.report.probes[r.name] = r
+
+
+async def _run_in_order(pw, report, scenario, profile, specs, handle, one, progress) -> None:
+    """Real time first and alone (a browser beside it would disturb what it measures), in
+    run order; then the fake-clock probes, side by side on `jobs` browsers, each after the
+    probes whose evidence it reads. Or, with `run --overlap pinned`, the fake-clock probes
+    during the real-time ones on cores of their own (overlap_pass.py)."""
+    realtime = [s for s in specs if s.realtime]
+    rest = [s for s in specs if not s.realtime]
+    weight = lambda s: float(s.budget(scenario))  # noqa: E731
+    extra: list = []
+    try:
+        why = None
+        if profile.overlap != "off":
+            extra, why = await _try_overlap(
+                pw, report, scenario, profile, realtime, rest, handle, one, progress, weight
+            )
+        if not extra or why:
+            if profile.overlap != "off":
+                report.environment["overlap"] = {"mode": profile.overlap, "used": False, "why": why}
+            for spec in realtime:
+                await one(spec, handle)
+            want = min(profile.jobs, len(rest)) - 1
+            while len(extra) > max(0, want):
+                await extra.pop().kill()
+            extra += await more_browsers(pw, handle, want - len(extra))
+            await run_side_by_side(rest, [handle, *extra], one, weight=weight)
+    finally:
+        for h in extra:
+            await h.kill()
+
+
+async def _try_overlap(pw, report, scenario, profile, realtime, rest, handle, one, progress, weight):
+    """`run --overlap`: the overlapped pass when it can run; else why not (the caller then
+    runs the default order). Returns the extra browsers started and the reason, if any."""
+    if not (realtime and rest):
+        return [], ("no real-time probe in this run" if not realtime else "no fake-clock probe in this run")
+    extra = await more_browsers(pw, handle, max(1, min(profile.jobs, len(rest))))
+    if not extra:
+        return extra, "no second browser could be started"
+    try:
+        await run_overlapped(report, scenario, profile, realtime, rest, handle, extra, one, progress, weight)
+    except NoOverlap as e:  # nothing ran yet: the default order instead
+        report.warnings.append(f"--overlap {profile.overlap}: {e}; the real-time probes ran alone first, as without it")
+        progress.log(f"[yellow]{report.warnings[-1]}[/]")
+        return extra, str(e)
+    return extra, None
+
+
+def _close_out(report: Report, handle, network: str, ondemand, progress: Progress) -> None:
+    """What the run's browser saw, whatever happened to the probes: the network log (the
+    pseudo-probe "network": packaging.single_file reads it, rescore finds it in the
+    report), the missing libraries and fetches, the page events and the render cost."""
+    report.probes["network"] = ProbeRecord(
+        name="network",
+        data={
+            "requests": [r.to_json() for r in handle.requests],
+            "misses": list(handle.misses),
+            "mode": network,
+            "served_from_cache": _served_from_cache(handle),
+        },
+    )
+    # which library is missing and how to add it, in the report and the terminal
+    for miss in dict.fromkeys(handle.misses):
+        report.warnings.append(f"offline library cache: {miss}")
+    _note_fetches(report, handle, ondemand)
+    _page_events(report, handle)
+    _render_cost(report, handle, progress)
 
 
 def _not_calibrated(scenario: Scenario) -> dict:
@@ -367,7 +389,7 @@ def _not_calibrated(scenario: Scenario) -> dict:
 
 def _served_from_cache(handle) -> list[dict]:
     """What the offline library cache served this run (package, version, path, sha256), so
-    two runs are known to have used the same library bytes (issue 5)."""
+    two runs are known to have used the same library bytes."""
     try:
         from skycity_bench.cache import served_from_cache
     except ImportError:
@@ -386,7 +408,7 @@ def _thrown(evs: list) -> ThrownLog:
 def _page_events(report: Report, handle) -> None:
     """What the demo did to the pages the bench opened (dialogs, popups, navigation away,
     renderer crashes), as the pseudo-probe 'page_events' and as warnings: a hostile demo's
-    report says what it did (issue 10)."""
+    report says what it did."""
     evs = getattr(handle, "page_events", [])
     dialogs = [d for e in evs for d in e.dialogs]
     n_dialogs = sum(e.dialog_count for e in evs)
@@ -423,7 +445,7 @@ def _page_events(report: Report, handle) -> None:
 
 
 def _render_cost(report: Report, handle, progress: Progress) -> None:
-    """issue 16: how slow the renderer was (each viewport's measured frame cost, how many
+    """How slow the renderer was (each viewport's measured frame cost, how many
     pages were stepped coarsely, whether the demo's clock kept up), in the report's
     environment, and one warning line (also on the terminal) when it was slow."""
     b = getattr(handle, "budget", None)
@@ -442,7 +464,7 @@ def _render_cost(report: Report, handle, progress: Progress) -> None:
 
 async def _within_budget(coro, budget: float, handle):
     """Await a probe for `budget` seconds, plus the time its pages spent rendering beyond
-    real time (a slow renderer, issue 16: browser/clock_budget.py), never past the run's
+    real time (a slow renderer, browser/clock_budget.py), never past the run's
     budget. Raises asyncio.TimeoutError (its argument says how far it was extended)."""
     b = getattr(handle, "budget", None)
     task = asyncio.ensure_future(coro)
@@ -498,7 +520,7 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
         )
         part = parts.get(name)
         if isinstance(part, ProbeError) and rec.status == "ok":
-            # the pass went on but this part could not be finished (issue 18: a tour its
+            # the pass went on but this part could not be finished (a tour its
             # wall-clock budget stopped keeps the shortened video; the timeline needs the
             # whole tour): its own error and partial data
             r.status, r.error, part = "error", str(part), part.data

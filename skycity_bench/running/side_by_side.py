@@ -1,4 +1,4 @@
-"""Probes side by side (`run --jobs N`, issue 18 part 3): how many browsers a run gets by
+"""Probes side by side (`run --jobs N`): how many browsers a run gets by
 default, starting the extra ones, and handing ready probes to free browsers. The runner
 (runner.py) decides what runs where; this module only schedules."""
 
@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 JOB_MEMORY_MB = 1536
 
 
-# At most this many cores, one browser (issue 18, measured): a single tour pass already keeps
+# At most this many cores, one browser (measured): a single tour pass already keeps
 # two cores busy (the demo's software rendering and Chromium's captures, the encoder and the
 # registration threads beside them). On the 2-core machine (load 4-6 from other work) two tour
 # passes side by side (benchmarks/tour_cost.py, 20 frames each) took 45 s and 36 s against 20 s
@@ -57,7 +57,7 @@ def default_jobs(cpus: Optional[int] = None) -> int:
 
 
 async def more_browsers(pw, handle, n: int) -> list:
-    """n more browsers for probes side by side: the same network policy and library cache,
+    """N more browsers for probes side by side: the same network policy and library cache,
     and the run's one record of requests, page events and render budget (the report's
     network log, page events and render cost cover every browser of the run)."""
     if n <= 0:
