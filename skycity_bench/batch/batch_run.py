@@ -45,10 +45,11 @@ from typing import Any, Optional
 from skycity_bench import __version__
 from skycity_bench.batch.batch_progress import BatchProgress
 from skycity_bench.batch.batch_summary import print_summary, repeat_stats
+from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
 from skycity_bench.inputs.demo_file import candidate_id, load_demo
-from skycity_bench.reporting.run_report import Report, load, write_atomic
+from skycity_bench.reporting.run_report import Report, load
 
 SCHEMA = "skycity-bench/batch@1"
 GLOB_CHARS = set("*?[")
@@ -420,13 +421,7 @@ def _readable_report(d: Path) -> Optional[Report]:
 
 
 def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".tmp-{uuid.uuid4().hex}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    write_atomic(path, data)
 
 
 def _kill_tree(proc: subprocess.Popen, marker: str) -> None:

@@ -17,8 +17,9 @@ from typing import Any
 import jinja2
 
 from skycity_bench.common import blinding
+from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.inputs.rubric import Rubric, find_rubric, load_rubric
-from skycity_bench.reporting.run_report import Report, load, write_atomic
+from skycity_bench.reporting.run_report import Report, load
 
 HERE = Path(__file__).resolve().parent.parent / "review"
 NAME = "report.html"

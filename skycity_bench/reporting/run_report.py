@@ -9,12 +9,12 @@ either whole or absent.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from skycity_bench.common.atomic_write import write_atomic
 
 SCHEMA = "skycity-bench/report@1"
 Status = Literal["pass", "partial", "fail", "untested", "review"]
@@ -130,24 +130,6 @@ class Report(Model):
         got = sum(i.points or 0 for i in self.items.values() if i.points is not None)
         mx = sum(i.max for i in self.items.values() if i.points is not None)
         return got, mx
-
-
-def write_atomic(path: Path, data: dict | str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, indent=2)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def save(report: Report, out_dir: Path) -> Path:
