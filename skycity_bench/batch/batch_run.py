@@ -31,9 +31,7 @@ import glob
 import json
 import os
 import shutil
-import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -47,9 +45,17 @@ from skycity_bench.batch.batch_progress import BatchProgress
 from skycity_bench.batch.batch_summary import print_summary, repeat_stats
 from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
-from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
+from skycity_bench.common.process_tree import kill_marked
 from skycity_bench.inputs.demo_file import candidate_id, load_demo
 from skycity_bench.reporting.run_report import Report, load
+from skycity_bench.running.child_supervisor import (
+    Limits,
+    child_command,
+    child_env,
+    exit_reason,
+    fallback_report,
+    kill_child,
+)
 
 SCHEMA = "skycity-bench/batch@1"
 GLOB_CHARS = set("*?[")
@@ -316,15 +322,15 @@ class Batch:
         self._save()
 
     def _supervise(self, r: dict, spec_path: Path, staging: Path, scratch: Path, prog: BatchProgress) -> Optional[str]:
-        """Run the worker; kill it when it passes the wall-clock budget or its process tree
-        passes the hard memory limit. Returns the reason it was killed, or None."""
-        env = dict(os.environ, TMPDIR=str(scratch), PYTHONUNBUFFERED="1", **{MARKER_ENV: r["marker"]})
-        hard_mb = self.opts.max_memory_mb * 2 + 1024
+        """Run the worker (running/child_supervisor.py); kill it when it passes the wall-clock
+        budget or its process tree passes the hard memory limit. Returns the reason it was
+        killed, or None."""
+        limits = Limits(self.budget_s, self.opts.max_memory_mb, "the batch")
         with open(staging / "worker.log", "wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "skycity_bench.running.run_worker", str(spec_path)],
+                child_command(spec_path),
                 cwd=staging,
-                env=env,
+                env=child_env(scratch, r["marker"]),
                 stdout=subprocess.PIPE,
                 stderr=log,
                 stdin=subprocess.DEVNULL,
@@ -337,48 +343,28 @@ class Batch:
             killed = None
             while proc.poll() is None:
                 time.sleep(0.2)
-                el = time.monotonic() - t0
-                if el > self.budget_s:
-                    killed = f"stopped by the batch: the run passed its wall-clock budget of {self.budget_s:.0f} s"
-                else:
-                    try:
-                        tree_mb = sum(descendants(proc.pid).values()) / 2**20
-                    except OSError:
-                        tree_mb = 0
-                    if tree_mb > hard_mb:
-                        killed = (
-                            f"stopped by the batch: the run's processes used {tree_mb:.0f} MB, over the "
-                            f"hard limit of {hard_mb:.0f} MB"
-                        )
+                killed = limits.broken(proc.pid, t0)
                 if killed:
-                    _kill_tree(proc, r["marker"])
+                    kill_child(proc.pid, r["marker"])
                     break
                 prog.tick()
             proc.wait()
             kill_marked(r["marker"])  # nothing of this run outlives it
             reader.join(2)
-        # 0 and 1 are the run's own verdict (runner.exit_code); anything else is the worker's failure
-        if killed is None and proc.returncode not in (0, 1, None):
-            killed = f"the worker process exited with code {proc.returncode}"
-        return killed
+        return killed or exit_reason(proc.returncode)
 
     def _fallback_report(self, cand: dict, r: dict, staging: Path, reason: str, duration: float) -> Report:
-        """A run that left no report still gets one, built and scored the way every run's
-        is (runner.new_report / finish_report): every probe failed with the reason, every
-        item it measures untested (errors are data)."""
-        from skycity_bench.inputs.rubric import load_rubric
-        from skycity_bench.running.run_worker import profile_of
-        from skycity_bench.running.runner import finish_report, new_report
-
-        rubric = load_rubric(None)
-        demo = load_demo(self.out / cand["input"])
-        rep = new_report(demo, self.scenario, rubric, label=cand["labels"][0], started_at=r["started_at"])
-        rep.duration_s = round(duration, 2)
-        tail = _tail(staging / "worker.log")
-        if tail:
-            rep.warnings.append("worker log (last lines): " + tail)
-        specs = profile_of({"probes": self.opts.probes}).specs()
-        return finish_report(rep, specs, self.scenario, rubric, staging, reason=reason)
+        """A run that left no report still gets one (child_supervisor.fallback_report)."""
+        return fallback_report(
+            self.out / cand["input"],
+            self.scenario,
+            {"probes": self.opts.probes},
+            cand["labels"][0],
+            staging,
+            reason,
+            duration,
+            started_at=r["started_at"],
+        )
 
     # ------------------------------------------------------------- summary
     def _write_summary(self) -> dict:
@@ -422,22 +408,6 @@ def _readable_report(d: Path) -> Optional[Report]:
 
 def _write_bytes_atomic(path: Path, data: bytes) -> None:
     write_atomic(path, data)
-
-
-def _kill_tree(proc: subprocess.Popen, marker: str) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    kill_marked(marker)
-
-
-def _tail(p: Path, n: int = 3) -> str:
-    try:
-        lines = [x for x in p.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
-    except OSError:
-        return ""
-    return " | ".join(x.strip()[:200] for x in lines[-n:])
 
 
 def _outcome(rep: Report) -> dict:

@@ -44,6 +44,7 @@ from skycity_bench.common import environment
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
 from skycity_bench.queue.jobs import TASK, HandBack, ensure_schema, make_app, require_postgres
+from skycity_bench.running.child_supervisor import fallback_report, kill_child
 from skycity_bench.store.review_store import ReviewStore
 
 FINGERPRINT_KEYS = environment.CHECKED + ("refresh_interval_ms", "bench_version", "software_rendering")
@@ -484,11 +485,7 @@ class QueueWorker:
 
 
 async def _kill(proc, marker: str) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    kill_marked(marker)
+    kill_child(proc.pid, marker)
 
 
 def _readable(d: Path):
@@ -498,21 +495,9 @@ def _readable(d: Path):
 
 
 def _fallback_report(demo: Path, claim: dict, spec: dict, scenario, staging: Path, reason: str, duration: float):
-    """A run that left no report still gets one, built and scored the way every run's is
-    (as the local batch does: every probe failed with the reason, its items untested)."""
-    from skycity_bench.batch.batch_run import _tail
-    from skycity_bench.inputs.demo_file import load_demo
-    from skycity_bench.inputs.rubric import load_rubric
-    from skycity_bench.running.run_worker import profile_of
-    from skycity_bench.running.runner import finish_report, new_report
-
-    rubric = load_rubric(None)
-    rep = new_report(load_demo(demo), scenario, rubric, label=claim["labels"][0])
-    rep.duration_s = round(duration, 2)
-    tail = _tail(staging / "worker.log")
-    if tail:
-        rep.warnings.append("worker log (last lines): " + tail)
-    return finish_report(rep, profile_of(spec).specs(), scenario, rubric, staging, reason=reason)
+    """A run that left no report still gets one, as the local batch's do
+    (child_supervisor.fallback_report)."""
+    return fallback_report(demo, scenario, spec, claim["labels"][0], staging, reason, duration)
 
 
 def run_worker(target: str, opts: WorkerOptions, log=print) -> int:
