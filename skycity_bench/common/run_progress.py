@@ -156,17 +156,21 @@ class RunProgress(Progress):
     The run's share done weighs each probe by its budget (ProbeSpec.budget: sized from the
     demo time it plays), and counts a running probe by the furthest share its tasks reached
     (a second phase or a re-run shows on the probe's own line; the run's share never goes
-    back); the estimate of what is left is the elapsed time scaled by that share, or a
-    running phase's own estimate when longer (the weights are rough, a phase's rate is
-    measured), so it is rough at the start and tightens as the run goes."""
+    back). What is left covers the whole run from the first line: every probe not yet started
+    at its budget, each running probe at the rest of its budget or, when longer, its running
+    phase's measured rest (that phase's elapsed time scaled by its share); budgets are scaled by how long the
+    finished probes really took against theirs, so the estimate tightens as the run goes."""
 
-    def __init__(self, inner: Progress, weights: dict[str, float]):
+    def __init__(self, inner: Progress, weights: dict[str, float], clock=time.monotonic):
         self.inner = inner
+        self.clock = clock
         self.weights = {k: max(1e-6, float(v)) for k, v in weights.items()}
         self.share = {k: 0.0 for k in self.weights}
         self.running: set[str] = set()
         self.phase_left: dict[str, float | None] = {}
-        self.started = time.monotonic()
+        self.started = clock()
+        self.began: dict[str, float] = {}  # when each probe started
+        self.took: dict[str, float] = {}  # how long each finished probe took
         self.row = inner.task("run", 1000.0, unit="")
         self._lock = threading.Lock()
         self._update()
@@ -174,38 +178,50 @@ class RunProgress(Progress):
     def _update(self) -> None:
         total = sum(self.weights.values())
         done = sum(self.weights[k] * self.share[k] for k in self.weights) / total
-        elapsed = time.monotonic() - self.started
         n_done = sum(1 for v in self.share.values() if v >= 1.0)
         note = f"{n_done}/{len(self.weights)} probes"
         if self.running:
             note += " · running " + ", ".join(sorted(self.running))
-        left = [elapsed * (1 - done) / done] if done > 0.02 else []
-        # a running phase's own estimate (its elapsed time scaled by its share) when that is
-        # longer: the tour pass's 2000 frames tell more than the budgets' weights
-        left += [v for v in self.phase_left.values() if v is not None]
-        if left:
-            note += f" · about {_clock(max(left))} left"
+        note += f" · about {_clock(self.left_s())} left"
         self.row.update(done * 1000.0, note=note)
+
+    def left_s(self) -> float:
+        """Seconds the rest of the run should take: see the class's docstring."""
+        spent = sum(self.weights[k] for k in self.took)
+        rate = sum(self.took.values()) / spent if spent > 0 else 1.0
+        left = 0.0
+        for k, w in self.weights.items():
+            if k in self.took:
+                continue
+            if k in self.running:
+                # the running phase's measured rest when it says more than the budget's rest
+                # (a later phase of the same probe is in the budget's)
+                own = self.phase_left.get(k)
+                left += max(own or 0.0, w * rate * (1 - self.share[k]))
+            else:
+                left += w * rate
+        return left
 
     def probe(self, name: str) -> Progress:
         """The Progress a probe is given: its tasks become its line's phase and progress."""
         outer = self
         with self._lock:
             self.running.add(name)
+            self.began[name] = self.clock()
             self._update()
         row = self.inner.task(name, 1.0, unit="")
 
         class _Probe(Progress):
             def task(self, description: str, total: float, unit: str = "s") -> Task:
                 row.update(0.0, note=description)
-                opened = time.monotonic()
+                opened = outer.clock()
 
                 class _T(Task):
                     def update(self, completed: float, note: str = "") -> None:
                         f = min(1.0, completed / total) if total else 0.0
                         row.update(f, note=f"{description} · {note}" if note else description)
                         with outer._lock:
-                            took = time.monotonic() - opened
+                            took = outer.clock() - opened
                             outer.phase_left[name] = took * (1 - f) / f if f > 0.02 and took > 5 else None
                             # never back: a probe's second phase (or a re-run of its pass)
                             # shows on its own line; the run's share and estimate hold still
@@ -225,6 +241,7 @@ class RunProgress(Progress):
                 with outer._lock:
                     outer.phase_left.pop(name, None)
                     outer.running.discard(name)
+                    outer.took[name] = outer.clock() - outer.began.get(name, outer.clock())
                     outer.share[name] = 1.0
                     outer._update()
 
