@@ -148,6 +148,9 @@ def _clock(s: float) -> str:
     return f"{m} min {sec:02d} s" if m else f"{sec} s"
 
 
+_PRIOR_S = 60.0
+
+
 class RunProgress(Progress):
     """One display for the whole run: a line for the run (probes done of
     all, which are running, elapsed and estimated remaining) and one line per running probe
@@ -161,14 +164,14 @@ class RunProgress(Progress):
     phase's measured rest (that phase's elapsed time scaled by its share); budgets are scaled by how long the
     finished probes really took against theirs, so the estimate tightens as the run goes."""
 
-    def __init__(self, inner: Progress, weights: dict[str, float], clock=time.monotonic):
+    def __init__(self, inner: Progress, weights: dict[str, float], clock=None):
         self.inner = inner
-        self.clock = clock
+        self.clock = clock or (lambda: time.monotonic())
         self.weights = {k: max(1e-6, float(v)) for k, v in weights.items()}
         self.share = {k: 0.0 for k in self.weights}
         self.running: set[str] = set()
         self.phase_left: dict[str, float | None] = {}
-        self.started = clock()
+        self.started = self.clock()
         self.began: dict[str, float] = {}  # when each probe started
         self.took: dict[str, float] = {}  # how long each finished probe took
         self.row = inner.task("run", 1000.0, unit="")
@@ -187,8 +190,10 @@ class RunProgress(Progress):
 
     def left_s(self) -> float:
         """Seconds the rest of the run should take: see the class's docstring."""
+        # how long the finished probes took against their budgets, shrunk towards 1 by a
+        # minute of budget at par (a probe skipped at once must not zero every estimate)
         spent = sum(self.weights[k] for k in self.took)
-        rate = sum(self.took.values()) / spent if spent > 0 else 1.0
+        rate = (sum(self.took.values()) + _PRIOR_S) / (spent + _PRIOR_S)
         left = 0.0
         for k, w in self.weights.items():
             if k in self.took:

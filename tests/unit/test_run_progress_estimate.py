@@ -37,9 +37,10 @@ def test_the_estimate_scales_by_how_long_finished_probes_took():
     clock = _Clock()
     rp = RunProgress(_Null(), {"a": 100, "b": 100}, clock=clock)
     p = rp.probe("a")
-    clock.t = 200  # twice its budget
+    clock.t = 300  # three times its budget
     p.finish()
-    assert rp.left_s() == 200  # b's budget at the rate a was seen at
+    # b's budget at the rate a was seen at, shrunk towards par by a minute of budget
+    assert rp.left_s() == 100 * (300 + 60) / (100 + 60)
 
 
 def test_a_phase_start_does_not_jump_the_estimate_up():
