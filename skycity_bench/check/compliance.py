@@ -221,54 +221,60 @@ def hook_problems(
     missing = [m for m, real in methods.items() if d.get(real) != "function"]
     if missing:
         out.append(f"missing methods: {', '.join(missing)}")
-    st = calls.get("getState")
-    if st is not None:
-        if not st.ok:
-            out.append(f"getState(): {st.error}")
-        elif not isinstance(st.value, dict):
-            out.append(f"getState() returned {type(st.value).__name__}, not an object")
-        else:
-            for k, types in STATE_KEYS.items():
-                v = st.value.get(k)
-                if isinstance(v, bool) and bool not in types or not isinstance(v, types):
-                    out.append(f"getState().{k} is {v!r}")
-            if isinstance(st.value.get("phase"), int) and st.value["phase"] not in PHASES:
-                out.append(f"getState().phase is {st.value['phase']}, not {PHASES[0]}..{PHASES[-1]}")
-    sh = calls.get("getShops")
-    if sh is not None:
-        from skycity_bench.probes.shops.shop_page import valid_shops
-
-        if not sh.ok:
-            out.append(f"getShops(): {sh.error}")
-        else:
-            shops, probs = valid_shops(sh.value)
-            out += [f"getShops(): {p}" for p in probs[:5]]
-            if len(shops) != expected_shops:
-                out.append(f"getShops() lists {len(shops)} usable shops, not {expected_shops}")
-    obj = calls.get("getDynamicObjects")
-    if obj is not None:
-        if not obj.ok:
-            out.append(f"getDynamicObjects(): {obj.error}")
-        elif not isinstance(obj.value, list):
-            out.append(f"getDynamicObjects() returned {type(obj.value).__name__}, not a list")
-        else:
-            bad = [i for i, o in enumerate(obj.value) if not _object_ok(o)]
-            if bad:
-                out.append(
-                    f"getDynamicObjects(): {len(bad)} of {len(obj.value)} entries lack id/category/x/y/w/h/"
-                    f"visible (first: #{bad[0]})"
-                )
-    ac = calls.get("getActiveCard")
-    if ac is not None:
-        if not ac.ok:
-            out.append(f"getActiveCard(): {ac.error}")
-        elif ac.value is not None and not (
-            isinstance(ac.value, dict)
-            and isinstance(ac.value.get("shopId"), str)
-            and ac.value.get("trigger") in TRIGGERS
-        ):
-            out.append(f"getActiveCard() returned {str(ac.value)[:80]}, expected null or {{shopId, trigger}}")
+    checks = {
+        "getState": _state_problems,
+        "getShops": lambda call: _shops_problems(call, expected_shops),
+        "getDynamicObjects": _objects_problems,
+        "getActiveCard": _card_problems,
+    }
+    for name, check in checks.items():
+        call = calls.get(name)
+        if call is None:
+            continue
+        out += [f"{name}(): {call.error}"] if not call.ok else check(call)
     return out
+
+
+def _state_problems(st) -> list[str]:
+    if not isinstance(st.value, dict):
+        return [f"getState() returned {type(st.value).__name__}, not an object"]
+    out = []
+    for k, types in STATE_KEYS.items():
+        v = st.value.get(k)
+        if isinstance(v, bool) and bool not in types or not isinstance(v, types):
+            out.append(f"getState().{k} is {v!r}")
+    if isinstance(st.value.get("phase"), int) and st.value["phase"] not in PHASES:
+        out.append(f"getState().phase is {st.value['phase']}, not {PHASES[0]}..{PHASES[-1]}")
+    return out
+
+
+def _shops_problems(sh, expected_shops: int) -> list[str]:
+    from skycity_bench.probes.shops.shop_page import valid_shops
+
+    shops, probs = valid_shops(sh.value)
+    out = [f"getShops(): {p}" for p in probs[:5]]
+    if len(shops) != expected_shops:
+        out.append(f"getShops() lists {len(shops)} usable shops, not {expected_shops}")
+    return out
+
+
+def _objects_problems(obj) -> list[str]:
+    if not isinstance(obj.value, list):
+        return [f"getDynamicObjects() returned {type(obj.value).__name__}, not a list"]
+    bad = [i for i, o in enumerate(obj.value) if not _object_ok(o)]
+    if not bad:
+        return []
+    return [
+        f"getDynamicObjects(): {len(bad)} of {len(obj.value)} entries lack id/category/x/y/w/h/visible (first: #{bad[0]})"
+    ]
+
+
+def _card_problems(ac) -> list[str]:
+    if ac.value is None or (
+        isinstance(ac.value, dict) and isinstance(ac.value.get("shopId"), str) and ac.value.get("trigger") in TRIGGERS
+    ):
+        return []
+    return [f"getActiveCard() returned {str(ac.value)[:80]}, expected null or {{shopId, trigger}}"]
 
 
 def _object_ok(o) -> bool:
