@@ -88,8 +88,6 @@ def _files(paths: list[str], refused: list[str]) -> list[Path]:
 
 
 def add(target: str, paths: list[str], *, tag: str = DEFAULT_TAG, repeat: int = 1, options: dict) -> AddResult:
-    from skycity_bench.inputs.demo_file import candidate_id, load_demo
-
     if repeat < 1:
         raise UserError(f"--repeat: expected a whole number >= 1, got {repeat}")
     if not tag or len(tag) > 60 or any(c.isspace() for c in tag):
@@ -107,65 +105,68 @@ def add(target: str, paths: list[str], *, tag: str = DEFAULT_TAG, repeat: int = 
         to_defer: list[int] = []
         with store.db.write() as con:
             for f in files:
-                demo = load_demo(f)
-                cid = candidate_id(demo.sha256)
-                row = con.execute(sa.text("SELECT labels FROM queue_candidates WHERE id = :c"), {"c": cid}).first()
-                if row is None:
-                    con.execute(
-                        sa.text(
-                            "INSERT INTO queue_candidates (id, sha256, html, labels, created_at) "
-                            "VALUES (:c, :s, :h, :l, :t)"
-                        ),
-                        {"c": cid, "s": demo.sha256, "h": demo.html, "l": json.dumps([str(f)]), "t": now()},
-                    )
-                else:
-                    labels = json.loads(row[0])
-                    if str(f) not in labels:
-                        con.execute(
-                            sa.text("UPDATE queue_candidates SET labels = :l WHERE id = :c"),
-                            {"l": json.dumps(labels + [str(f)]), "c": cid},
-                        )
+                cid = _freeze_candidate(con, f)
                 if cid not in res.candidates:
                     res.candidates.append(cid)
             for cid in res.candidates:
                 for k in range(1, repeat + 1):
-                    old = con.execute(
-                        sa.text(
-                            "SELECT id, options, job_id FROM queue_runs WHERE candidate_id = :c "
-                            "AND tag = :t AND repeat_index = :k"
-                        ),
-                        {"c": cid, "t": tag, "k": k},
-                    ).first()
-                    if old is not None:
-                        if old.options != opts:
-                            raise UserError(
-                                f"tag {tag} already holds run {k} of {cid} with other options "
-                                f"(probes, viewport, duration...): use another --tag"
-                            )
-                        res.existing_runs += 1
-                        if old.job_id is None:
-                            to_defer.append(old.id)
-                        continue
-                    rid = con.execute(
-                        sa.text(
-                            "INSERT INTO queue_runs (candidate_id, tag, repeat_index, options, state, created_at, history) "
-                            "VALUES (:c, :t, :k, :o, 'queued', :n, :h) RETURNING id"
-                        ),
-                        {
-                            "c": cid,
-                            "t": tag,
-                            "k": k,
-                            "o": opts,
-                            "n": now(),
-                            "h": json.dumps([{"ev": "queued", "t": now()}]),
-                        },
-                    ).scalar_one()
-                    res.new_runs.append(rid)
-                    to_defer.append(rid)
+                    _plan_run(con, res, to_defer, cid, tag, k, opts)
         _defer(store, app, tag, to_defer)
         return res
     finally:
         store.close()
+
+
+def _freeze_candidate(con, f: Path) -> str:
+    """The candidate's bytes in the queue's table (its labels gain this path); its id."""
+    from skycity_bench.inputs.demo_file import candidate_id, load_demo
+
+    demo = load_demo(f)
+    cid = candidate_id(demo.sha256)
+    row = con.execute(sa.text("SELECT labels FROM queue_candidates WHERE id = :c"), {"c": cid}).first()
+    if row is None:
+        con.execute(
+            sa.text("INSERT INTO queue_candidates (id, sha256, html, labels, created_at) VALUES (:c, :s, :h, :l, :t)"),
+            {"c": cid, "s": demo.sha256, "h": demo.html, "l": json.dumps([str(f)]), "t": now()},
+        )
+    else:
+        labels = json.loads(row[0])
+        if str(f) not in labels:
+            con.execute(
+                sa.text("UPDATE queue_candidates SET labels = :l WHERE id = :c"),
+                {"l": json.dumps(labels + [str(f)]), "c": cid},
+            )
+    return cid
+
+
+def _plan_run(con, res: AddResult, to_defer: list[int], cid: str, tag: str, k: int, opts: str) -> None:
+    """Run k of a candidate under a tag: a new queued run, or the one already there (with
+    the same options; other options under the same tag are refused)."""
+    old = con.execute(
+        sa.text(
+            "SELECT id, options, job_id FROM queue_runs WHERE candidate_id = :c AND tag = :t AND repeat_index = :k"
+        ),
+        {"c": cid, "t": tag, "k": k},
+    ).first()
+    if old is not None:
+        if old.options != opts:
+            raise UserError(
+                f"tag {tag} already holds run {k} of {cid} with other options "
+                f"(probes, viewport, duration...): use another --tag"
+            )
+        res.existing_runs += 1
+        if old.job_id is None:
+            to_defer.append(old.id)
+        return
+    rid = con.execute(
+        sa.text(
+            "INSERT INTO queue_runs (candidate_id, tag, repeat_index, options, state, created_at, history) "
+            "VALUES (:c, :t, :k, :o, 'queued', :n, :h) RETURNING id"
+        ),
+        {"c": cid, "t": tag, "k": k, "o": opts, "n": now(), "h": json.dumps([{"ev": "queued", "t": now()}])},
+    ).scalar_one()
+    res.new_runs.append(rid)
+    to_defer.append(rid)
 
 
 def _defer(store: ReviewStore, app, tag: str, ids: list[int]) -> None:

@@ -30,7 +30,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import time
 import uuid
@@ -42,9 +41,17 @@ import sqlalchemy as sa
 
 from skycity_bench.common import environment
 from skycity_bench.common.errors import UserError
-from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
+from skycity_bench.common.process_tree import kill_marked
 from skycity_bench.queue.jobs import TASK, HandBack, ensure_schema, make_app, require_postgres
-from skycity_bench.running.child_supervisor import fallback_report, kill_child
+from skycity_bench.running.child_supervisor import (
+    Limits,
+    child_command,
+    child_env,
+    exit_reason,
+    fallback_report,
+    kill_child,
+)
+from skycity_bench.running.run_profile import DEFAULT_MAX_MEMORY_MB
 from skycity_bench.store.review_store import ReviewStore
 
 FINGERPRINT_KEYS = environment.CHECKED + ("refresh_interval_ms", "bench_version", "software_rendering")
@@ -302,101 +309,66 @@ class QueueWorker:
         }
 
     async def _execute(self, claim: dict, tmp: Path) -> str:
+        """Run one claimed run in a child process (running/child_supervisor.py) within the
+        same limits as the local batch, and store its result (a fallback report when the
+        child left none)."""
         from skycity_bench.batch.batch_run import default_budget
-        from skycity_bench.inputs.scenario import load_scenario
 
-        opts = claim["options"]
-        demo = tmp / "candidate.html"
-        demo.write_bytes(claim["html"])
-        staging = tmp / "run"
-        (staging / ".tmp").mkdir(parents=True)
-        scratch = tmp / "scratch"
-        scratch.mkdir()
-        scenario_path = None
-        if opts.get("scenario"):  # the --scenario file frozen by `queue add`
-            scenario_path = tmp / "scenario.yaml"
-            scenario_path.write_text(opts["scenario"], encoding="utf-8")
-        spec = {
-            "demo": str(demo),
-            "out_dir": str(staging),
-            "label": claim["labels"][0],
-            "scenario": str(scenario_path) if scenario_path else None,
-            "overrides": opts.get("overrides") or {},
-            "probes": opts.get("probes"),
-            "network": opts.get("network", "offline"),
-            "max_memory_mb": opts.get("max_memory_mb"),
-        }
-        spec_path = staging / ".tmp" / "worker-spec.json"
-        spec_path.write_text(json.dumps(spec), encoding="utf-8")
-        scenario = load_scenario(scenario_path, spec["overrides"])
-        budget = default_budget(scenario, spec["probes"])
+        demo, staging, scratch, spec, spec_path, scenario = _prepare(claim, tmp)
+        limits = Limits(
+            default_budget(scenario, spec["probes"]),
+            float(spec["max_memory_mb"] or DEFAULT_MAX_MEMORY_MB),
+            "the worker",
+        )
         marker = uuid.uuid4().hex
-        env = dict(os.environ, TMPDIR=str(scratch), PYTHONUNBUFFERED="1", **{MARKER_ENV: marker})
         t0 = time.monotonic()
         with open(staging / "worker.log", "wb") as log:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "skycity_bench.running.run_worker",
-                str(spec_path),
+                *child_command(spec_path),
                 cwd=staging,
-                env=env,
+                env=child_env(scratch, marker),
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 stdin=asyncio.subprocess.DEVNULL,
                 start_new_session=True,
                 limit=1 << 22,
             )
-            reader = asyncio.create_task(self._read_progress(proc.stdout, claim["id"]))
-            waiter = asyncio.create_task(proc.wait())
-            handback = asyncio.create_task(self.handback.wait())
-            killed = None
-            # the same limits as the local batch (batch.Batch._supervise): the run's wall-clock
-            # budget, and a hard memory limit on its whole process tree
-            hard_mb = float(spec["max_memory_mb"] or 3072) * 2 + 1024
-            try:
-                while killed is None:
-                    done, _ = await asyncio.wait({waiter, handback}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
-                    if handback in done:
-                        await _kill(proc, marker)
-                        await asyncio.to_thread(self._hand_back, claim)
-                        raise HandBack(f"run {claim['id']} handed back by {self.opts.name}")
-                    if waiter in done:
-                        break
-                    tree_mb = sum(descendants(proc.pid).values()) / 2**20
-                    if time.monotonic() - t0 > budget:
-                        killed = f"stopped by the worker: the run passed its wall-clock budget of {budget:.0f} s"
-                    elif tree_mb > hard_mb:
-                        killed = (
-                            f"stopped by the worker: the run's processes used {tree_mb:.0f} MB, over the "
-                            f"hard limit of {hard_mb:.0f} MB"
-                        )
-                if killed:
-                    await _kill(proc, marker)
-            except asyncio.CancelledError:  # procrastinate aborts the job: nothing of the run outlives it
-                await _kill(proc, marker)
-                raise
-            finally:
-                handback.cancel()
-                await proc.wait()
-                kill_marked(marker)
-                await asyncio.gather(reader, return_exceptions=True)
-        if killed is None and proc.returncode not in (0, 1):
-            killed = f"the worker process exited with code {proc.returncode}"
+            killed = await self._supervise(proc, claim, marker, limits, t0)
+        killed = killed or exit_reason(proc.returncode)
         shutil.rmtree(staging / ".tmp", ignore_errors=True)
-        report = _readable(staging)
-        if report is None:
-            _fallback_report(
-                demo,
-                claim,
-                spec,
-                scenario,
-                staging,
-                killed or "the worker process ended without writing a report",
-                time.monotonic() - t0,
-            )
-        stored = await asyncio.to_thread(self._store_result, claim, staging)
-        return stored
+        if _readable(staging) is None:
+            reason = killed or "the worker process ended without writing a report"
+            _fallback_report(demo, claim, spec, scenario, staging, reason, time.monotonic() - t0)
+        return await asyncio.to_thread(self._store_result, claim, staging)
+
+    async def _supervise(self, proc, claim: dict, marker: str, limits: Limits, t0: float) -> Optional[str]:
+        """Wait for the child, reading its progress; kill it past its limits, on a hand-back
+        (raises HandBack) or when procrastinate aborts the job. Returns why it was killed."""
+        reader = asyncio.create_task(self._read_progress(proc.stdout, claim["id"]))
+        waiter = asyncio.create_task(proc.wait())
+        handback = asyncio.create_task(self.handback.wait())
+        killed = None
+        try:
+            while killed is None:
+                done, _ = await asyncio.wait({waiter, handback}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
+                if handback in done:
+                    await _kill(proc, marker)
+                    await asyncio.to_thread(self._hand_back, claim)
+                    raise HandBack(f"run {claim['id']} handed back by {self.opts.name}")
+                if waiter in done:
+                    break
+                killed = limits.broken(proc.pid, t0)
+            if killed:
+                await _kill(proc, marker)
+        except asyncio.CancelledError:  # procrastinate aborts the job: nothing of the run outlives it
+            await _kill(proc, marker)
+            raise
+        finally:
+            handback.cancel()
+            await proc.wait()
+            kill_marked(marker)
+            await asyncio.gather(reader, return_exceptions=True)
+        return killed
 
     async def _read_progress(self, stream, rid: int) -> None:
         """The run's JSON progress lines (progress.JsonLinesProgress): the current task's
@@ -482,6 +454,37 @@ class QueueWorker:
             f"{' under ' + str(final_dir) if final_dir else ' in the database'}"
         )
         return f"stored as run {res.run_id}"
+
+
+def _prepare(claim: dict, tmp: Path):
+    """The claimed run's files in `tmp`: the candidate, the frozen scenario, the child's spec;
+    returns (demo, staging, scratch, spec, spec_path, scenario)."""
+    from skycity_bench.inputs.scenario import load_scenario
+
+    opts = claim["options"]
+    demo = tmp / "candidate.html"
+    demo.write_bytes(claim["html"])
+    staging = tmp / "run"
+    (staging / ".tmp").mkdir(parents=True)
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    scenario_path = None
+    if opts.get("scenario"):  # the --scenario file frozen by `queue add`
+        scenario_path = tmp / "scenario.yaml"
+        scenario_path.write_text(opts["scenario"], encoding="utf-8")
+    spec = {
+        "demo": str(demo),
+        "out_dir": str(staging),
+        "label": claim["labels"][0],
+        "scenario": str(scenario_path) if scenario_path else None,
+        "overrides": opts.get("overrides") or {},
+        "probes": opts.get("probes"),
+        "network": opts.get("network", "offline"),
+        "max_memory_mb": opts.get("max_memory_mb"),
+    }
+    spec_path = staging / ".tmp" / "worker-spec.json"
+    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    return demo, staging, scratch, spec, spec_path, load_scenario(scenario_path, spec["overrides"])
 
 
 async def _kill(proc, marker: str) -> None:
