@@ -414,7 +414,7 @@ def main() -> None:
         try:
             scenario().probe_settings("density")
         except Exception as e:  # a bad name or value: one line
-            raise SystemExit(f"--set: {e}".splitlines()[0])
+            raise SystemExit(f"--set: {e}".splitlines()[0]) from None
         print(f"density settings tried: {SET}", flush=True)
     want = set(
         args.only

@@ -91,7 +91,7 @@ def main() -> int:
     )
     t_start = time.monotonic()
     rows = []
-    for f, p in zip(fixtures, per):
+    for f, _ in zip(fixtures, per):
         seen: collections.Counter = collections.Counter()
         noisy, late_from, dropped, p95 = 0, collections.Counter(), [], []
         tgt = target_of(f.truth)

@@ -18,7 +18,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,7 +38,6 @@ def main() -> int:
     a = ap.parse_args()
     target = a.stalled_after + a.stalled_after / 3
     srv = start_server()
-    tmp = Path(tempfile.mkdtemp(prefix="skb-bench-"))
     procs = []
     try:
         url = srv.url(srv.new_db())

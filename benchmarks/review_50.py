@@ -52,7 +52,7 @@ from skycity_bench.common import blinding as masking  # noqa: E402
 from skycity_bench.inputs.rubric import load_rubric  # noqa: E402
 from skycity_bench.review import create_app  # noqa: E402
 from skycity_bench.review.auth import API_TOKEN_TTL_S, SESSION_COOKIE, Auth  # noqa: E402
-from skycity_bench.store import accounts
+from skycity_bench.store import accounts  # noqa: E402
 from skycity_bench.store.review_store import ReviewStore  # noqa: E402
 from tests.review_reports import serving  # noqa: E402
 

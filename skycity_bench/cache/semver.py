@@ -71,28 +71,32 @@ def satisfies(version: str, spec: str) -> bool:
             a, b = p[:3], q[:3]
             return {">=": a >= b, "<=": a <= b, ">": a > b, "<": a < b}[op]
     if spec[0] in "^~":
-        kind, rest = spec[0], spec[1:].strip()
-        parts = _partial_bounds(rest)
-        if parts is None:
-            return False
-        lo = tuple(x or 0 for x in parts)
-        if p[:3] < lo:
-            return False
-        major, minor, patch = parts
-        if kind == "~":
-            if minor is None:
-                return p[0] == major
-            return p[0] == major and p[1] == minor
-        # caret: the left-most non-zero part stays fixed
-        if major != 0 or minor is None:
-            return p[0] == major
-        if minor != 0 or patch is None:
-            return p[0] == 0 and p[1] == minor
-        return p[:3] == (0, 0, patch)
+        return _caret_tilde(p, spec[0], spec[1:].strip())
     parts = _partial_bounds(spec)
     if parts is None:
         return False
     return all(want is None or have == want for have, want in zip(p[:3], parts))
+
+
+def _caret_tilde(p: tuple[int, int, int, str], kind: str, rest: str) -> bool:
+    """`^rest` or `~rest`: at least `rest`, below the next version its kind allows."""
+    parts = _partial_bounds(rest)
+    if parts is None:
+        return False
+    lo = tuple(x or 0 for x in parts)
+    if tuple(p[:3]) < lo:
+        return False
+    major, minor, patch = parts
+    if kind == "~":
+        if minor is None:
+            return p[0] == major
+        return p[0] == major and p[1] == minor
+    # caret: the left-most non-zero part stays fixed
+    if major != 0 or minor is None:
+        return p[0] == major
+    if minor != 0 or patch is None:
+        return p[0] == 0 and p[1] == minor
+    return tuple(p[:3]) == (0, 0, patch)
 
 
 def best(versions: list[str], spec: str) -> str | None:

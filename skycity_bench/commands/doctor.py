@@ -50,12 +50,12 @@ def register(app: typer.Typer) -> None:
             c.print(f"browser: {path} ({source})")
         except UserError as e:
             c.print(f"[red]browser: {e}[/]")
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         try:
             info = asyncio.run(_probe_browser())
         except Exception as e:
             c.print(f"[red]browser failed to start: {str(e).splitlines()[0]}[/]")
-            raise typer.Exit(1)
+            raise typer.Exit(1) from None
         c.print(f"version: {info['version']}")
         gl = info["webgl"] or {}
         c.print(f"WebGL renderer: {gl.get('renderer')}")

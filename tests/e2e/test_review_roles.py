@@ -220,7 +220,7 @@ def test_should_let_a_reviewer_see_only_their_own_scores_until_final_and_no_admi
 def test_should_refuse_the_admin_nothing_and_show_everything(world):
     app, boss = world["app"], world["boss"]
     seen, forms = "", 0
-    for method, path, route in _routes(app):
+    for method, path, _route in _routes(app):
         if method != "GET":
             continue  # the admin's writes are checked one by one below
         url = _fill(path, world["params"])
