@@ -368,11 +368,11 @@ class Batch:
 
     # ------------------------------------------------------------- summary
     def _write_summary(self) -> dict:
-        out = {"schema": "skycity-bench/batch-summary@1", "updated_at": _now(), "candidates": []}
+        out: dict[str, Any] = {"schema": "skycity-bench/batch-summary@1", "updated_at": _now(), "candidates": []}
         for cid, c in self.manifest["candidates"].items():
             runs = [r for r in self.manifest["runs"] if r["candidate"] == cid]
-            reports = [(r, _readable_report(self.out / r["dir"])) for r in runs if r["state"] == "done"]
-            reports = [(r, rep) for r, rep in reports if rep is not None]
+            read = [(r, _readable_report(self.out / r["dir"])) for r in runs if r["state"] == "done"]
+            reports = [(r, rep) for r, rep in read if rep is not None]
             entry: dict[str, Any] = {
                 "id": cid,
                 "labels": c["labels"],

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from skycity_bench.browser.clock_budget import ClockLog
+from skycity_bench.browser.clock_budget import ClockLog, RunBudget
 from skycity_bench.browser.cpu_wait import WaitClock
 from skycity_bench.browser.hook import Hook
 from skycity_bench.browser.launch import launch
@@ -82,6 +82,7 @@ class BrowserHandle:
         self.requests: list = []  # every external request of every page of this run
         self.misses: list[str] = []
         self.page_events: list[PageEvents] = []  # every DemoPage's events, for the report
+        self.budget: RunBudget | None = None  # the run's wall budget (the runner sets it)
         self.user_agent: UserAgent | None = None  # what this browser says it is (start())
         self._ua_tries = 0
 

@@ -180,7 +180,10 @@ def resolve(doc: dict, name: str, spec: str) -> str:
     if spec in tags:
         return tags[spec]
     if not spec:
-        return tags.get("latest") or semver.best(versions, "")
+        found = tags.get("latest") or semver.best(versions, "")
+        if found is None:
+            raise NotOnRegistry(f"no release of {name} on the npm registry")
+        return str(found)
     if spec in doc["versions"]:
         return spec
     v = semver.best(versions, spec)
@@ -195,12 +198,12 @@ def add(store: LibraryCache, text: str, *, force: bool = False, timeout: float =
     bounds the registry's first answer (the package document); the tarball gets the usual
     limit, since a reachable registry is then known."""
     name, spec = split_spec(text)
-    if semver.is_exact(spec) and store.has(name, spec) and not force:
-        return store.get(name, spec), False
+    if semver.is_exact(spec) and not force and (have := store.get(name, spec)) is not None:
+        return have, False
     doc = packument(name, timeout)
     version = resolve(doc, name, spec)
-    if store.has(name, version) and not force:
-        return store.get(name, version), False
+    if not force and (have := store.get(name, version)) is not None:
+        return have, False
     meta = doc["versions"][version]
     dist = meta.get("dist", {})
     url = dist.get("tarball")

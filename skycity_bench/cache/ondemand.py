@@ -35,7 +35,7 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 from skycity_bench.cache import cdn, npm
 from skycity_bench.cache.package_store import CacheError, LibraryCache
@@ -150,7 +150,7 @@ class OnDemand:
         return out
 
     def _fetch_one(self, n: Named, when: str) -> dict:
-        rec = {"package": n.package, "spec": n.spec, "when": when, "urls": n.urls[:5]}
+        rec: dict[str, Any] = {"package": n.package, "spec": n.spec, "when": when, "urls": n.urls[:5]}
         if self._unreachable:
             rec.update(outcome="unreachable", detail=f"not tried: {self._unreachable}")
         elif self.max_fetches is not None and self._tries >= self.max_fetches:

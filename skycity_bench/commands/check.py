@@ -50,7 +50,7 @@ def junit_xml(result: dict) -> str:
             ET.SubElement(tc, "failure", message=c.reason[:500]).text = c.reason
         elif c.status == "skip":
             ET.SubElement(tc, "skipped", message=c.reason[:500])
-    return ET.tostring(ET.ElementTree(suite).getroot(), encoding="unicode", xml_declaration=True)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -68,7 +68,7 @@ def build(browser_version: str, browser_path: str, webgl: dict, scenario, calibr
         "browser_path": browser_path,
         "webgl_renderer": renderer,
         "webgl_vendor": (webgl or {}).get("vendor"),
-        "software_rendering": bool(renderer) and any(m in renderer.lower() for m in SOFTWARE_MARKERS),
+        "software_rendering": bool(renderer) and any(m in str(renderer).lower() for m in SOFTWARE_MARKERS),
         "viewport": f"{scenario.viewport.width}x{scenario.viewport.height}",
         "device_scale_factor": scenario.viewport.device_scale_factor,
         "refresh_interval_ms": (calibration or {}).get("refresh_interval_ms"),

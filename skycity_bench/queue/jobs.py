@@ -55,4 +55,6 @@ def ensure_schema(db: Database) -> None:
             if con.execute(sa.text("SELECT to_regclass('procrastinate_jobs')")).scalar() is not None:
                 return
             # psycopg's own execute: with no parameters it reads no placeholders in the SQL
-            con.connection.driver_connection.execute(procrastinate.schema.SchemaManager.get_schema())
+            driver = con.connection.driver_connection
+            assert driver is not None  # a live connection inside the transaction
+            driver.execute(procrastinate.schema.SchemaManager.get_schema())

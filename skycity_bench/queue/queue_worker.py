@@ -35,7 +35,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import sqlalchemy as sa
 
@@ -101,10 +101,12 @@ class QueueWorker:
             pass_context=True,
             retry=procrastinate.RetryStrategy(max_attempts=100_000, retry_exceptions={HandBack}),
         )(self._job)
+        # no `queues`: every queue (procrastinate's default), else the tag's own
+        queues: dict[str, Any] = {"queues": [self.opts.tag]} if self.opts.tag else {}
         async with self.app.open_async():
             worker = asyncio.create_task(
                 self.app.run_worker_async(
-                    queues=[self.opts.tag] if self.opts.tag else None,
+                    **queues,
                     name=self.opts.name,
                     concurrency=1,
                     install_signal_handlers=False,
@@ -162,8 +164,8 @@ class QueueWorker:
         q = "SELECT COUNT(*) FROM queue_runs WHERE state IN ('queued', 'running')"
         with self.store.db.read() as con:
             if self.opts.tag:
-                return con.execute(sa.text(q + " AND tag = :t"), {"t": self.opts.tag}).scalar()
-            return con.execute(sa.text(q)).scalar()
+                return int(con.execute(sa.text(q + " AND tag = :t"), {"t": self.opts.tag}).scalar_one())
+            return int(con.execute(sa.text(q)).scalar_one())
 
     # ------------------------------------------------------------------ stalled jobs
     async def _rescue_loop(self) -> None:
@@ -181,7 +183,9 @@ class QueueWorker:
             seconds_since_heartbeat=self.opts.stalled_after_s, task_name=TASK
         )
         for job in stalled:
-            if job.id == self.current_job:  # this worker's own run is alive, whatever its heartbeat says
+            if (
+                job.id is None or job.id == self.current_job
+            ):  # this worker's own run is alive, whatever its heartbeat says
                 continue
             qr = await asyncio.to_thread(self._run_of_job, job.id)
             if qr is None:
@@ -220,7 +224,9 @@ class QueueWorker:
 
     def _mark_stalled(self, rid: int, deaths: int, why: str, final: bool, error: Optional[str]) -> None:
         with self.store.db.write() as con:
-            hist = json.loads(con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": rid}).scalar())
+            hist = json.loads(
+                con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": rid}).scalar_one()
+            )
             hist.append({"ev": "failed" if final else "stalled", "why": why, "by": self.opts.name, "t": now()})
             con.execute(
                 sa.text(
@@ -395,7 +401,7 @@ class QueueWorker:
     def _hand_back(self, claim: dict) -> None:
         with self.store.db.write() as con:
             hist = json.loads(
-                con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": claim["id"]}).scalar()
+                con.execute(sa.text("SELECT history FROM queue_runs WHERE id = :r"), {"r": claim["id"]}).scalar_one()
             )
             hist.append({"ev": "handed back", "worker": self.opts.name, "t": now()})
             con.execute(

@@ -56,7 +56,9 @@ def status(store: ReviewStore, tag: Optional[str] = None) -> dict[str, Any]:
         done = [r for r in rows_ if r["state"] == "done" and r["finished_at"] and r["started_at"]]
         rate = None
         if done:
-            span = (max(_t(r["finished_at"]) for r in done) - min(_t(r["started_at"]) for r in done)).total_seconds()
+            ends = [x for r in done if (x := _t(r["finished_at"])) is not None]
+            starts = [x for r in done if (x := _t(r["started_at"])) is not None]
+            span = (max(ends) - min(starts)).total_seconds()
             rate = len(done) / span if span > 0 else None
         left = t["counts"]["queued"] + t["counts"]["running"]
         t["throughput_per_h"] = round(rate * 3600, 1) if rate else None

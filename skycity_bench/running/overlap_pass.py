@@ -182,7 +182,7 @@ def long_frame_ms(profile: Profile, scenario: Scenario) -> tuple[float | None, f
     the frame-pacing scorer adds to it; (None, ...) for a rubric without the item."""
     res = scenario.scorer_settings("frame_pacing").clock_resolution_ms
     try:
-        return float(profile.rubric().item("smoothness.frame_pacing").long_frame_ms), res
+        return float(profile.rubric().item("smoothness.frame_pacing").require("long_frame_ms")), res
     except (KeyError, AttributeError, TypeError):
         return None, res
 

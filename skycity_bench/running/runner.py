@@ -194,7 +194,8 @@ async def execute(
     finally:  # also when interrupted: a report is always written
         if dog.kills:  # before scoring: the items read the evidence as recorded
             report.warnings.append(kill_reason(dog.kills))
-            report.memory_watchdog = {"kills": dog.kills, "peak_mb": round(dog.peak_mb)}
+            # an extra field of the report, present only when the watchdog killed something
+            report.memory_watchdog = {"kills": dog.kills, "peak_mb": round(dog.peak_mb)}  # type: ignore[attr-defined]  # an extra field (extra="allow")
         report.environment["profile"] = profile.name
         if profile.items is not None:
             report.environment["profile_items"] = list(profile.items)
