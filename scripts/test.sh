@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit $?
 py=.venv/bin/python
 bin=.venv/bin
+export NO_MKDOCS_2_WARNING=1  # mkdocs-material's banner about MkDocs 2: not a warning of this site
 workers=${SKYCITY_TEST_WORKERS:-$(nproc)}
 fast=0
 if [ "${1:-}" = "--fast" ]; then fast=1; shift; fi
