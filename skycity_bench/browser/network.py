@@ -111,14 +111,6 @@ class NetworkPolicy:
             )
         )
 
-    def external_urls(self) -> list[str]:
-        seen, out = set(), []
-        for r in self.requests:
-            if r.url not in seen:
-                seen.add(r.url)
-                out.append(r.url)
-        return out
-
 
 def _is_loopback(url: str) -> bool:
     from urllib.parse import urlsplit
