@@ -5,12 +5,12 @@ content-addressed copy of the npm releases (`skycity-bench cache add three@0.160
 they render with the network closed and are scored on every item as if the library were
 inline; packaging.single_file still charges the dependency once, from the network record.
 
-    store.py     the content-addressed store on disk ($SKYCITY_CACHE, ~/.cache/skycity-bench)
-    npm.py       registry fetch and integrity check
-    cdn.py       the one table of CDN URL patterns
-    esm.py       entry/exports resolution and bare-import rewriting of ES-module CDNs
-    resolver.py  the request resolver the runner gives the closed network
-    ondemand.py  fetching the releases a demo names that the cache lacks
+    package_store.py  the content-addressed store on disk ($SKYCITY_CACHE, ~/.cache/skycity-bench)
+    npm.py            registry fetch and integrity check
+    cdn.py            the one table of CDN URL patterns
+    esm.py            entry/exports resolution and bare-import rewriting of ES-module CDNs
+    resolver.py       the request resolver the runner gives the closed network
+    ondemand.py       fetching the releases a demo names that the cache lacks
 """
 
 from __future__ import annotations

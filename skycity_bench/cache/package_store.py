@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from skycity_bench.cache.semver import sort_versions, version_key
 from skycity_bench.common.atomic_write import write_atomic
 
 _NAME = re.compile(r"^(?:@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$")
@@ -48,10 +49,6 @@ def valid_name(name: str) -> bool:
 
 def valid_version(version: str) -> bool:
     return bool(_VERSION.match(version or ""))
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    write_atomic(path, data, durable=False)  # blobs are hash-checked: no fsync per file
 
 
 @dataclass
@@ -107,7 +104,7 @@ class LibraryCache:
         sha = hashlib.sha256(data).hexdigest()
         p = self._blob_path(sha)
         if not p.is_file():
-            _write_atomic(p, data)
+            write_atomic(p, data, durable=False)  # hash-checked on every read: no fsync per blob
         return sha
 
     def read_blob(self, sha: str) -> bytes:
@@ -131,9 +128,11 @@ class LibraryCache:
         missing = [p for p, (sha, _) in release.files.items() if not self._blob_path(sha).is_file()]
         if missing:
             raise CacheError(f"{release.spec}: {len(missing)} file(s) not in the blob store, e.g. {missing[0]}")
-        _write_atomic(
+        # the manifest makes the release exist; its blobs are hash-checked, so no fsync
+        write_atomic(
             self._manifest_path(release.name, release.version),
             json.dumps(release.to_json(), indent=1, sort_keys=True).encode(),
+            durable=False,
         )
 
     def get(self, name: str, version: str) -> Optional[Release]:
@@ -153,8 +152,6 @@ class LibraryCache:
 
     def versions(self, name: str) -> list[str]:
         """Cached versions of one package, oldest first (semver order)."""
-        from skycity_bench.cache.semver import sort_versions
-
         d = self.root / "packages" / name
         if not valid_name(name) or not d.is_dir():
             return []
@@ -170,7 +167,7 @@ class LibraryCache:
                 out.append(Release.from_json(json.loads(p.read_text(encoding="utf-8"))))
             except (ValueError, KeyError):
                 continue
-        return sorted(out, key=lambda r: (r.name, _vkey(r.version)))
+        return sorted(out, key=lambda r: (r.name, version_key(r.version)))
 
     def remove(self, name: str, version: str) -> int:
         """Forget a release and delete the blobs no other release uses; returns blobs freed."""
@@ -206,9 +203,3 @@ class LibraryCache:
                 except CacheError as e:
                     problems.append(f"{r.spec}/{path}: {e}")
         return problems
-
-
-def _vkey(v: str):
-    from skycity_bench.cache.semver import version_key
-
-    return version_key(v)

@@ -31,6 +31,8 @@ from skycity_bench.browser.page_errors import ThrownLog
 from skycity_bench.browser.rate_calibration import calibrate
 from skycity_bench.browser.server import DemoServer
 from skycity_bench.browser.session import BrowserHandle
+from skycity_bench.cache import resolvers, served_from_cache
+from skycity_bench.cache.ondemand import OnDemand
 from skycity_bench.common import environment
 from skycity_bench.common.errors import BenchError, DemoCrash, DemoHang, ProbeError
 from skycity_bench.common.run_progress import Progress, RunProgress
@@ -66,22 +68,14 @@ def _now() -> str:
 
 
 def extra_resolvers(network: str, ondemand=None) -> list:
-    """Request resolvers (answer a demo's request instead of a network error). The offline
-    library cache plugs in here when present."""
-    try:
-        from skycity_bench.cache import resolvers
-    except ImportError:
-        return []
+    """Request resolvers (answer a demo's request instead of a network error): the offline
+    library cache's, fresh for this run."""
     return resolvers(network, ondemand)
 
 
 def _fetch_named(demo, progress: Progress):
     """Fetch the CDN releases the demo names that the cache lacks, before the
     browser starts (cache/ondemand.py; off with --no-fetch). Never stops the run."""
-    try:
-        from skycity_bench.cache.ondemand import OnDemand
-    except ImportError:
-        return None
 
     def say(rec: dict) -> None:
         if rec["outcome"] == "fetched":
@@ -391,10 +385,6 @@ def _not_calibrated(scenario: Scenario) -> dict:
 def _served_from_cache(handle) -> list[dict]:
     """What the offline library cache served this run (package, version, path, sha256), so
     two runs are known to have used the same library bytes."""
-    try:
-        from skycity_bench.cache import served_from_cache
-    except ImportError:
-        return []
     return served_from_cache(handle.resolvers)
 
 
