@@ -16,9 +16,9 @@ Why it survives a kill -9 at any moment: a run writes into a staging folder whic
 summary.json are only ever replaced whole (temp file + rename). On restart, a run whose
 final folder holds a readable report.json is done and never run again; anything else is
 cleaned and run again; a worker left over from the killed batch is killed first (it also
-dies with its parent, worker.py). A lock file keeps two batches out of one folder.
+dies with its parent, running/run_worker.py). A lock file keeps two batches out of one folder.
 
-Each run is `runner.execute` with the run profile, in a worker process (worker.py), so a
+Each run is `runner.execute` with the run profile, in a worker process (running/run_worker.py), so a
 batch run and a single `run` of the same demo collect and score alike; the batch's exit code
 is the same rule over all its runs (runner.exit_code).
 """
@@ -47,15 +47,18 @@ from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import kill_marked
 from skycity_bench.inputs.demo_file import candidate_id, load_demo
-from skycity_bench.reporting.run_report import Report, load
+from skycity_bench.reporting.run_report import Report
 from skycity_bench.running.child_supervisor import (
     Limits,
     child_command,
     child_env,
+    default_budget,
     exit_reason,
     fallback_report,
     kill_child,
+    readable_report,
 )
+from skycity_bench.running.runner import exit_code
 
 SCHEMA = "skycity-bench/batch@1"
 GLOB_CHARS = set("*?[")
@@ -137,17 +140,6 @@ class BatchOptions:
         }
 
 
-def default_budget(scenario, probes: Optional[list[str]]) -> float:
-    """Wall-clock budget of one candidate run: calibration + every probe's own budget, or the
-    run budget if larger (a slow renderer lets probes overrun their own budgets up to it)
-    + 45 s for starting Python and Chromium, scoring and writing (a generous bound:
-    it is the backstop behind the probes' own limits, not the usual end)."""
-    from skycity_bench.probes import registry
-
-    probes_s = sum(float(s.budget(scenario)) for s in registry.select(probes))
-    return scenario.calibration.duration_s + max(probes_s, scenario.timeouts.run_s) + 45
-
-
 class Batch:
     def __init__(self, out: Path, opts: BatchOptions, console=None):
         from rich.console import Console
@@ -225,7 +217,7 @@ class Batch:
                 c["labels"].append(label)
             inp = self.out / c["input"]
             if not inp.exists():
-                _write_bytes_atomic(inp, demo.html)
+                write_atomic(inp, demo.html)
         keys = {r["key"] for r in self.manifest["runs"]}
         rep = self.manifest["repeat"]
         for cid in cands:
@@ -242,7 +234,7 @@ class Batch:
     def _reconcile(self) -> None:
         for r in self.manifest["runs"]:
             final = self.out / r["dir"]
-            if _readable_report(final):
+            if readable_report(final):
                 if r["state"] != "done":
                     r["state"] = "done"
                     self.manifest["history"].append({"ev": "found-done", "key": r["key"], "t": _now()})
@@ -304,7 +296,7 @@ class Batch:
             shutil.rmtree(scratch, ignore_errors=True)
         duration = time.monotonic() - t0
         shutil.rmtree(staging / ".tmp", ignore_errors=True)
-        rep = _readable_report(staging)
+        rep = readable_report(staging)
         if rep is None:
             reason = killed or "the worker process ended without writing a report"
             rep = self._fallback_report(cand, r, staging, reason, duration)
@@ -371,7 +363,7 @@ class Batch:
         out: dict[str, Any] = {"schema": "skycity-bench/batch-summary@1", "updated_at": _now(), "candidates": []}
         for cid, c in self.manifest["candidates"].items():
             runs = [r for r in self.manifest["runs"] if r["candidate"] == cid]
-            read = [(r, _readable_report(self.out / r["dir"])) for r in runs if r["state"] == "done"]
+            read = [(r, readable_report(self.out / r["dir"])) for r in runs if r["state"] == "done"]
             reports = [(r, rep) for r, rep in read if rep is not None]
             entry: dict[str, Any] = {
                 "id": cid,
@@ -396,23 +388,7 @@ def _staging(final: Path) -> Path:
     return final.parent / f".partial-{final.name}"
 
 
-def _readable_report(d: Path) -> Optional[Report]:
-    p = d / "report.json"
-    if not p.is_file():
-        return None
-    try:
-        return load(p)
-    except Exception:
-        return None
-
-
-def _write_bytes_atomic(path: Path, data: bytes) -> None:
-    write_atomic(path, data)
-
-
 def _outcome(rep: Report) -> dict:
-    from skycity_bench.running.runner import exit_code
-
     got, mx = rep.auto_points()
     return {
         "auto_points": round(got, 2),
@@ -482,9 +458,7 @@ def _exit_of(out: Path, r: dict) -> int:
     o = r.get("outcome") or {}
     if "exit_code" in o:
         return int(o["exit_code"])
-    from skycity_bench.running.runner import exit_code
-
-    rep = _readable_report(out / r["dir"])
+    rep = readable_report(out / r["dir"])
     return exit_code(rep) if rep is not None else 1
 
 

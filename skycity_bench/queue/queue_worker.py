@@ -42,14 +42,17 @@ import sqlalchemy as sa
 from skycity_bench.common import environment
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import kill_marked
+from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.queue.jobs import TASK, HandBack, ensure_schema, make_app, require_postgres
 from skycity_bench.running.child_supervisor import (
     Limits,
     child_command,
     child_env,
+    default_budget,
     exit_reason,
     fallback_report,
     kill_child,
+    readable_report,
 )
 from skycity_bench.running.run_profile import DEFAULT_MAX_MEMORY_MB
 from skycity_bench.store.review_store import ReviewStore
@@ -318,8 +321,6 @@ class QueueWorker:
         """Run one claimed run in a child process (running/child_supervisor.py) within the
         same limits as the local batch, and store its result (a fallback report when the
         child left none)."""
-        from skycity_bench.batch.batch_run import default_budget
-
         demo, staging, scratch, spec, spec_path, scenario = _prepare(claim, tmp)
         limits = Limits(
             default_budget(scenario, spec["probes"]),
@@ -342,9 +343,10 @@ class QueueWorker:
             killed = await self._supervise(proc, claim, marker, limits, t0)
         killed = killed or exit_reason(proc.returncode)
         shutil.rmtree(staging / ".tmp", ignore_errors=True)
-        if _readable(staging) is None:
+        if readable_report(staging) is None:
             reason = killed or "the worker process ended without writing a report"
-            _fallback_report(demo, claim, spec, scenario, staging, reason, time.monotonic() - t0)
+            label = claim["labels"][0]
+            fallback_report(demo, scenario, spec, label, staging, reason, time.monotonic() - t0)
         return await asyncio.to_thread(self._store_result, claim, staging)
 
     async def _supervise(self, proc, claim: dict, marker: str, limits: Limits, t0: float) -> Optional[str]:
@@ -358,16 +360,16 @@ class QueueWorker:
             while killed is None:
                 done, _ = await asyncio.wait({waiter, handback}, timeout=1.0, return_when=asyncio.FIRST_COMPLETED)
                 if handback in done:
-                    await _kill(proc, marker)
+                    kill_child(proc.pid, marker)
                     await asyncio.to_thread(self._hand_back, claim)
                     raise HandBack(f"run {claim['id']} handed back by {self.opts.name}")
                 if waiter in done:
                     break
                 killed = limits.broken(proc.pid, t0)
             if killed:
-                await _kill(proc, marker)
+                kill_child(proc.pid, marker)
         except asyncio.CancelledError:  # procrastinate aborts the job: nothing of the run outlives it
-            await _kill(proc, marker)
+            kill_child(proc.pid, marker)
             raise
         finally:
             handback.cancel()
@@ -465,8 +467,6 @@ class QueueWorker:
 def _prepare(claim: dict, tmp: Path):
     """The claimed run's files in `tmp`: the candidate, the frozen scenario, the child's spec;
     returns (demo, staging, scratch, spec, spec_path, scenario)."""
-    from skycity_bench.inputs.scenario import load_scenario
-
     opts = claim["options"]
     demo = tmp / "candidate.html"
     demo.write_bytes(claim["html"])
@@ -491,22 +491,6 @@ def _prepare(claim: dict, tmp: Path):
     spec_path = staging / ".tmp" / "worker-spec.json"
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
     return demo, staging, scratch, spec, spec_path, load_scenario(scenario_path, spec["overrides"])
-
-
-async def _kill(proc, marker: str) -> None:
-    kill_child(proc.pid, marker)
-
-
-def _readable(d: Path):
-    from skycity_bench.batch.batch_run import _readable_report
-
-    return _readable_report(d)
-
-
-def _fallback_report(demo: Path, claim: dict, spec: dict, scenario, staging: Path, reason: str, duration: float):
-    """A run that left no report still gets one, as the local batch's do
-    (child_supervisor.fallback_report)."""
-    return fallback_report(demo, scenario, spec, claim["labels"][0], staging, reason, duration)
 
 
 def run_worker(target: str, opts: WorkerOptions, log=print) -> int:

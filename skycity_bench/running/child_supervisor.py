@@ -19,8 +19,23 @@ from pathlib import Path
 from typing import Any, Optional
 
 from skycity_bench.common.process_tree import MARKER_ENV, descendants, kill_marked
+from skycity_bench.inputs.demo_file import load_demo
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.probes import registry
+from skycity_bench.reporting.run_report import Report, load
+from skycity_bench.running.run_worker import profile_of
+from skycity_bench.running.runner import finish_report, new_report
 
 WORKER_MODULE = "skycity_bench.running.run_worker"
+
+
+def default_budget(scenario: Any, probes: Optional[list[str]]) -> float:
+    """Wall-clock budget of one candidate run: calibration + every probe's own budget, or the
+    run budget if larger (a slow renderer lets probes overrun their own budgets up to it)
+    + 45 s for starting Python and Chromium, scoring and writing (a generous bound:
+    it is the backstop behind the probes' own limits, not the usual end)."""
+    probes_s = sum(float(s.budget(scenario)) for s in registry.select(probes))
+    return scenario.calibration.duration_s + max(probes_s, scenario.timeouts.run_s) + 45
 
 
 def child_command(spec_path: Path) -> list[str]:
@@ -78,6 +93,18 @@ def exit_reason(returncode: Optional[int]) -> Optional[str]:
     return f"the worker process exited with code {returncode}"
 
 
+def readable_report(d: Path) -> Optional[Report]:
+    """The report a run left in `d`, or None when there is none or it cannot be read (a
+    child killed while writing leaves no whole report.json: write_atomic)."""
+    p = d / "report.json"
+    if not p.is_file():
+        return None
+    try:
+        return load(p)
+    except Exception:
+        return None
+
+
 def log_tail(p: Path, n: int = 3) -> str:
     """The last `n` non-blank lines of a child's log, joined on one line."""
     try:
@@ -96,15 +123,10 @@ def fallback_report(
     reason: str,
     duration: float,
     started_at: Optional[str] = None,
-) -> Any:
+) -> Report:
     """The report of a run that left none, built and scored as every run's is
     (runner.new_report / finish_report): every probe failed with the reason, every item it
     measures untested. Written to `staging` like a run's own."""
-    from skycity_bench.inputs.demo_file import load_demo
-    from skycity_bench.inputs.rubric import load_rubric
-    from skycity_bench.running.run_worker import profile_of
-    from skycity_bench.running.runner import finish_report, new_report
-
     rubric = load_rubric(None)
     rep = new_report(load_demo(demo_path), scenario, rubric, label=label, started_at=started_at)
     rep.duration_s = round(duration, 2)
