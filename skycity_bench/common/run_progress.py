@@ -148,7 +148,14 @@ def _clock(s: float) -> str:
     return f"{m} min {sec:02d} s" if m else f"{sec} s"
 
 
-_PRIOR_S = 60.0
+# What a probe is expected to take against its budget before any has finished, and how much
+# budget that guess weighs against what the finished probes show. A budget is a ceiling (page
+# loads at their timeout, the grace, a slow renderer's stepping): the reference demo's full run
+# here took 529 s of 2869 s of budgets, a slow renderer's fake-clock passes come near theirs.
+# Half the budget lies between the two; weighed as 1000 s of budget it moves slowly, so a
+# probe skipped at once or a quick static one does not drag every later estimate down.
+_PRIOR_RATE = 0.5
+_PRIOR_BUDGET_S = 1000.0
 
 
 class RunProgress(Progress):
@@ -160,9 +167,12 @@ class RunProgress(Progress):
     demo time it plays), and counts a running probe by the furthest share its tasks reached
     (a second phase or a re-run shows on the probe's own line; the run's share never goes
     back). What is left covers the whole run from the first line: every probe not yet started
-    at its budget, each running probe at the rest of its budget or, when longer, its running
-    phase's measured rest (that phase's elapsed time scaled by its share); budgets are scaled by how long the
-    finished probes really took against theirs, so the estimate tightens as the run goes."""
+    at its expected cost, each running probe at its expected cost less the time it has run or,
+    when longer, its running phase's measured rest (that phase's elapsed time scaled by its
+    share). A probe's expected cost is its budget scaled by a rate: how long the finished
+    probes took against their budgets, starting from a prior (_PRIOR_RATE), so the estimate
+    tightens as the run goes and rises only when probes run slower than the prior (a slow
+    renderer, once its pace is measured)."""
 
     def __init__(self, inner: Progress, weights: dict[str, float], clock=None):
         self.inner = inner
@@ -190,19 +200,19 @@ class RunProgress(Progress):
 
     def left_s(self) -> float:
         """Seconds the rest of the run should take: see the class's docstring."""
-        # how long the finished probes took against their budgets, shrunk towards 1 by a
-        # minute of budget at par (a probe skipped at once must not zero every estimate)
+        # how long the finished probes took against their budgets, shrunk towards the prior
+        now = self.clock()
         spent = sum(self.weights[k] for k in self.took)
-        rate = (sum(self.took.values()) + _PRIOR_S) / (spent + _PRIOR_S)
+        rate = (sum(self.took.values()) + _PRIOR_RATE * _PRIOR_BUDGET_S) / (spent + _PRIOR_BUDGET_S)
         left = 0.0
         for k, w in self.weights.items():
             if k in self.took:
                 continue
             if k in self.running:
-                # the running phase's measured rest when it says more than the budget's rest
-                # (a later phase of the same probe is in the budget's)
+                # its expected cost less the time it has run (a phase's share says nothing of
+                # the phases after it), or the running phase's measured rest when longer
                 own = self.phase_left.get(k)
-                left += max(own or 0.0, w * rate * (1 - self.share[k]))
+                left += max(own or 0.0, w * rate - (now - self.began.get(k, now)))
             else:
                 left += w * rate
         return left
