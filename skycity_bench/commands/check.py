@@ -53,62 +53,66 @@ def junit_xml(result: dict) -> str:
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 
+def check(
+    demo: Path = typer.Argument(..., help="the candidate HTML file"),
+    junit: Optional[Path] = typer.Option(None, "--junit", help="write JUnit XML here (one test case per check)"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    viewport: str = typer.Option(DEFAULT_VIEWPORT, help="WIDTHxHEIGHT"),
+    scenario: Optional[Path] = typer.Option(None, help="scenario file (default scenarios/skycity.yaml)"),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="keep the evidence files here"),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
+) -> None:
+    """Fast spec compliance (fake clock, no 60 s playback): exit 0 all pass, 1 some fail."""
+    from skycity_bench.check.compliance import names, run_checks
+
+    known = names()
+    for n in only or []:
+        if n not in known:
+            raise UserError(f"--only: unknown check {n!r}; known: {', '.join(known)}")
+    sc = load_scenario(scenario, {"viewport": viewport})
+    load_demo(demo)  # bad input: one line, exit 2, before any browser
+    if junit is not None and junit.is_dir():
+        raise UserError(f"--junit: {junit} is a directory")
+    err = Console(stderr=True)
+
+    def note(step: str) -> None:
+        if not as_json:
+            err.print(f"[dim]checking {step} …[/]", highlight=False)
+
+    with tempfile.TemporaryDirectory(prefix="skycity-check-") as tmp:
+        result = asyncio.run(run_checks(demo, sc, out or Path(tmp), progress=note, only=only))
+    if out is None:
+        result.pop("report")  # it was in the temporary folder, now gone
+    if junit is not None:
+        junit.parent.mkdir(parents=True, exist_ok=True)
+        junit.write_text(junit_xml(result), encoding="utf-8")
+    if as_json:
+        print(
+            json.dumps(
+                {**result, "checks": [c.to_json() for c in result["checks"]]}, ensure_ascii=False, indent=2, default=str
+            )
+        )
+    else:
+        _print_lines(result)
+    raise typer.Exit(0 if result["passed"] else 1)
+
+
+def _print_lines(result: dict) -> None:
+    """One line per check (its reason when it did not pass), then the count and the time."""
+    con = Console(soft_wrap=True)
+    for c in result["checks"]:
+        style = {"pass": "green", "fail": "red", "skip": "yellow"}[c.status]
+        line = f"[{style}]{c.status.upper():4}[/] {c.name}"
+        if c.status != "pass":
+            line += f": {c.reason}"
+        con.print(line, highlight=False)
+    bad = sum(c.status != "pass" for c in result["checks"])
+    con.print(
+        f"{len(result['checks']) - bad}/{len(result['checks'])} checks passed in "
+        f"{result['duration_s']:.1f} s ({result['viewport']})",
+        highlight=False,
+    )
+
+
 def register(app: typer.Typer) -> None:
-    @app.command("check")
-    def check(
-        demo: Path = typer.Argument(..., help="the candidate HTML file"),
-        junit: Optional[Path] = typer.Option(None, "--junit", help="write JUnit XML here (one test case per check)"),
-        as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-        viewport: str = typer.Option(DEFAULT_VIEWPORT, help="WIDTHxHEIGHT"),
-        scenario: Optional[Path] = typer.Option(None, help="scenario file (default scenarios/skycity.yaml)"),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="keep the evidence files here"),
-        only: Optional[list[str]] = typer.Option(None, "--only", help="run only these checks (repeatable)"),
-    ) -> None:
-        """Fast spec compliance (fake clock, no 60 s playback): exit 0 all pass, 1 some fail."""
-        from skycity_bench.check.compliance import names, run_checks
-
-        known = names()
-        for n in only or []:
-            if n not in known:
-                raise UserError(f"--only: unknown check {n!r}; known: {', '.join(known)}")
-        sc = load_scenario(scenario, {"viewport": viewport})
-        load_demo(demo)  # bad input: one line, exit 2, before any browser
-        if junit is not None and junit.is_dir():
-            raise UserError(f"--junit: {junit} is a directory")
-        err = Console(stderr=True)
-
-        def note(step: str) -> None:
-            if not as_json:
-                err.print(f"[dim]checking {step} …[/]", highlight=False)
-
-        with tempfile.TemporaryDirectory(prefix="skycity-check-") as tmp:
-            result = asyncio.run(run_checks(demo, sc, out or Path(tmp), progress=note, only=only))
-        if out is None:
-            result.pop("report")  # it was in the temporary folder, now gone
-        if junit is not None:
-            junit.parent.mkdir(parents=True, exist_ok=True)
-            junit.write_text(junit_xml(result), encoding="utf-8")
-        if as_json:
-            print(
-                json.dumps(
-                    {**result, "checks": [c.to_json() for c in result["checks"]]},
-                    ensure_ascii=False,
-                    indent=2,
-                    default=str,
-                )
-            )
-        else:
-            con = Console(soft_wrap=True)
-            for c in result["checks"]:
-                style = {"pass": "green", "fail": "red", "skip": "yellow"}[c.status]
-                line = f"[{style}]{c.status.upper():4}[/] {c.name}"
-                if c.status != "pass":
-                    line += f": {c.reason}"
-                con.print(line, highlight=False)
-            bad = sum(c.status != "pass" for c in result["checks"])
-            con.print(
-                f"{len(result['checks']) - bad}/{len(result['checks'])} checks passed in "
-                f"{result['duration_s']:.1f} s ({result['viewport']})",
-                highlight=False,
-            )
-        raise typer.Exit(0 if result["passed"] else 1)
+    app.command("check")(check)

@@ -37,46 +37,48 @@ def _cjk_fonts() -> list[str]:
     return sorted({line.split(",")[0].strip() for line in out.splitlines() if line.strip()})
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("doctor")
-    def doctor() -> None:
-        """Check the browser, renderer, 60 Hz calibration and CJK fonts; exit 1 with advice if something is missing."""
-        from skycity_bench.browser.launch import find_chromium
+def doctor() -> None:
+    """Check the browser, renderer, 60 Hz calibration and CJK fonts; exit 1 with advice if something is missing."""
+    from skycity_bench.browser.launch import find_chromium
 
-        c = Console()
-        problems: list[str] = []
-        try:
-            path, source = find_chromium()
-            c.print(f"browser: {path} ({source})")
-        except UserError as e:
-            c.print(f"[red]browser: {e}[/]")
-            raise typer.Exit(1) from None
-        try:
-            info = asyncio.run(_probe_browser())
-        except Exception as e:
-            c.print(f"[red]browser failed to start: {str(e).splitlines()[0]}[/]")
-            raise typer.Exit(1) from None
-        c.print(f"version: {info['version']}")
-        gl = info["webgl"] or {}
-        c.print(f"WebGL renderer: {gl.get('renderer')}")
-        if not gl.get("renderer"):
-            problems.append("WebGL is unavailable: WebGL demos will not render (check --enable-unsafe-swiftshader)")
-        cal = info["calibration"]
-        c.print(
-            f"calibration: {cal['refresh_interval_ms']} ms per frame ({cal['refresh_hz']} Hz) over {cal['frames']} frames"
+    c = Console()
+    problems: list[str] = []
+    try:
+        path, source = find_chromium()
+        c.print(f"browser: {path} ({source})")
+    except UserError as e:
+        c.print(f"[red]browser: {e}[/]")
+        raise typer.Exit(1) from None
+    try:
+        info = asyncio.run(_probe_browser())
+    except Exception as e:
+        c.print(f"[red]browser failed to start: {str(e).splitlines()[0]}[/]")
+        raise typer.Exit(1) from None
+    c.print(f"version: {info['version']}")
+    gl = info["webgl"] or {}
+    c.print(f"WebGL renderer: {gl.get('renderer')}")
+    if not gl.get("renderer"):
+        problems.append("WebGL is unavailable: WebGL demos will not render (check --enable-unsafe-swiftshader)")
+    cal = info["calibration"]
+    c.print(
+        f"calibration: {cal['refresh_interval_ms']} ms per frame ({cal['refresh_hz']} Hz) over {cal['frames']} frames"
+    )
+    if not cal["within_tolerance"]:
+        problems.append(
+            f"refresh interval {cal['refresh_interval_ms']} ms is not 60 Hz: timing figures will not be comparable"
         )
-        if not cal["within_tolerance"]:
-            problems.append(
-                f"refresh interval {cal['refresh_interval_ms']} ms is not 60 Hz: timing figures will not be comparable"
-            )
-        fonts = _cjk_fonts()
-        c.print(f"CJK fonts: {', '.join(fonts[:4]) or 'none'}")
-        if not fonts:
-            problems.append(
-                "no Chinese font: run `apt-get install -y fonts-noto-cjk` (shop names and the rubric are Chinese)"
-            )
-        for p in problems:
-            c.print(f"[red]problem:[/] {p}")
-        if problems:
-            raise typer.Exit(1)
-        c.print("[green]all good[/]")
+    fonts = _cjk_fonts()
+    c.print(f"CJK fonts: {', '.join(fonts[:4]) or 'none'}")
+    if not fonts:
+        problems.append(
+            "no Chinese font: run `apt-get install -y fonts-noto-cjk` (shop names and the rubric are Chinese)"
+        )
+    for p in problems:
+        c.print(f"[red]problem:[/] {p}")
+    if problems:
+        raise typer.Exit(1)
+    c.print("[green]all good[/]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor)

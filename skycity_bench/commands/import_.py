@@ -28,32 +28,34 @@ def _read_reviews(path: Path) -> list[dict]:
             raise UserError(f"{path}: neither a sheet JSON export nor JSON Lines ({e})") from None
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("import")
-    def import_(
-        runs: list[Path] = typer.Argument(..., help="run folders (or their report.json)"),
-        db: Optional[str] = typer.Option(
-            None, "--db", help="review store: a file (default recordings/reviews.sqlite) or a postgresql:// URL"
-        ),
-        reviews: Optional[Path] = typer.Option(None, "--reviews", help="replay exported reviews (sheet JSON or JSONL)"),
-        html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
-    ) -> None:
-        """Load run reports into the review store, under their anonymous candidate ids."""
-        from skycity_bench.reporting import html_report
-        from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
+def import_(
+    runs: list[Path] = typer.Argument(..., help="run folders (or their report.json)"),
+    db: Optional[str] = typer.Option(
+        None, "--db", help="review store: a file (default recordings/reviews.sqlite) or a postgresql:// URL"
+    ),
+    reviews: Optional[Path] = typer.Option(None, "--reviews", help="replay exported reviews (sheet JSON or JSONL)"),
+    html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
+) -> None:
+    """Load run reports into the review store, under their anonymous candidate ids."""
+    from skycity_bench.reporting import html_report
+    from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
-        store = ReviewStore(db or DEFAULT_DB)
-        c = Console()
-        for run in runs:
-            res = store.import_run(run)
-            c.print(
-                f"{'imported' if res.new else 'already stored'}: run {res.run_id} → candidate "
-                f"[bold]{res.candidate_id}[/] ({res.files} files)",
-                highlight=False,
-            )
-            if html:
-                html_report.write(run if run.is_dir() else run.parent)
-        if reviews is not None:
-            n = store.import_reviews(_read_reviews(reviews))
-            c.print(f"reviews replayed: {n}")
-        c.print(f"store: {store.path} ({len(store.candidates())} candidates)", highlight=False)
+    store = ReviewStore(db or DEFAULT_DB)
+    c = Console()
+    for run in runs:
+        res = store.import_run(run)
+        c.print(
+            f"{'imported' if res.new else 'already stored'}: run {res.run_id} → candidate "
+            f"[bold]{res.candidate_id}[/] ({res.files} files)",
+            highlight=False,
+        )
+        if html:
+            html_report.write(run if run.is_dir() else run.parent)
+    if reviews is not None:
+        n = store.import_reviews(_read_reviews(reviews))
+        c.print(f"reviews replayed: {n}")
+    c.print(f"store: {store.path} ({len(store.candidates())} candidates)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_)
