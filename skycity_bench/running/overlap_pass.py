@@ -1,23 +1,21 @@
-"""`run --overlap pinned` (pinning.py does the pinning): the fake-clock
+"""`run --overlap pinned` (inputs/cpu_pinning.py does the pinning): the fake-clock
 probes on other browsers DURING the real-time probes, pinned to other cores, with the
-perturbation they cause measured around it (scorers/overlap.py judges it) and the real-time
-probes run again alone when it is too large."""
+perturbation they cause measured around it (judging/scorers/overlap.py judges it) and the
+real-time probes run again alone when it is too large."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
 
 from skycity_bench.browser.rate_calibration import calibrate
 from skycity_bench.common.run_progress import Progress
+from skycity_bench.inputs import cpu_pinning as pinning
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.probes import ProbeSpec
 from skycity_bench.reporting.run_report import Report
+from skycity_bench.running.run_profile import Profile
 from skycity_bench.running.side_by_side import run_side_by_side
-
-if TYPE_CHECKING:
-    from skycity_bench.running.run_profile import Profile
 
 
 class NoOverlap(Exception):
@@ -43,8 +41,6 @@ async def run_overlapped(
     the report say so and the real-time probes run again alone once the others are done. The
     report's environment.overlap keeps the CPUs, what the kernel said of every thread's mask,
     the timeline, the perturbation figures, and the pacing figures of both passes."""
-    from skycity_bench.inputs import cpu_pinning as pinning
-
     try:
         split = pinning.plan_split(scenario.overlap, force=profile.overlap == "pinned-force")
         pacing_pid = await pinning.browser_pid(handle)
