@@ -1,6 +1,6 @@
 """A batch's progress on the terminal (and in CI logs): one line per run start/end with the
 batch position and ETA, a heartbeat with the running worker's own progress (its JSON lines,
-progress.JsonLinesProgress), the ETA kept in batch.json."""
+run_progress.JsonLinesProgress), the ETA kept in batch.json."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 cache lacks are fetched from the npm registry (integrity-checked, exactly as `cache add`),
 so a demo pinning an unseeded three.js is measured like one pinning a seeded release.
 
-What a demo names is read from its HTML by the packaging audit (probes/_html_audit.py:
+What a demo names is read from its HTML by the packaging audit (analysis/html_audit.py:
 import maps, script src, static and dynamic imports, link href ... with literal URLs) and
 matched against the one CDN table (cdn.py); a name is "missing" when the resolver's own
 rule (resolver.CacheResolver.pick_version) finds no cached release for it. Nothing here

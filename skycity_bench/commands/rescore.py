@@ -3,7 +3,7 @@ report.json, without a browser (the Lighthouse `-A` idea), under the rubric the 
 names and the scorer thresholds of the scenario stored with it. Prints what changed;
 --check only compares (exit 1 when anything would change).
 
-Before anything is scored or written, the report is checked (scoring.check_stored): a
+Before anything is scored or written, the report is checked (score_items.check_stored): a
 truncated report.json, an unknown field (a hand edit) or evidence whose version no scorer
 accepts is refused in one line naming the file and the field, exit 2, nothing written."""
 

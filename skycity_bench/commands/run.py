@@ -1,5 +1,5 @@
 """`skycity-bench run PATH...`: run the probes on one demo and write report.json, or on many
-(files, folders, globs, --repeat) as a resumable batch of worker processes (batch.py).
+(files, folders, globs, --repeat) as a resumable batch of worker processes (batch/batch_run.py).
 Both go through runner.execute with the run profile and exit by runner.exit_code."""
 
 from __future__ import annotations

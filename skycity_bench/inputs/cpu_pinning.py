@@ -10,7 +10,7 @@ inherits its parent's mask, and a sweep every `overlap.repin_every_s` catches an
 not. After the real-time probes the original mask is given back to all of them.
 
 How much the probes beside it still disturbed the pacing cores is measured, not assumed:
-the same blank-page rAF calibration (browser/calibration.py) on the pinned pacing browser,
+the same blank-page rAF calibration (browser/rate_calibration.py) on the pinned pacing browser,
 once alone before the fake-clock probes start and again beside them; scorers/overlap.py
 judges the change, and the runner re-runs the real-time probes alone when it is too large.
 

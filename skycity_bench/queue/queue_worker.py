@@ -379,7 +379,7 @@ class QueueWorker:
         return killed
 
     async def _read_progress(self, stream, rid: int) -> None:
-        """The run's JSON progress lines (progress.JsonLinesProgress): the current task's
+        """The run's JSON progress lines (run_progress.JsonLinesProgress): the current task's
         description becomes the run's `probe` in queue status (at most every 2 s)."""
         last = 0.0
         note = None

@@ -37,7 +37,7 @@ class Profile:
     jobs: int = 1
     # `run --overlap`: off (the real-time probes alone, then the rest); pinned: the fake-clock
     # probes on `jobs` more browsers during the real-time ones, pinned to other cores
-    # (overlap_pass.py, pinning.py); pinned-force: the same on a machine without spare cores
+    # (overlap_pass.py, inputs/cpu_pinning.py); pinned-force: the same on a machine without spare cores
     # (testing the mechanics).
     overlap: str = "off"
 

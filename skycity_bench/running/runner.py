@@ -59,7 +59,7 @@ log = logging.getLogger(__name__)
 
 def exit_code(report: Report) -> int:
     """The one exit rule of `run`, a batch worker and a batch: 0 when every probe collected
-    and every item the run should score was scored, 1 otherwise (scoring.run_problems)."""
+    and every item the run should score was scored, 1 otherwise (score_items.run_problems)."""
     return 1 if run_problems(report) else 0
 
 
@@ -240,7 +240,7 @@ async def _run(
             await handle.start()
             try:
                 await _describe_environment(report, handle, scenario, profile)
-                # one display for the whole run where a person watches (progress.RunProgress)
+                # one display for the whole run where a person watches (run_progress.RunProgress)
                 view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
                 one = _ProbeRunner(report, demo, scenario, profile, specs, out_dir, progress, dog, view)
                 try:
