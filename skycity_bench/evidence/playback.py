@@ -19,7 +19,7 @@ class Change(Part):
     bbox: Optional[list[Any]] = None
 
 
-class Autoplay(Part):
+class AutoplayV2(Part):
     frames: list[dict[str, float]] = Field(description="{t_s}: when each screenshot was asked for (real time)")
     changes: list[Change] = Field(description="each later frame against the first")
     union: Change = Field(description="all later frames' changes together")
@@ -34,6 +34,45 @@ class Autoplay(Part):
     )
 
 
+class Travel(Part):
+    """How far a change travelled from frame to frame (probes/_pixel_compare.travel_stats):
+    a mover's way, about zero for what changes in place (a spinner, a caret)."""
+
+    travel_px: int = Field(description="the place's extent minus the most one pair of frames changed in it")
+    extent_px: int = Field(description="the longer side of that place's changed pixels")
+    places: int = Field(description="places that changed")
+    bbox: Optional[list[int]] = Field(description="[x, y, w, h] of the place that travelled furthest")
+
+
+class Watch(Part):
+    """Frames of one page watched in real time: what changed from the first, how far
+    anything travelled."""
+
+    frames: list[dict[str, float]] = Field(description="{t_s}: when each screenshot was asked for (real time)")
+    union: Change = Field(description="every later frame's change against the first, together")
+    travel: Travel
+    files: list[str] = Field(default_factory=list, description="evidence frames (JPEG, for people)")
+
+
+class Autoplay(Part):
+    frames: list[dict[str, float]] = Field(description="{t_s}: when each screenshot was asked for (real time)")
+    changes: list[Change] = Field(description="each later frame against the first")
+    union: Change = Field(description="all later frames' changes together")
+    travel: Travel = Field(description="how far a change travelled from frame to frame")
+    sound: Optional[dict[str, Any]] = Field(
+        description="browser/js/media_probe.js: media, audio graphs, input listeners"
+    )
+    dialogs: list[Any]
+    page_errors: list[Any]
+    files: list[str] = Field(description="evidence frames (JPEG, for people)")
+    control: Optional[Watch] = Field(
+        None, description="still scene only: the same page watched on without input, from the last frame"
+    )
+    clicked: Optional[Watch] = Field(
+        None, description="still scene only: a fresh page, its centre clicked at the control's start, same offsets"
+    )
+
+
 class PauseResumeReplay(Part):
     hook_methods: list[str] = Field(description="hook methods the page has")
     hook_has_time: bool = Field(description="the hook's getState gives the demo's time")
@@ -42,9 +81,18 @@ class PauseResumeReplay(Part):
     )
 
 
+class PlaybackEvidenceV2(Evidence):
+    probe = "playback"
+    evidence_version = "2"  # typed; the click diagnostic without a control arm
+
+    viewport: list[int] = Field(description="[width, height] of this probe's pages")
+    autoplay: AutoplayV2
+    pause_resume_replay: PauseResumeReplay
+
+
 class PlaybackEvidence(Evidence):
     probe = "playback"
-    evidence_version = "2"  # 2: typed; fields as in probe version 1
+    evidence_version = "3"  # 3: travel, and the control and clicked arms
 
     viewport: list[int] = Field(description="[width, height] of this probe's pages")
     autoplay: Autoplay

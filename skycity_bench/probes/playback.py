@@ -5,10 +5,16 @@ clock a screen recorder sees, and real time also moves what the fake clock canno
 (CSS animations, video). No input of any kind is sent. browser/js/media_probe.js, injected
 before any page script, records media elements asked to play, audio contexts and what feeds
 their destination, and input listeners. Frames are taken at `autoplay_times_s` after t = 0
-(the first animation frame after load); the scorer judges the changed area. Only when the
-scene stood still (`moving_scene`, the autoplay scorer's rule) is the centre of the viewport
-clicked afterwards, to tell a click-to-start demo from a frozen one (diagnostic only: the
-verdict comes from the no-input frames).
+(the first animation frame after load); the scorer judges how much changed and how far a
+change travelled (`moving_scene`, the autoplay scorer's rule: a sparse scene's one mover
+travels, a spinner does not).
+
+When the scene stood still by that rule, two arms of the same length say whether it waits
+for a click: the control goes on watching the same page without input, and a second page,
+loaded fresh and left alone for as long, has its centre clicked and is watched at the same
+offsets. Only a scene that moved after the click and not in the control is click-to-start;
+one that began to move by itself is a late start. (Diagnostic only: the verdict comes from
+the no-input frames.)
 
 Pause / resume / replay — fake clock (deterministic frames for the SSIM comparison, and
 fast). Driven through the hook when it has pause, resume and replay, and by keyboard when the
@@ -29,7 +35,7 @@ from skycity_bench.evidence.playback import PlaybackEvidence
 from skycity_bench.inputs.scenario import Viewport
 from skycity_bench.probes import probe
 from skycity_bench.probes._cycle import run_cycles
-from skycity_bench.probes._pixel_compare import change_stats, changed_mask
+from skycity_bench.probes._pixel_compare import change_stats, changed_mask, travel_stats
 
 
 class MovingScene(BaseModel):
@@ -41,6 +47,14 @@ class MovingScene(BaseModel):
 
     min_changed_cells: int = Field(ge=1, description="grid cells (16x9) that must change")
     min_changed_share: float = Field(ge=0, le=1, description="share of pixels that must change")
+    min_travel_px: int = Field(
+        ge=1, description="or: a change travelled this far (CSS px; _pixel_compare.travel_stats)"
+    )
+
+    def moves(self, union: dict, travel: dict) -> bool:
+        """More than a spinner changed, or something travelled."""
+        wide = union["changed_cells"] >= self.min_changed_cells and union["changed_share"] >= self.min_changed_share
+        return wide or travel["travel_px"] >= self.min_travel_px
 
 
 class Settings(BaseModel):
@@ -53,10 +67,12 @@ class Settings(BaseModel):
     width: int = Field(ge=320, description="viewport of this probe, CSS px")
     height: int = Field(ge=240)
     # autoplay (real time)
-    autoplay_times_s: list[float] = Field(description="frames at these seconds after t = 0, no input")
-    click_diagnostic: bool = Field(description="click the centre afterwards when the scene stood still")
+    autoplay_times_s: list[float] = Field(min_length=2, description="frames at these seconds after t = 0, no input")
+    click_diagnostic: bool = Field(description="when the scene stood still, a no-input control and a clicked arm")
     moving_scene: MovingScene = Field(description="below this the scene stood still (the click diagnostic)")
-    click_look_s: float = Field(gt=0, le=10, description="real seconds after the click before its frame is taken")
+    arm_times_s: list[float] = Field(
+        min_length=1, description="both arms' frames, real seconds after the last no-input frame (and the click)"
+    )
     # pause / resume / replay (fake clock)
     keyboard: bool = Field(description="also drive pause/resume/replay by keyboard")
     pause_key: str
@@ -100,41 +116,61 @@ def _save(ctx, stem: str, img) -> str:
     return rel
 
 
+async def _look(dp, times_s: list[float]) -> tuple[list[dict], list]:
+    """Screenshots at these real seconds of the page's clock, and when each was asked for."""
+    frames, shots = [], []
+    for t in times_s:
+        await asyncio.sleep(max(0.0, t - await dp.now_s()))  # real time, see the module docstring
+        frames.append({"t_s": round(await dp.now_s(), 3)})
+        shots.append(await dp.frame())
+    return frames, shots
+
+
+def _watched(frames: list[dict], shots: list) -> dict:
+    """What changed from the first of these frames (the union against it) and how far a
+    change travelled from frame to frame."""
+    first = shots[0]
+    union = changed_mask(first, shots[1])
+    for img in shots[2:]:
+        union |= changed_mask(first, img)
+    pairs = [changed_mask(a, b) for a, b in zip(shots, shots[1:])]
+    return {"frames": frames, "union": change_stats(union), "travel": travel_stats(pairs)}
+
+
 async def _autoplay(ctx, vp) -> dict:
     s = ctx.settings
-    rule = s.moving_scene  # "the scene stood still"
     dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
     try:
-        frames, shots = [], []
-        for t in s.autoplay_times_s:
-            await asyncio.sleep(max(0.0, t - await dp.now_s()))  # real time, see the module docstring
-            frames.append({"t_s": round(await dp.now_s(), 3)})  # when the screenshot was asked for
-            shots.append(await dp.frame())
-        first = shots[0]
-        changes = [change_stats(changed_mask(first, img)) for img in shots[1:]]
-        union = changed_mask(first, shots[1])
-        for img in shots[2:]:
-            union |= changed_mask(first, img)
-        out = {
-            "frames": frames,
-            "changes": changes,
-            "union": change_stats(union),
-            "sound": await dp.evaluate(
-                "__SKYCITY__.media ? __SKYCITY__.media.report() : null", what="reading the media probe"
-            ),
-            "dialogs": dp.events.dialogs[:10],
-            "page_errors": dp.events.page_errors[:10],
-        }
-        out["files"] = [_save(ctx, "autoplay-first", first), _save(ctx, "autoplay-last", shots[-1])]
-        u = out["union"]
-        if s.click_diagnostic and (
-            u["changed_cells"] < rule.min_changed_cells or u["changed_share"] < rule.min_changed_share
-        ):
-            await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
-            await asyncio.sleep(s.click_look_s)  # real time, as above
-            after = await dp.frame()
-            out["after_click"] = change_stats(changed_mask(shots[-1], after))
-            out["files"].append(_save(ctx, "autoplay-after-click", after))
+        frames, shots = await _look(dp, s.autoplay_times_s)
+        out = _watched(frames, shots)
+        out["changes"] = [change_stats(changed_mask(shots[0], img)) for img in shots[1:]]
+        out["sound"] = await dp.evaluate(
+            "__SKYCITY__.media ? __SKYCITY__.media.report() : null", what="reading the media probe"
+        )
+        out["dialogs"], out["page_errors"] = dp.events.dialogs[:10], dp.events.page_errors[:10]
+        out["files"] = [_save(ctx, "autoplay-first", shots[0]), _save(ctx, "autoplay-last", shots[-1])]
+        if not s.click_diagnostic or s.moving_scene.moves(out["union"], out["travel"]):
+            return out
+        end = s.autoplay_times_s[-1]
+        look = [end + x for x in s.arm_times_s]
+        frames, more = await _look(dp, look)  # the control: the same page, still no input
+        out["control"] = _watched([out["frames"][-1], *frames], [shots[-1], *more])
+    finally:
+        await dp.close()
+    out["clicked"] = await _clicked_arm(ctx, vp, end, look)
+    return out
+
+
+async def _clicked_arm(ctx, vp, end: float, look: list[float]) -> dict:
+    """A fresh page left alone until the control arm's start, its centre clicked, then
+    watched at the control's offsets: the two arms differ only by the click."""
+    dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
+    try:
+        frames, shots = await _look(dp, [end])
+        await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
+        more_frames, more = await _look(dp, look)
+        out = _watched(frames + more_frames, shots + more)
+        out["files"] = [_save(ctx, "autoplay-after-click", more[-1])]
         return out
     finally:
         await dp.close()

@@ -37,6 +37,7 @@ BASE = {
             "frames": [{"t_s": 0.1}],
             "changes": [],
             "union": _QUIET_CHANGE,
+            "travel": {"travel_px": 0, "extent_px": 0, "places": 0, "bbox": None},
             "sound": None,
             "dialogs": [],
             "page_errors": [],
@@ -149,18 +150,28 @@ def test_should_ignore_the_browsers_own_favicon_request_and_inline_urls():
 
 
 # ------------------------------------------------------------------ autoplay
-def autoplay_data(cells=40, share=0.05, sound=None, after_click=None):
-    d = {
-        "frames": [{"t_s": 0.1}, {"t_s": 1.5}, {"t_s": 3.0}],
+def watch(cells=0, share=0.0, travel=0, t0=3.0):
+    return {
+        "frames": [{"t_s": t0}, {"t_s": t0 + 0.5}, {"t_s": t0 + 1.0}, {"t_s": t0 + 1.5}],
         "union": {"changed_share": share, "changed_cells": cells, "grid": [16, 9], "bbox": None},
+        "travel": {"travel_px": travel, "extent_px": travel, "places": 1 if travel else 0, "bbox": None},
+    }
+
+
+def autoplay_data(cells=40, share=0.05, sound=None, travel=0, control=None, clicked=None):
+    d = {
+        "frames": [{"t_s": 0.1 + 0.5 * i} for i in range(7)],
+        "union": {"changed_share": share, "changed_cells": cells, "grid": [16, 9], "bbox": None},
+        "travel": {"travel_px": travel, "extent_px": travel, "places": 1, "bbox": None},
         "changes": [],
         "sound": sound or {"media": [], "audio": [], "input_listeners": []},
         "files": [],
         "dialogs": [],
         "page_errors": [],
     }
-    if after_click:
-        d["after_click"] = after_click
+    for k, v in (("control", control), ("clicked", clicked)):
+        if v:
+            d[k] = v
     return {"autoplay": d}
 
 
@@ -170,16 +181,30 @@ def test_should_pass_autoplay_when_the_scene_moves_widely_and_silently():
     assert r.measurements == {"playback.autoplay": True, "playback.audible": False}
 
 
-def test_should_fail_a_spinner_and_name_click_to_start():
-    r = score("packaging.autoplay", playback=autoplay_data(cells=2, share=0.004))
-    assert r.status == "fail" and "spinner" in r.evidence["reason"]
-    r = score(
-        "packaging.autoplay",
-        playback=autoplay_data(
-            cells=0, share=0.0, after_click={"changed_share": 0.2, "changed_cells": 50, "grid": [16, 9], "bbox": None}
-        ),
-    )
-    assert r.status == "fail" and "click-to-start" in r.evidence["reason"] and r.evidence["started_after_click"]
+def test_should_pass_a_sparse_scene_whose_one_mover_travels_and_fail_a_spinner():
+    # one car entering late: 0.18 % of the pixels in 2 cells, but it travelled 80 px
+    r = score("packaging.autoplay", playback=autoplay_data(cells=2, share=0.0018, travel=80))
+    assert r.status == "pass" and "travelled 80 px" in r.evidence["reason"], r.evidence["reason"]
+    # a spinner changes as much, in place
+    r = score("packaging.autoplay", playback=autoplay_data(cells=2, share=0.004, travel=3))
+    assert r.status == "fail" and "spinner" in r.evidence["reason"] and r.evidence["outcome"] == "still"
+
+
+def test_should_name_click_to_start_only_when_the_no_input_control_stayed_still():
+    clicked = watch(cells=50, share=0.2, travel=120)
+    r = score("packaging.autoplay", playback=autoplay_data(cells=0, share=0.0, control=watch(), clicked=clicked))
+    assert r.status == "fail" and r.evidence["outcome"] == "click_to_start" and r.evidence["started_after_click"]
+    assert "click-to-start" in r.evidence["reason"]
+    # the same after-click picture, but the page left alone moved too: a late start, no accusation
+    moved = watch(cells=3, share=0.002, travel=60)
+    r = score("packaging.autoplay", playback=autoplay_data(cells=0, share=0.0, control=moved, clicked=clicked))
+    assert r.evidence["outcome"] == "late_start" and not r.evidence["started_after_click"]
+    assert "click-to-start" not in r.evidence["reason"].replace("not click-to-start", "")
+    # neither arm moved; and without the arms nothing is claimed
+    r = score("packaging.autoplay", playback=autoplay_data(cells=0, share=0.0, control=watch(), clicked=watch()))
+    assert r.evidence["outcome"] == "still_click_tried"
+    r = score("packaging.autoplay", playback=autoplay_data(cells=0, share=0.0, clicked=clicked))
+    assert r.evidence["outcome"] == "still" and not r.evidence["started_after_click"]
 
 
 def test_should_give_partial_autoplay_when_it_makes_sound():

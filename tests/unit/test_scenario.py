@@ -126,6 +126,7 @@ def test_a_rule_a_probe_and_a_scorer_both_apply_has_the_same_values_in_both():
     pb, rule = sc.probe_settings("playback"), sc.scorer_settings("playback")
     assert pb.moving_scene.min_changed_cells == rule.min_changed_cells
     assert pb.moving_scene.min_changed_share == rule.min_changed_share
+    assert pb.moving_scene.min_travel_px == rule.min_travel_px
     assert pb.keep_replay_below_ssim == rule.replay_min_ssim
     text = DEFAULT_SCENARIO.read_text(encoding="utf-8")
     assert "<<: *cut_rule" in text and "<<: *moving_scene" in text and "replay_min_ssim: *replay_min_ssim" in text

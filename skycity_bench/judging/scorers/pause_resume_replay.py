@@ -155,7 +155,7 @@ def judge_way(w: dict[str, Any], s: Settings) -> dict[str, Any]:
     return out
 
 
-@scorer("packaging.pause_resume_replay", probes=("playback",), accepts={"playback": ("2",)})
+@scorer("packaging.pause_resume_replay", probes=("playback",), accepts={"playback": ("2", "3")})
 def pause_resume_replay(inp: ScoreInput) -> ItemScore:
     ev_: PlaybackEvidence = inp.evidence("playback")
     d = ev_.pause_resume_replay.model_dump()
