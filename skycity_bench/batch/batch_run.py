@@ -415,6 +415,7 @@ def run_batch(
     candidate_timeout=None,
     max_memory_mb=3072,
     scenario_probes=None,
+    budget=None,
 ) -> int:
     """`skycity-bench run PATH...` with many candidates: returns the exit code, the one rule
     over every run (runner.exit_code: 0 when each run collected all its evidence and scored
@@ -424,7 +425,9 @@ def run_batch(
     files, notes = discover(paths)  # usage errors before anything is written
     if out is None:
         out = Path("recordings") / f"batch-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    overrides = {k: v for k, v in (("viewport", viewport), ("duration_s", duration)) if v is not None}
+    overrides = {
+        k: v for k, v in (("viewport", viewport), ("duration_s", duration), ("run_s", budget)) if v is not None
+    }
     if scenario_probes:  # probe settings from flags (run --realtime-capture)
         overrides["probes"] = scenario_probes
     opts = BatchOptions(

@@ -94,6 +94,14 @@ Overlap = Annotated[
         "pinned-force: the same without spare cores, to test the mechanics",
     ),
 ]
+Budget = Annotated[
+    Optional[float],
+    typer.Option(
+        "--budget",
+        help="wall-clock seconds the whole run may take, report included (default: the scenario's "
+        "timeouts.run_s, 900); each probe gets a share of it, what could not finish is untested",
+    ),
+]
 NoFetch = Annotated[
     bool,
     typer.Option(
@@ -120,15 +128,18 @@ def run(
     jobs: Jobs = None,
     overlap: Overlap = "off",
     no_fetch: NoFetch = False,
+    budget: Budget = None,
 ) -> None:
     """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
     _check_numbers(network, repeat, candidate_timeout, jobs, max_memory_mb)
+    if budget is not None and budget <= 0:
+        raise UserError(f"--budget: expected seconds > 0, got {budget:g}")
     # --realtime-capture is the scenario's probes.realtime_capture.when = always, for this
     # run (and every batch worker: the override travels with the batch's options).
     capture = {"realtime_capture": {"when": "always"}} if realtime_capture else None
     if capture and probe and "frame_pacing" not in probe:
         raise UserError("--realtime-capture films the frame-pacing pass: add --probe frame_pacing")
-    sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration, "probes": capture})
+    sc = load_scenario(scenario, {"viewport": viewport, "duration_s": duration, "probes": capture, "run_s": budget})
     split = _overlap_split(overlap, demos, repeat, sc)
     if no_fetch:  # read by cache/ondemand.py here and in batch workers
         os.environ["SKYCITY_NO_FETCH"] = "1"
@@ -150,6 +161,7 @@ def run(
             candidate_timeout=candidate_timeout,
             max_memory_mb=max_memory_mb,
             scenario_probes=capture,
+            budget=budget,
         )
         raise typer.Exit(code)
     _run_one(Path(demos[0]), out, sc, probe, network, quiet, max_memory_mb, jobs, overlap, split)

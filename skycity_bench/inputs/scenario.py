@@ -72,7 +72,11 @@ class Timeouts(Strict):
     probe_grace_s: float = Field(25, gt=0, le=600)
     # Fake-clock budgets from the measured frame cost (browser/clock_budget.py);
     # the reasons for the values are in scenarios/skycity.yaml.
-    run_s: float = Field(3600, gt=0, description="wall seconds a whole run may take with a slow renderer")
+    run_s: float = Field(900, gt=0, description="wall seconds a whole run may take, report written (`run --budget`)")
+    finish_reserve_s: float = Field(25, ge=0, le=600, description="of run_s, kept for scoring and writing the report")
+    min_share_s: float = Field(
+        5, ge=0, le=600, description="a probe with less than this left of the run is not started"
+    )
     frame_cost_frames: int = Field(5, ge=1, le=60)
     frame_cost_margin: float = Field(3.0, ge=1)
     advance_base_s: float = Field(10, gt=0, le=600)
@@ -177,7 +181,8 @@ def parse_viewport(text: str) -> dict[str, int]:
 def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | None = None) -> Scenario:
     """Read and validate a scenario file, then apply CLI overrides (validated the same way).
 
-    `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number),
+    `overrides` keys: "viewport" ("WxH" text or dict), "duration_s" (number), "run_s"
+    (the run's wall budget, timeouts.run_s),
     "probes" ({probe name: {setting: value}}, merged into that probe's section),
     "scorers" ({section: {threshold: value}}, merged the same way).
     """
@@ -204,6 +209,8 @@ def load_scenario(path: Path | str | None = None, overrides: dict[str, Any] | No
             data["viewport"].update(parse_viewport(vp) if isinstance(vp, str) else vp)
         if overrides.get("duration_s") is not None:
             data["duration_s"] = overrides["duration_s"]
+        if overrides.get("run_s") is not None:  # `run --budget`
+            data["timeouts"]["run_s"] = overrides["run_s"]
         # "probes": {NAME: {setting: value}} merges into each probe's section (tests run a
         # probe at a small rate or a short span through their truth files' scenario section).
         for name, section in (overrides.get("probes") or {}).items():
