@@ -20,6 +20,7 @@ import asyncio
 import cv2
 import numpy as np
 import pytest
+from playwright.async_api import ConsoleMessage, ViewportSize
 
 from skycity_bench.browser.launch import find_chromium
 from skycity_bench.browser.server import DemoServer
@@ -34,12 +35,14 @@ FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-VIEWPORT = {"width": 960, "height": 540}
+VIEWPORT: ViewportSize = {"width": 960, "height": 540}
 CARD_WAIT_S = 0.25  # a card follows the pointer on the next animation frame
 
 
 def _img(png: bytes) -> np.ndarray:
-    return cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert img is not None
+    return np.asarray(img)
 
 
 def _changed_share(a: np.ndarray, b: np.ndarray) -> float:
@@ -57,8 +60,16 @@ async def _with_page(name: str, body):
             try:
                 page = await browser.new_page(viewport=VIEWPORT)
                 errors: list[str] = []
-                page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-                page.on("console", lambda m: m.type == "error" and errors.append(f"console: {m.text}"))
+
+                def thrown(e: Exception) -> None:
+                    errors.append(f"pageerror: {e}")
+
+                def console(m: ConsoleMessage) -> None:
+                    if m.type == "error":
+                        errors.append(f"console: {m.text}")
+
+                page.on("pageerror", thrown)
+                page.on("console", console)
 
                 async def local_only(route):
                     if route.request.url.startswith(server.origin):
