@@ -216,8 +216,20 @@ def _run_one(demo: Path, out, sc, probe, network, quiet, max_memory_mb, jobs, ov
     finally:
         if isinstance(progress, RichProgress):
             progress.stop()
+    _write_html(out_dir, report, console)
     print_report(report, console, out_dir)
     raise typer.Exit(exit_code(report))
+
+
+def _write_html(out_dir: Path, report, console: Console) -> None:
+    """report.html beside report.json, as import and rescore write it; the HTML is a view of the
+    report, so failing to write it is a warning line, never a failed run."""
+    from skycity_bench.reporting import html_report
+
+    try:
+        html_report.write(out_dir, report)
+    except Exception as e:  # noqa: BLE001 - any failure here must not fail the run
+        console.print(f"[yellow]warning: report.html not written: {type(e).__name__}: {e}[/]", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
