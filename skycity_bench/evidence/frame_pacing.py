@@ -39,6 +39,14 @@ class Noise(Part):
     )
 
 
+class Picture(Part):
+    """The scene's picture at the end of the pass (probes/frame_pacing._picture)."""
+
+    region: str = Field(description="what was read: the largest canvas (its CSS size and place) or the viewport")
+    flat_share: float = Field(description="share of its pixels in the most common colour (16 levels a channel)")
+    colour_bgr: list[int] = Field(description="that colour")
+
+
 class FramePacingEvidence(Evidence):
     probe = "frame_pacing"
     # 3: typed evidence; the fields are those of probe version 2.
@@ -59,3 +67,11 @@ class FramePacingEvidence(Evidence):
     noise: Noise = Field(description="noise around the pass the figures come from")
     passes: int = Field(description="real-time passes run (a noisy pass is run once more)")
     noise_of_passes: list[Noise] = Field(description="noise around every pass, in order")
+    # Optional (absent in reports written before them): what the start diagnosis reads
+    # (judging/start_diagnosis.py) to tell a page that never painted or painted a blank.
+    painted_frames: Optional[int] = Field(
+        None,
+        description="frames in which the page made a canvas 2D / WebGL draw call, from load (before t = 0 "
+        "too); null: the sampler could not say",
+    )
+    picture: Optional[Picture] = Field(None, description="how flat the picture was at the end of the pass")

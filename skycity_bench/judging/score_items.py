@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from pathlib import Path
 from typing import Any, Optional
 
@@ -21,6 +22,7 @@ from skycity_bench.common.errors import UserError
 from skycity_bench.inputs.rubric import Rubric
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, ScorerSpec, all_scorers
+from skycity_bench.judging.start_diagnosis import StartDiagnosis, diagnose
 from skycity_bench.reporting.run_report import ItemResult, Report, set_path
 
 log = logging.getLogger(__name__)
@@ -130,7 +132,47 @@ def _record_measurements(report: Report, measurements: dict[str, Any]) -> None:
         set_path(measurements, "playback.external_requests", list(seen))
 
 
+def _score_item(
+    report: Report, item: Any, spec: Optional[ScorerSpec], inp_args: dict[str, Any], measurements: dict[str, Any]
+) -> tuple[ItemScore, bool]:
+    """One rubric item's score, and whether its scorer decided it (False: the bench could not
+    run the scorer: no probe of it, a probe that failed, evidence it cannot read, a scorer
+    error; those stay `untested` whatever the page did)."""
+    if spec is None:
+        if item.how == "manual":
+            return ItemScore("review", None, {"reason": "manual item: scored by reviewers"}), False
+        return ItemScore("untested", None, {"reason": "no probe of this bench version measures this item yet"}), False
+    missing = [p for p in spec.probes if p not in report.probes]
+    failed = [p for p in spec.probes if p in report.probes and report.probes[p].status != "ok"]
+    if missing:
+        return ItemScore("untested", None, {"reason": f"probe(s) not run: {', '.join(missing)}"}), False
+    if failed:
+        why = "; ".join(f"probe {p}: {report.probes[p].error}" for p in failed)
+        return ItemScore("untested", None, {"reason": why}), False
+    if (problem := evidence_problem(report, spec)) is not None:
+        # in a live run a bench bug (the probe wrote what its model does not say);
+        # `rescore` refuses such a report before it gets here
+        return ItemScore("untested", None, {"reason": f"evidence not readable: {problem}"}), False
+    inp = ScoreInput(item=item, records=report.probes, **inp_args)
+    try:
+        res = spec.fn(inp)
+    except Exception as e:
+        log.debug("scorer %s failed", item.id, exc_info=True)
+        return ItemScore("untested", None, {"reason": f"scorer error: {type(e).__name__}: {e}"}), False
+    out_dir = inp_args["out_dir"]
+    if spec.render and out_dir is not None:
+        try:
+            res.evidence.setdefault("files", []).extend(spec.render(inp, res, Path(out_dir)))
+        except Exception as e:
+            res.evidence["render_error"] = f"{type(e).__name__}: {e}"
+    for path, value in res.measurements.items():
+        set_path(measurements, path, value)
+    return res, True
+
+
 def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Path | None) -> Report:
+    """Score every rubric item from the report's evidence, then the start diagnosis, and give
+    the items the diagnosis leaves nothing to observe their verdict (`apply_observation`)."""
     scorers = all_scorers()
     measurements: dict[str, Any] = {}
     _record_measurements(report, measurements)
@@ -138,41 +180,13 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
         if rec.status == "ok" and rec.evidence_version is None and evidence.model_for(name) is not None:
             # written in-process from a plain dict (transitional probes): today's version
             rec.evidence_version = evidence.current_version(name)
+    inp_args = {"rubric": rubric, "scenario": scenario, "out_dir": out_dir}
+    decided: set[str] = set()  # items whose scorer ran (what it left untested, it saw)
     for item in rubric.items:
         spec = scorers.get(item.id)
-        if spec is None:
-            if item.how == "manual":
-                res = ItemScore("review", None, {"reason": "manual item: scored by reviewers"})
-            else:
-                res = ItemScore("untested", None, {"reason": "no probe of this bench version measures this item yet"})
-        else:
-            missing = [p for p in spec.probes if p not in report.probes]
-            failed = [p for p in spec.probes if p in report.probes and report.probes[p].status != "ok"]
-            if missing:
-                res = ItemScore("untested", None, {"reason": f"probe(s) not run: {', '.join(missing)}"})
-            elif failed:
-                res = ItemScore(
-                    "untested", None, {"reason": "; ".join(f"probe {p}: {report.probes[p].error}" for p in failed)}
-                )
-            elif (why := evidence_problem(report, spec)) is not None:
-                # in a live run a bench bug (the probe wrote what its model does not say);
-                # `rescore` refuses such a report before it gets here
-                res = ItemScore("untested", None, {"reason": f"evidence not readable: {why}"})
-            else:
-                inp = ScoreInput(item=item, rubric=rubric, scenario=scenario, records=report.probes, out_dir=out_dir)
-                try:
-                    res = spec.fn(inp)
-                except Exception as e:
-                    log.debug("scorer %s failed", item.id, exc_info=True)
-                    res = ItemScore("untested", None, {"reason": f"scorer error: {type(e).__name__}: {e}"})
-                else:
-                    if spec.render and out_dir is not None:
-                        try:
-                            res.evidence.setdefault("files", []).extend(spec.render(inp, res, Path(out_dir)))
-                        except Exception as e:
-                            res.evidence["render_error"] = f"{type(e).__name__}: {e}"
-                for path, value in res.measurements.items():
-                    set_path(measurements, path, value)
+        res, by_scorer = _score_item(report, item, spec, inp_args, measurements)
+        if by_scorer:
+            decided.add(item.id)
         if res.points is not None:
             res.points = round(min(max(res.points, 0.0), item.points), 2)
         report.items[item.id] = ItemResult(
@@ -183,10 +197,51 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
             evidence=res.evidence,
             scorer=item.id if spec else None,
         )
+    start = diagnose(report.probes)
+    report.start = start.to_json()
+    apply_observation(report, start, decided)
     report.measurements = measurements
     report.rubric_id = rubric.id
     report.rubric_sha256 = rubric.file_sha256 or rubric.sha256
     return report
+
+
+# Items the page's stillness leaves nothing to show (a page that drew a scene that never
+# moved): what moves, is timed, paused or counted. A still page's shops and framing can
+# still be observed, so they keep what their scorers found.
+_MOTION_ITEMS = ("density.", "camera.", "smoothness.", "packaging.autoplay", "packaging.pause_resume_replay")
+# Reasons of an item a scorer left untested for the bench's own failure, not the page's
+# emptiness (the budget ran out, a phase failed, the pointer or the sampler fell behind).
+_BENCH_SIDE = re.compile(
+    r"budget|timed? ?out|hung|hang|crash|phase|fell behind|could not keep up|starved|scorer error|bench", re.I
+)
+
+
+def apply_observation(report: Report, start: StartDiagnosis, decided: set[str]) -> list[str]:
+    """`untested` means the bench could not observe. Where the start diagnosis observed the
+    page never drew, drew a blank, or never moved, an automated item its scorer left
+    `untested` for want of anything to look at gets the verdict of that observation: fail,
+    0 points (the rubric's missing = 0), the observation as its reason. Items untested for
+    the bench's own failure (a probe not run or failed, the budget, a scorer error) stay
+    untested. Returns the items changed."""
+    what = start.nothing_to_observe
+    if what is None:
+        return []
+    changed = []
+    for iid, it in report.items.items():
+        if it.status != "untested" or iid not in decided or it.how == "manual":
+            continue
+        if what == "never moved" and not iid.startswith(_MOTION_ITEMS):
+            continue
+        before = str(it.evidence.get("reason", ""))
+        if _BENCH_SIDE.search(before):
+            continue
+        it.status, it.points = "fail", 0.0
+        it.evidence["untested_reason"] = before
+        it.evidence["observed"] = {"start": start.klass, "what": what}
+        it.evidence["reason"] = f"the page {what} ({start.reason}): nothing to observe, so missing = 0"
+        changed.append(iid)
+    return changed
 
 
 def run_problems(report: Report) -> list[str]:

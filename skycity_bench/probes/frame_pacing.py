@@ -20,6 +20,7 @@ import asyncio
 import time
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.browser import screencast
@@ -140,9 +141,10 @@ async def _pass(ctx) -> dict:
         await dp.goto()
         cap = await _capture(ctx, dp)
         await _play(ctx, dp, duration)
-        n, t0, t0_raf, errors = await dp.evaluate(
+        n, t0, t0_raf, errors, painted = await dp.evaluate(
             "[__SKYCITY__.frames ? __SKYCITY__.frames.count() : -1, __SKYCITY__.bench.t0,"
-            " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors]",
+            " __SKYCITY__.bench.t0Raf, __SKYCITY__.bench.errors,"
+            " __SKYCITY__.frames ? __SKYCITY__.frames.painted() : null]",
             what="reading the frame sampler",
         )
         if trace:
@@ -152,6 +154,7 @@ async def _pass(ctx) -> dict:
         if n < 0:
             raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
         ts, now, drew = await _read_frames(dp, n)
+        picture = await _picture(dp)
     except (DemoHang, DemoCrash):
         # The page hangs or died: its renderer never flushes a trace, and the runner restarts
         # the browser (which ends the trace with it): do not wait for it.
@@ -177,7 +180,48 @@ async def _pass(ctx) -> dict:
         "page_errors": (errors or [])[:20],
         "dialogs": dp.events.dialogs[:20],
         **cap.evidence(),
+        "painted_frames": painted,
+        "picture": picture,
     }
+
+
+# The region of the picture read for flatness: the largest canvas (the scene of nearly every
+# demo), else the viewport. Overlays painted over it (a control panel) are in it too.
+_SCENE_RECT = """() => {
+  let best = null, area = 0;
+  for (const c of document.querySelectorAll('canvas')) {
+    const r = c.getBoundingClientRect();
+    const x0 = Math.max(0, r.left), y0 = Math.max(0, r.top);
+    const x1 = Math.min(innerWidth, r.right), y1 = Math.min(innerHeight, r.bottom);
+    if ((x1 - x0) * (y1 - y0) > area) { area = (x1 - x0) * (y1 - y0); best = [x0, y0, x1, y1]; }
+  }
+  return best;
+}"""
+
+
+async def _picture(dp) -> dict[str, Any] | None:
+    """How flat the picture is at the end of the pass: the share of the scene's pixels in its
+    most common colour (16 levels a channel), so a report can tell a page that drew a blank
+    (one flat colour) from one that drew a scene. None when the screenshot could not be taken
+    (the pass's figures stand without it)."""
+    try:
+        rect = await dp.evaluate_isolated(_SCENE_RECT, timeout=5, what="finding the scene canvas")
+        img = await dp.frame(timeout=10)
+    except (DemoHang, DemoCrash):
+        raise
+    except Exception:
+        return None
+    region = "viewport"
+    if rect:
+        x0, y0, x1, y1 = (int(round(v)) for v in rect)
+        if x1 - x0 >= 8 and y1 - y0 >= 8:
+            img, region = img[y0:y1, x0:x1], f"canvas {x1 - x0}x{y1 - y0} at {x0},{y0}"
+    q = (img[::2, ::2] >> 4).astype(np.int32).reshape(-1, 3)
+    codes = (q[:, 0] << 8) | (q[:, 1] << 4) | q[:, 2]
+    counts = np.bincount(codes, minlength=4096)
+    top = int(counts.argmax())
+    bgr = [((top >> 8) & 15) * 17, ((top >> 4) & 15) * 17, (top & 15) * 17]
+    return {"region": region, "flat_share": round(float(counts[top]) / max(1, codes.size), 4), "colour_bgr": bgr}
 
 
 async def _play(ctx, dp, duration: float) -> None:

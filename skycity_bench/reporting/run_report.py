@@ -102,6 +102,11 @@ class Report(Model):
     rubric_id: str
     rubric_sha256: Optional[str] = Field(None, description="SHA-256 of the rubric file the items were scored with")
     candidate: Candidate
+    start: Optional[dict[str, Any]] = Field(
+        None,
+        description="the start diagnosis (judging/start_diagnosis.py): {class, reason, cause, drew, moved, "
+        "thrown, observed}; null in reports scored before it",
+    )
     scenario: dict[str, Any] = Field(default_factory=dict)
     environment: dict[str, Any] = Field(default_factory=dict)
     started_at: str = ""

@@ -29,6 +29,11 @@
   const drew = new Uint8Array(CAP);
   let n = 0;
   let dirty = 0;
+  // Frames in which the page made a canvas 2D / WebGL draw call, counted from injection
+  // (before t = 0 too): whether the page ever painted its scene, apart from DOM mutations
+  // (which parsing the document itself makes).
+  let painted = 0;
+  let paintedFrames = 0;
   const raf = window.requestAnimationFrame.bind(window);
   const pnow = performance.now.bind(performance);
   const defineProperty = Object.defineProperty;
@@ -38,6 +43,7 @@
   let armed = false;
   function hit() {
     dirty = 1;
+    painted = 1;
     if (armed) disarm();
   }
   function arm() {
@@ -85,6 +91,8 @@
     const e = pnow();
     if (n < CAP) { ts[n] = t; now[n] = e; drew[n] = dirty; n++; }
     dirty = 0;
+    paintedFrames += painted;
+    painted = 0;
     if (!armed) arm();
     if (!observing) observe();
     raf(tick);
@@ -95,6 +103,7 @@
 
   NS.frames = Object.freeze({
     count: () => n,
+    painted: () => paintedFrames + painted,
     // Read [from, to) as plain arrays; the bench reads in chunks after playback.
     read: (from, to) => ({
       ts: Array.from(ts.subarray(from, Math.min(to, n))),
