@@ -41,12 +41,23 @@ that really hangs. So:
 - **Run budget.** `RunBudget` (one per run, on the BrowserHandle) holds the run's start, every
   page's clock log and the wall seconds advances took beyond the demo time they played
   (`beyond_real_time_s`): the runner lets a probe run past its own fixed budget by that much
-  (a slow renderer's extra time), never past the run budget.
+  (a slow renderer's extra time), never past the run budget less `finish_reserve_s` (the
+  time kept for scoring and writing the report, so a run always ends with one).
+- **Shares.** Before each probe starts, `RunBudget.share` sets how long it may take from
+  what is left and the page's frame cost (measured by a fake-clock page, or cheaply in real
+  time, `measure_real_time_cost`, before the first fake-clock probe when none has been): on
+  a fast page a probe keeps its own budget; on a slow one (or one not measured yet) a
+  fake-clock probe gets what is left in proportion to its own budget among the probes still
+  to run, and a real-time one at most its own budget (its time does not grow with the frame
+  cost). A page at 2 frames a second then cannot spend the whole run on its first probes;
+  what a probe could not finish in its share is untested with `Share.reason`, which names
+  the page's measured frame cost.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -56,6 +67,8 @@ from skycity_bench.browser.cpu_wait import WaitClock
 from skycity_bench.common.errors import DemoHang, DemoSlow
 
 FRAME_MS = 1000 / 60
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -151,27 +164,95 @@ def _demo_clock_verdict(checks: list[dict]) -> str:
     )
 
 
-class RunBudget:
-    """The run's total budget and the clock logs of all its pages."""
+def cost_words(cost_ms: float | None) -> str:
+    """'the page renders at 2.0 frames a second (500 ms a frame)'."""
+    if cost_ms is None:
+        return "the page's frame cost could not be measured"
+    return f"the page renders at {1000.0 / cost_ms:.1f} frames a second ({cost_ms:.0f} ms a frame)"
 
-    def __init__(self, timeouts):
+
+@dataclass(frozen=True)
+class Share:
+    """One probe's part of the run's budget, set before it starts (`RunBudget.share`).
+    `binding`: the share, not the probe's own budget, may end it (a slow page, or one whose
+    frame cost is not known); `ends_at` is a time.monotonic() value."""
+
+    probe: str
+    seconds: float
+    ends_at: float
+    binding: bool
+    cost_ms: float | None
+    run_s: float
+
+    def cost_words(self) -> str:
+        return cost_words(self.cost_ms)
+
+    def reason(self, started: bool = True) -> str:
+        """Why the probe's items are untested: the page's frame cost and the share."""
+        if not started:
+            return (
+                f"{self.cost_words()}: {self.probe} was not started: {max(0.0, self.seconds):.0f} s were left "
+                f"of the {self.run_s:.0f} s budget"
+            )
+        return (
+            f"{self.cost_words()}: {self.probe} could not finish in its {self.seconds:.0f} s share of "
+            f"the {self.run_s:.0f} s budget"
+        )
+
+
+class RunBudget:
+    """The run's total budget, the probes' shares of it and the clock logs of all its pages.
+    `started`: when the run began (time.monotonic(); default now)."""
+
+    def __init__(self, timeouts, started: float | None = None):
         self.t = timeouts
-        self.started = time.monotonic()
+        self.started = time.monotonic() if started is None else started
         self.pages: list[ClockLog] = []
         self.beyond_real_time_s = 0.0
+        # wall ms per frame a real-time page showed (measure_real_time_cost), when no
+        # fake-clock page has measured one
+        self.real_time_cost_ms: float | None = None
+        self.real_time_tried = False
+        self.shares: dict[str, Share] = {}  # by probe name, as set before each started
 
     def left_s(self) -> float:
-        return self.started + self.t.run_s - time.monotonic()
+        """Seconds left for the probes (the report's reserve kept)."""
+        return self.deadline - time.monotonic()
 
     @property
     def deadline(self) -> float:
-        """time.monotonic() by which the run must end."""
-        return self.started + self.t.run_s
+        """time.monotonic() by which the probes must end: the run's budget less the time kept
+        for scoring and writing the report."""
+        return self.started + self.t.run_s - self.t.finish_reserve_s
 
     def worst_cost_ms(self) -> float | None:
         """The highest frame cost any page of this run measured (the same demo throughout)."""
         costs = [p.frame_cost_ms for p in self.pages if p.frame_cost_ms is not None]
         return max(costs) if costs else None
+
+    def frame_cost_ms(self) -> float | None:
+        """The page's frame cost: the worst a fake-clock page measured, else the real-time one."""
+        worst = self.worst_cost_ms()
+        return worst if worst is not None else self.real_time_cost_ms
+
+    def share(self, probe: str, own_s: float, pending_s: float, realtime: bool) -> Share:
+        """`probe`'s share of what is left, set before it starts: `own_s` its own budget,
+        `pending_s` the own budgets of it and every probe of the run not started yet. A fast
+        page's probe may take what is left (its own budget bounds it, as before); on a slow
+        page, or one not measured, a real-time probe at most its own budget and a fake-clock
+        one what is left in proportion to its own budget (see the module's docstring)."""
+        now, left = time.monotonic(), self.left_s()
+        cost = self.frame_cost_ms()
+        fast = cost is not None and cost <= self.t.coarse_above_ms
+        if fast:
+            seconds = left
+        elif realtime:
+            seconds = min(own_s, left)
+        else:
+            seconds = min(left, left * own_s / max(pending_s, own_s))
+        out = Share(probe, seconds, now + seconds, not fast, cost, self.t.run_s)
+        self.shares[probe] = out
+        return out
 
     def charge(self, wall_s: float, demo_ms: float) -> None:
         self.beyond_real_time_s += max(0.0, wall_s - demo_ms / 1000.0)
@@ -224,6 +305,51 @@ class RunBudget:
         )
 
 
+# The page's animation frames' times in real time for `ms` (the bench's own rAF callback runs
+# in the same frames as the demo's, so its rate is the demo's frame rate), the first included.
+_FRAME_TIMES_JS = """(ms) => new Promise((done) => {
+  const ts = [];
+  const frame = (t) => {
+    ts.push(t);
+    if (t - ts[0] < ms) requestAnimationFrame(frame); else done(ts);
+  };
+  requestAnimationFrame(frame);
+})"""
+
+
+def _late_frame_cost_ms(ts: list[float]) -> float:
+    """Mean interval of the later half of the frames: a page that starts its heavy work a
+    moment late (after what it loads has come) shows its real cost there."""
+    if len(ts) < 2:
+        return 0.0
+    later = ts[len(ts) // 2 - 1 :] if len(ts) >= 4 else ts
+    return (later[-1] - later[0]) / (len(later) - 1)
+
+
+async def measure_real_time_cost(
+    handle, scenario, url: str, settle_s: float = 1.0, span_s: float = 2.0
+) -> float | None:
+    """Wall ms per animation frame of the demo in real time (its frames counted for `span_s`,
+    `settle_s` after its first frame: a page often starts its heavy work only once what it
+    loads has come), on a page of its own: the cheap measurement a share needs when no
+    fake-clock page has measured the frame cost yet. None when the page does not load or
+    answer in time (the share then treats the page as slow)."""
+    t = scenario.timeouts
+    dp = None
+    try:
+        dp = await handle.open_page(scenario, url, goto=False)
+        await dp.goto()  # bounded by the load limit (timeouts.load_s)
+        await asyncio.sleep(settle_s)
+        ts = await dp.evaluate(_FRAME_TIMES_JS, span_s * 1000.0, timeout=span_s + t.hang_s, what="frame times")
+        return _late_frame_cost_ms([float(x) for x in ts]) or None
+    except Exception:  # the demo's or the machine's: the share is then set without a cost
+        log.debug("real-time frame cost not measured", exc_info=True)
+        return None
+    finally:
+        if dp is not None:
+            await dp.close()
+
+
 class PassBudget:
     """A pass's own wall-clock budget inside the run's: the tour pass steps 65 s
     of demo time frame by frame, which on a slow renderer (software WebGL, a few frames/s)
@@ -250,10 +376,16 @@ class PassBudget:
         return time.monotonic() - self.started
 
     def why(self) -> str:
-        """Which budget ends the pass, in words."""
+        """Which budget ends the pass, in words; on a slow page with the page's frame cost."""
         if self.run is None or (self.seconds is not None and self.started + self.seconds <= self.run.deadline):
-            return f"its wall-clock budget of {self.seconds:g} s was spent"
-        return f"the run's wall-clock budget ({self.run.t.run_s:g} s) was spent"
+            said = f"its wall-clock budget of {self.seconds:.0f} s was spent"
+        else:
+            said = f"the run's wall-clock budget ({self.run.t.run_s:g} s) was spent"
+        run = self.run
+        cost = run.frame_cost_ms() if run is not None else None
+        if run is not None and cost is not None and cost > run.t.coarse_above_ms:
+            said = f"{cost_words(cost)}: {said}"
+        return said
 
 
 def limit_s(t, frames: float, cost_ms: float | None, left_s: float) -> float:
@@ -294,13 +426,26 @@ async def watched(dp, coro, *, ms: float, frames: float, what: str) -> float:
     advance of about one frame (a coarse step: the clock jumps once, at its start) shows no
     frames coming on the way: its one frame must end within the hang limit."""
     watch = _Watch(dp, ms=ms, frames=frames, what=what)
-    await watch.start(coro)
+    try:
+        await watch.start(coro)
+    except BaseException:
+        if not hasattr(watch, "task"):  # stopped before the advance started: never awaited, closed
+            coro.close()
+        raise
     try:
         await watch.follow()
     except BaseException:
         watch.task.cancel()
+        # its end is retrieved when it comes: a call that failed as it was stopped is not
+        # printed as "Task exception was never retrieved"
+        watch.task.add_done_callback(_retrieve)
         raise
     return watch.finish()
+
+
+def _retrieve(task: asyncio.Future) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 class _Watch:
@@ -329,6 +474,7 @@ class _Watch:
         # busy_wall_cap x the limit of wall.
         self.quiet: WaitClock | None = None
         self.charged_wall = self.charged_ms = 0.0
+        self.task: asyncio.Future  # the advance, once started (`start`)
 
     async def start(self, coro) -> None:
         """Read where the clock starts and start the advance."""
@@ -466,4 +612,14 @@ def _cost_note(cost: float | None, seen: float | None = None) -> str:
     return note
 
 
-__all__ = ["FRAME_MS", "ClockLog", "PassBudget", "RunBudget", "hang_limit_s", "limit_s", "watched"]
+__all__ = [
+    "FRAME_MS",
+    "ClockLog",
+    "PassBudget",
+    "RunBudget",
+    "Share",
+    "hang_limit_s",
+    "limit_s",
+    "measure_real_time_cost",
+    "watched",
+]

@@ -285,7 +285,11 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         """Await a Playwright call with a hard limit; turn hangs and crashes into ProbeErrors.
         On a page whose frames were measured slow the limit is at least hang_frames of its
         frame cost (the same line between slow and hung as for clock advances)."""
-        self._check_alive()
+        try:
+            self._check_alive()
+        except BaseException:
+            coro.close()  # never awaited now: closed, so no "coroutine was never awaited" warning
+            raise
         timeout = self.slow_limit_s(timeout)
         try:
             return await asyncio.wait_for(coro, timeout)

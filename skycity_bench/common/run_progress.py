@@ -172,10 +172,14 @@ class RunProgress(Progress):
     share). A probe's expected cost is its budget scaled by a rate: how long the finished
     probes took against their budgets, starting from a prior (_PRIOR_RATE), so the estimate
     tightens as the run goes and rises only when probes run slower than the prior (a slow
-    renderer, once its pace is measured)."""
+    renderer, once its pace is measured). The run ends by its budget whatever the pace
+    (`ends_at`, on `clock`), and a running probe by the end of its share (`set_share`): the
+    estimate never promises more than those (a crawling pass's own pace would)."""
 
-    def __init__(self, inner: Progress, weights: dict[str, float], clock=None):
+    def __init__(self, inner: Progress, weights: dict[str, float], clock=None, ends_at: float | None = None):
         self.inner = inner
+        self.ends_at = ends_at
+        self.share_ends: dict[str, float] = {}  # a running probe's share of the run ends then
         self.clock = clock or (lambda: time.monotonic())
         self.weights = {k: max(1e-6, float(v)) for k, v in weights.items()}
         self.share = {k: 0.0 for k in self.weights}
@@ -210,12 +214,19 @@ class RunProgress(Progress):
                 continue
             if k in self.running:
                 # its expected cost less the time it has run (a phase's share says nothing of
-                # the phases after it), or the running phase's measured rest when longer
+                # the phases after it), or the running phase's measured rest when longer;
+                # never past the end of its share
                 own = self.phase_left.get(k)
-                left += max(own or 0.0, w * rate - (now - self.began.get(k, now)))
+                mine = max(own or 0.0, w * rate - (now - self.began.get(k, now)))
+                left += min(mine, max(0.0, self.share_ends.get(k, float("inf")) - now))
             else:
                 left += w * rate
-        return left
+        return min(left, max(0.0, self.ends_at - now)) if self.ends_at is not None else left
+
+    def set_share(self, name: str, ends_at: float) -> None:
+        """`name` stops by `ends_at` (its share of the run's budget, on `clock`)."""
+        with self._lock:
+            self.share_ends[name] = ends_at
 
     def probe(self, name: str) -> Progress:
         """The Progress a probe is given: its tasks become its line's phase and progress."""

@@ -183,5 +183,24 @@ async def collect(ctx) -> FramingEvidence:
     # The viewports run side by side: each page idles on its fake clock between the bench's
     # calls, so three at once cost little more than one.
     sizes = [parse_viewport(text) for text in ctx.settings.viewports]
-    out = await asyncio.gather(*(_one_viewport(ctx, Viewport(width=v["width"], height=v["height"])) for v in sizes))
+    out = await _all_or_first_error([_one_viewport(ctx, Viewport(width=v["width"], height=v["height"])) for v in sizes])
     return FramingEvidence.model_validate({"viewports": list(out), "times_s": list(ctx.settings.times_s)})
+
+
+async def _all_or_first_error(coros: list) -> list:
+    """Every coroutine's result, run side by side. On the first failure (a viewport's page
+    that never loads) the others are cancelled, and every task's end is awaited before the
+    failure is raised: none is left running to fail unseen when the browser restarts (a
+    TargetClosedError printed as "Task exception was never retrieved")."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        for t in tasks:
+            if not t.done():
+                t.cancel()
+        ends = await asyncio.gather(*tasks, return_exceptions=True)
+    for end in ends:
+        if isinstance(end, BaseException) and not isinstance(end, asyncio.CancelledError):
+            raise end
+    return list(ends)

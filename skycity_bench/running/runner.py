@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Optional
 
 from skycity_bench import __version__
-from skycity_bench.browser.clock_budget import RunBudget
+from skycity_bench.browser.clock_budget import RunBudget, Share, measure_real_time_cost
 from skycity_bench.browser.launch import find_chromium
 from skycity_bench.browser.page_errors import ThrownLog
 from skycity_bench.browser.rate_calibration import calibrate
@@ -173,10 +173,11 @@ async def execute(
     started = time.monotonic()
     report = new_report(demo, scenario, rubric, label)
     dog = MemoryWatchdog(float(profile.max_memory_mb))
+    _quiet_abandoned_tasks()
     try:
         with dog:
             try:
-                await _run(report, demo, scenario, profile, specs, out_dir, progress, dog)
+                await _run(report, demo, scenario, profile, specs, out_dir, progress, dog, started)
             except BenchError as e:
                 report.exit_reason = str(e)
                 report.warnings.append(f"run stopped: {e}")
@@ -196,6 +197,23 @@ async def execute(
         report.duration_s = round(time.monotonic() - started, 2)
         finish_report(report, specs, scenario, rubric, out_dir)
     return report
+
+
+def _quiet_abandoned_tasks() -> None:
+    """A safety net for this run's event loop: an exception nobody retrieved from a task or
+    future (Playwright rejects every pending call with TargetClosedError when a page or
+    browser closes under a cancelled probe) is logged at debug level, not printed to the
+    terminal as a traceback. The bench awaits or cancels what it starts; this only catches
+    what a library leaves behind. Anything else goes to the loop's default handler."""
+    loop = asyncio.get_running_loop()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        if "never retrieved" in str(context.get("message", "")):
+            log.debug("%s: %r", context.get("message"), context.get("exception"))
+            return
+        loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
 
 
 async def run_candidate(
@@ -226,6 +244,7 @@ async def _run(
     out_dir: Path,
     progress: Progress,
     dog: MemoryWatchdog,
+    started: float,
 ) -> None:
     from playwright.async_api import async_playwright
 
@@ -235,13 +254,16 @@ async def _run(
         demo.url = server.url
         async with async_playwright() as pw:
             handle = BrowserHandle(pw, offline=(network != "allow"), resolvers=extra_resolvers(network, ondemand))
-            # the run's wall budget and every page's measured frame cost
-            handle.budget = RunBudget(scenario.timeouts)
+            # the run's wall budget (counted from the run's start), the probes' shares of it and
+            # every page's measured frame cost
+            handle.budget = budget = RunBudget(scenario.timeouts, started=started)
             await handle.start()
             try:
                 await _describe_environment(report, handle, scenario, profile)
-                # one display for the whole run where a person watches (run_progress.RunProgress)
-                view = RunProgress(progress, {s.name: s.budget(scenario) for s in specs}) if progress.run_view else None
+                # one display for the whole run where a person watches (run_progress.RunProgress),
+                # whose estimate never passes the run's budget
+                weights = {s.name: s.budget(scenario) for s in specs}
+                view = RunProgress(progress, weights, ends_at=budget.deadline) if progress.run_view else None
                 one = _ProbeRunner(report, demo, scenario, profile, specs, out_dir, progress, dog, view)
                 try:
                     await _run_in_order(pw, report, scenario, profile, specs, handle, one, progress)
@@ -274,16 +296,45 @@ async def _describe_environment(report: Report, handle, scenario: Scenario, prof
 
 
 class _ProbeRunner:
-    """Runs one probe on a given browser and files its records in the report."""
+    """Runs one probe on a given browser, within its share of the run's budget, and files its
+    records in the report."""
 
     def __init__(self, report, demo, scenario, profile, specs, out_dir, progress, dog, view) -> None:
         self.report, self.demo, self.scenario, self.profile = report, demo, scenario, profile
         self.specs, self.out_dir, self.progress, self.dog, self.view = specs, out_dir, progress, dog, view
+        self.begun: set[str] = set()  # probes started (their budgets no longer wait for a share)
 
     async def __call__(self, spec: ProbeSpec, h) -> None:
+        share = await self._share(spec, h)
+        if share is not None and share.seconds < self.scenario.timeouts.min_share_s:
+            rec = ProbeRecord(name=spec.name, version=spec.version, status="error", error=share.reason(started=False))
+            self.progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")
+        else:
+            rec = await self._run(spec, h, share)
+        for r in _records_of_pass(spec, rec):
+            self.report.probes[r.name] = r
+
+    async def _share(self, spec: ProbeSpec, h) -> Share | None:
+        """The probe's share of what is left of the run (RunBudget.share), set now; the page's
+        frame cost measured cheaply first when a fake-clock probe needs it and no page has."""
+        b: RunBudget | None = getattr(h, "budget", None)
+        if b is None:
+            return None
+        t = self.scenario.timeouts
+        if b.frame_cost_ms() is None and not b.real_time_tried and b.left_s() > t.min_share_s + t.load_s:
+            b.real_time_tried = True  # once: a page that does not answer is not asked again
+            b.real_time_cost_ms = await measure_real_time_cost(h, self.scenario, self.demo.url)
+        self.begun.add(spec.name)
+        pending = [s for s in self.specs if s.name not in self.begun or s is spec]
+        own = float(spec.budget(self.scenario))
+        return b.share(spec.name, own, sum(float(s.budget(self.scenario)) for s in pending), spec.realtime)
+
+    async def _run(self, spec: ProbeSpec, h, share: Share | None) -> ProbeRecord:
         p = self.view.probe(spec.name) if self.view is not None else self.progress
+        if self.view is not None and share is not None:
+            self.view.set_share(spec.name, share.ends_at)
         try:
-            rec = await _run_probe(
+            return await _run_probe(
                 spec,
                 self.demo,
                 self.scenario,
@@ -294,12 +345,11 @@ class _ProbeRunner:
                 self.dog,
                 wanted=review_material_wanted(spec, self.scenario, self.report, self.profile),
                 readers=readers_of(spec, self.specs),
+                share=share,
             )
         finally:
             if self.view is not None:
                 p.finish()
-        for r in _records_of_pass(spec, rec):
-            self.report.probes[r.name] = r
 
 
 async def _run_in_order(pw, report, scenario, profile, specs, handle, one, progress) -> None:
@@ -453,32 +503,40 @@ def _render_cost(report: Report, handle, progress: Progress) -> None:
         progress.log(f"[yellow]{line}[/]")
 
 
-async def _within_budget(coro, budget: float, handle):
+class _ShareSpent(TimeoutError):
+    """A probe stopped at the end of its share of the run's budget (before its own budget)."""
+
+
+async def _within_budget(coro, budget: float, handle, share: Share | None = None):
     """Await a probe for `budget` seconds, plus the time its pages spent rendering beyond
-    real time (a slow renderer, browser/clock_budget.py), never past the run's
-    budget. Raises asyncio.TimeoutError (its argument says how far it was extended)."""
+    real time (a slow renderer, browser/clock_budget.py), never past the end of its share of
+    the run (`share`; without one, the run's budget). Raises TimeoutError (its argument says
+    how far it was extended), or _ShareSpent when the share ended it."""
     b = getattr(handle, "budget", None)
     task = asyncio.ensure_future(coro)
     start = time.monotonic()
     base = b.beyond_real_time_s if b else 0.0
-    deadline = start + budget
+    cap = share.ends_at if share is not None else (b.deadline if b else float("inf"))
+    deadline = min(start + budget, cap)
     try:
         while True:
             done, _ = await asyncio.wait({task}, timeout=max(0.0, deadline - time.monotonic()))
             if done:
                 return task.result()
             extra = (b.beyond_real_time_s - base) if b else 0.0
-            new = min(start + budget + extra, max(start + budget, b.deadline if b else 0.0))
+            new = min(start + budget + extra, cap)
             if new <= time.monotonic() + 0.05:
+                if share is not None and share.binding and cap < start + budget + extra:
+                    raise _ShareSpent(share.reason())
                 raise TimeoutError(f" + {extra:.0f} s of slow rendering" if extra >= 1 else "")
             deadline = new
     finally:
         if not task.done():
             task.cancel()
-            try:
-                await task
-            except BaseException:
-                pass
+        try:  # its end, whatever it was, is retrieved here (never "exception never retrieved")
+            await task
+        except BaseException:
+            pass
 
 
 def _settings(spec: ProbeSpec, scenario: Scenario):
@@ -569,6 +627,7 @@ async def _run_probe(
     *,
     wanted: Optional[Wanted] = None,
     readers: tuple[str, ...] = (),
+    share: Share | None = None,
 ) -> ProbeRecord:
     budget = float(spec.budget(scenario))
     ctx = ProbeContext(
@@ -586,7 +645,10 @@ async def _run_probe(
     t = time.monotonic()
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:
-        rec.data = await _within_budget(spec.collect(ctx), budget, handle)
+        rec.data = await _within_budget(spec.collect(ctx), budget, handle, share)
+    except _ShareSpent as e:
+        rec.status, rec.error = "error", str(e)
+        await handle.restart()
     except TimeoutError as e:
         rec.status, rec.error = (
             "error",
