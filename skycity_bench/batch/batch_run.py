@@ -42,7 +42,7 @@ from typing import Any, Optional
 
 from skycity_bench import __version__
 from skycity_bench.batch.batch_progress import BatchProgress
-from skycity_bench.batch.batch_summary import print_summary, repeat_stats
+from skycity_bench.batch.batch_summary import candidate_start, print_summary, repeat_stats, start_counts
 from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import kill_marked
@@ -373,7 +373,9 @@ class Batch:
             }
             if len(reports) > 1:
                 entry["repeat"] = repeat_stats([rep for _, rep in reports])
+            entry["start"] = candidate_start([rep for _, rep in reports])
             out["candidates"].append(entry)
+        out["start_classes"] = start_counts(out["candidates"])
         write_atomic(self.out / "summary.json", out)
         return out
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from skycity_bench.analysis.statistics import spread
+from skycity_bench.judging.start_diagnosis import CLASSES
 from skycity_bench.reporting.run_report import Report
 
 
@@ -44,11 +45,45 @@ def repeat_stats(reports: list[Report]) -> dict:
     }
 
 
+def candidate_start(reports: list[Report]) -> dict | None:
+    """A candidate's start diagnosis over its runs: the class most of them had (ties: the
+    first run's), how many runs had each, and that class's first reason; None without runs.
+    A report scored before the diagnosis counts as not_observed."""
+    if not reports:
+        return None
+    starts = [rep.start or {"class": "not_observed", "reason": "no start diagnosis in this report"} for rep in reports]
+    classes: dict[str, int] = {}
+    for st in starts:
+        classes[st["class"]] = classes.get(st["class"], 0) + 1
+    main = max(classes, key=lambda k: (classes[k], -next(i for i, st in enumerate(starts) if st["class"] == k)))
+    first = next(st for st in starts if st["class"] == main)
+    out = {"class": main, "runs": classes, "reason": first.get("reason")}
+    if first.get("cause"):
+        out["cause"] = first["cause"]
+    return out
+
+
+def start_counts(candidates: list[dict]) -> dict[str, int]:
+    """Candidates per start class (summary.json `start_classes`), in the diagnosis's order."""
+    counts = dict.fromkeys(CLASSES, 0)
+    for c in candidates:
+        if c.get("start"):
+            counts[c["start"]["class"]] = counts.get(c["start"]["class"], 0) + 1
+    return counts
+
+
+def _start_cell(c: dict) -> str:
+    st = c.get("start")
+    if not st:
+        return "—"
+    return st["class"] + (f" ({st['cause']})" if st.get("cause") else "")
+
+
 def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
     from rich.table import Table
 
     t = Table(title=f"skycity-bench batch — {len(summary['candidates'])} candidates, {len(runs)} runs")
-    for col in ("candidate", "label", "runs", "auto points", "repeat", "problems"):
+    for col in ("candidate", "label", "start", "runs", "auto points", "repeat", "problems"):
         t.add_column(col, overflow="fold")
     for c in summary["candidates"]:
         pts = [r.get("auto_points") for r in c["runs"]]
@@ -70,10 +105,13 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
         t.add_row(
             c["id"],
             ", ".join(c["labels"])[:60],
+            _start_cell(c),
             str(len(c["runs"])),
             " / ".join(f"{p:g}" for p in pts) + (f" of {mx:g}" if mx is not None else ""),
             rep_s,
             "; ".join(p[:160] for p in probs),
         )
     console.print(t)
+    counts = summary.get("start_classes") or start_counts(summary["candidates"])
+    console.print("start: " + ", ".join(f"{k} {n}" for k, n in counts.items()), highlight=False)
     console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

@@ -8,6 +8,16 @@ from rich.table import Table
 from skycity_bench.reporting.run_report import Report
 
 STATUS_STYLE = {"pass": "green", "partial": "yellow", "fail": "red", "untested": "dim", "review": "cyan"}
+START_STYLE = {"started": "green", "throws": "yellow", "never_drew": "red", "blank": "red", "not_observed": "dim"}
+
+
+def start_row(report: Report) -> tuple[str, str, str, str, str]:
+    """The table's first row: did it start? (the start diagnosis, judging/start_diagnosis.py)."""
+    st = report.start
+    if not st:
+        return ("start", "—", "[dim]—[/]", "", "no start diagnosis in this report (scored before it)")
+    cls = st["class"] + (f" ({st['cause']})" if st.get("cause") else "")
+    return ("start", "auto", f"[{START_STYLE.get(st['class'], '')}]{cls}[/]", "", str(st.get("reason") or ""))
 
 
 def _fmt(v, nd=1):
@@ -29,6 +39,7 @@ def print_report(report: Report, console: Console | None = None, out_dir=None) -
     t.add_column("status")
     t.add_column("points", justify="right")
     t.add_column("evidence", overflow="fold", max_width=70)
+    t.add_row(*start_row(report), end_section=True)
     for iid, it in report.items.items():
         style = STATUS_STYLE.get(it.status, "")
         pts = f"{_fmt(it.points)} / {it.max:g}"

@@ -208,7 +208,7 @@ def _drew_what(d: StartDiagnosis, fp: Optional[dict[str, Any]]) -> StartDiagnosi
     if isinstance(pic, dict) and pic.get("flat_share", 0) >= FLAT_SHARE and d.moved is False:
         d.klass = "blank"
         d.reason = (
-            f"blank: it drew, but {pic['flat_share']:.0%} of the {pic.get('region', 'picture')} is one colour "
+            f"blank: it drew, but {pic['flat_share']:.1%} of the {pic.get('region', 'picture')} is one colour "
             f"(BGR {pic.get('colour_bgr')}) and nothing on screen changed"
         )
         return d

@@ -55,6 +55,17 @@ def _files(run_dir: Path) -> list[str]:
     return out
 
 
+# The start class as the page's status colours (style.css .status.*).
+_START_STATUS = {"started": "pass", "throws": "partial", "never_drew": "fail", "blank": "fail"}
+
+
+def start_view(report: Report) -> dict[str, Any]:
+    """What the page opens with: the start diagnosis's class (and cause), its colour and reason."""
+    st = report.start or {"class": "—", "reason": "no start diagnosis in this report (scored before it)"}
+    label = st["class"] + (f" ({st['cause']})" if st.get("cause") else "")
+    return {"label": label, "status": _START_STATUS.get(st["class"], "untested"), "reason": st.get("reason") or ""}
+
+
 def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     files = _files(run_dir)
     known = set(files)
@@ -100,6 +111,7 @@ def render(report: Report, rubric: Rubric, run_dir: Path) -> str:
     cand = blinding.candidate_block(report.candidate.model_dump(mode="json"))
     return env.get_template("run_report.html").render(
         r=report,
+        start=start_view(report),
         cand=cand,
         rubric=rubric,
         rows=rows,
