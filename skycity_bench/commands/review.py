@@ -50,6 +50,19 @@ def _say_what_is_missing(store, c: Console, db: object, host: str) -> None:
         )
 
 
+def web_app(store, hosts: Optional[list[str]] = None):
+    """The app exactly as `skycity-bench review` serves it (the tests serve this one): the
+    review app and, on a PostgreSQL store, the multi-machine queue's progress beside it."""
+    from skycity_bench.review import create_app
+
+    web = create_app(store, hosts=hosts)
+    if store.postgres:
+        from skycity_bench.queue.progress_page import install
+
+        install(web, store)
+    return web
+
+
 def review(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", help=DB_HELP),
@@ -78,7 +91,6 @@ def review(
         return
     import uvicorn
 
-    from skycity_bench.review import create_app
     from skycity_bench.review.guard import allowed_hosts
     from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
@@ -92,11 +104,8 @@ def review(
     )
     hosts = allowed_hosts(host, allow_host)
     c.print(f"answering Host: {', '.join(hosts)} (others get 400)", highlight=False)
-    web = create_app(store, hosts=hosts)
-    if store.postgres:  # the multi-machine queue's progress beside the reviews
-        from skycity_bench.queue.progress_page import install
-
-        install(web, store)
+    web = web_app(store, hosts)
+    if store.postgres:
         c.print(f"queue progress on {_url(host, port)}/progress (admins)", highlight=False)
     uvicorn.run(
         web, host=host, port=port, log_level="warning", proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips

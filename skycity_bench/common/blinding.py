@@ -14,8 +14,11 @@ names the model) nor anything that matches the candidate's file. The rule:
   "model_a.html" (underscore, dash, dot and slash separate);
 - in values, never in keys: keys are the report's structure (item ids, measurement names);
 - the candidate's full sha256 is masked wherever a value carries it, and the report's
-  candidate block keeps only the anonymous id (a 12-hex prefix): label, full hash and byte
-  size go, since anyone holding the demo files could match those.
+  candidate block keeps only the anonymous id: label, full hash and byte size go, since
+  anyone holding the demo files could match those. The bench's own id is a 12-hex prefix of
+  the hash, so it too can be matched by hashing the files: the review store gives each
+  candidate a random id of its own (`public_id`), puts that in the candidate block, and masks
+  the bench's id like the hash (`ids`).
 
 Cheap: a label's pattern is compiled once (one alternation, one pass over each string), and
 a blinded report can be kept in a bounded LRU (BlindCache) under a key the caller names (a
@@ -46,9 +49,10 @@ def _labels(labels: Labels) -> tuple[str, ...]:
     return tuple(sorted({lb for lb in labels if lb}))
 
 
-def secrets_of(labels: Labels, sha256: Optional[str] = None) -> tuple[str, ...]:
-    """The strings to mask for one candidate, longest first (a label before its stem)."""
-    out = set()
+def secrets_of(labels: Labels, sha256: Optional[str] = None, ids: Iterable[str] = ()) -> tuple[str, ...]:
+    """The strings to mask for one candidate, longest first (a label before its stem);
+    `ids`: identifiers derived from its file (the bench's hash-prefix id)."""
+    out = {i for i in ids if i}
     for label in _labels(labels):
         out.add(label)
         stem = PurePath(label).stem
@@ -65,8 +69,8 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 class Masker:
     """Masks one candidate's secrets as whole words in string values."""
 
-    def __init__(self, labels: Labels, sha256: Optional[str] = None):
-        self.secrets = secrets_of(labels, sha256)
+    def __init__(self, labels: Labels, sha256: Optional[str] = None, ids: Iterable[str] = ()):
+        self.secrets = secrets_of(labels, sha256, ids)
         # (?<![^\W_]) / (?![^\W_]): not preceded / followed by a letter or digit ([^\W_] is
         # \w without the underscore), so separators such as _ - . / still end a word
         self.pattern = (
@@ -91,11 +95,15 @@ class Masker:
             return [x if type(x) in _SCALARS else self.value(x) for x in v]
         return v
 
-    def report(self, report: dict) -> dict:
-        """A blind copy of a report: the candidate block reduced to its id, the rest masked."""
+    def report(self, report: dict, public_id: Optional[str] = None) -> dict:
+        """A blind copy of a report: the candidate block reduced to its id (`public_id` in
+        place of the bench's when given), the rest masked."""
         doc = dict(report)
-        doc["candidate"] = candidate_block(report.get("candidate") or {})
-        return self.value(doc)
+        block = candidate_block(report.get("candidate") or {})
+        doc["candidate"] = {**block, "id": public_id} if public_id else block
+        out: dict = self.value(doc)
+        out["candidate"] = doc["candidate"]  # the id given is not a secret (never masked)
+        return out
 
 
 def candidate_block(candidate: dict) -> dict:
@@ -103,21 +111,26 @@ def candidate_block(candidate: dict) -> dict:
     return {k: candidate[k] for k in CANDIDATE_KEEP if k in candidate}
 
 
-def masker(labels: Labels, sha256: Optional[str] = None) -> Masker:
-    return _masker(_labels(labels), sha256)
+def masker(labels: Labels, sha256: Optional[str] = None, ids: Iterable[str] = ()) -> Masker:
+    return _masker(_labels(labels), sha256, tuple(sorted({i for i in ids if i})))
 
 
 @lru_cache(maxsize=1024)
-def _masker(labels: tuple[str, ...], sha256: Optional[str]) -> Masker:
-    return Masker(labels, sha256)
+def _masker(labels: tuple[str, ...], sha256: Optional[str], ids: tuple[str, ...] = ()) -> Masker:
+    return Masker(labels, sha256, ids)
 
 
-def blind_report(report: dict, labels: Labels = None, sha256: Optional[str] = None) -> dict:
+def blind_report(
+    report: dict, labels: Labels = None, sha256: Optional[str] = None, public_id: Optional[str] = None
+) -> dict:
     """The report as reviewers may see it: its own label and hash are always masked, with
-    the labels and hash given (the store's name for the same candidate)."""
+    the labels and hash given (the store's name for the same candidate). With `public_id`
+    (the review store's random id) the bench's hash-derived id is replaced by it in the
+    candidate block and masked everywhere else."""
     cand = report.get("candidate") or {}
     own = (cand.get("label"), *_labels(labels))
-    return masker(own, sha256 or cand.get("sha256")).report(report)
+    bench = (str(cand["id"]),) if public_id and cand.get("id") and cand.get("id") != public_id else ()
+    return masker(own, sha256 or cand.get("sha256"), bench).report(report, public_id)
 
 
 class BlindCache:

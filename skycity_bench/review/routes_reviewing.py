@@ -165,6 +165,13 @@ def _pages(router: APIRouter, ctx: ReviewContext) -> None:
     @router.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
         check_candidate_id(cid)
+        if me.is_admin and not store.has_candidate(cid):
+            # an admin's old link (the bench's hash-derived id, before the store's random
+            # ids): to the candidate's page. A reviewer gets the 404 of any unknown id, or
+            # hashing the candidate files would find the candidates again through it
+            known = store.by_bench_id(cid)
+            if known is not None:
+                return RedirectResponse(f"/c/{known}", status_code=303)
         saved, start = request.query_params.get("saved", ""), video_time(request.query_params.get("t"))
         return render_candidate(ctx, request, cid, me.name, saved=saved, start=start)
 

@@ -53,11 +53,16 @@ def items_collected(report: dict[str, Any]) -> int:
     return sum(1 for it in items.values() if isinstance(it, dict) and it.get("status") != "untested")
 
 
-def blind_run(report: dict[str, Any], labels: blinding.Labels = None, sha256: Optional[str] = None) -> BlindRun:
+def blind_run(
+    report: dict[str, Any],
+    labels: blinding.Labels = None,
+    sha256: Optional[str] = None,
+    public_id: Optional[str] = None,
+) -> BlindRun:
     """The import-time artefacts of one report: masked with its own label (report's
     candidate.label) plus `labels` (other names the store knows the candidate by) and the
-    candidate's hash."""
-    masked = blinding.blind_report(report, labels, sha256)
+    candidate's hash; `public_id`: the store's random id, in place of the bench's."""
+    masked = blinding.blind_report(report, labels, sha256, public_id)
     sheet = {"items": masked.get("items") or {}, "environment": masked.get("environment") or {}}
     return BlindRun(_compact(masked), items_collected(report), _compact(sheet))
 

@@ -33,7 +33,13 @@ BUSY_TIMEOUT_MS = 30_000
 CONNECT_TIMEOUT_S = 10
 STORE_LOCK = 0x5C1C17  # pg_advisory_xact_lock key of the store's writers
 MIGRATE_LOCK = 0x5C1C18  # ... and of a schema upgrade
-KNOWN = ("0001", "0002", "0003", "0004")  # every released revision, oldest first (a test holds it to the migrations)
+KNOWN = (
+    "0001",
+    "0002",
+    "0003",
+    "0004",
+    "0005",
+)  # every released revision, oldest first (a test holds it to the migrations)
 PG_PREFIXES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 

@@ -286,7 +286,9 @@ class StoreReviews(StoreRuns):
         """Every review ever stored (history included), in order, with provenance."""
         with self._read() as con:
             rows = _q(
-                con, "SELECT v.*, w.name, w.seat FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id ORDER BY v.id"
+                con,
+                "SELECT v.*, w.name, w.seat, c.bench_id FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id "
+                "JOIN candidates c ON c.id = v.candidate_id ORDER BY v.id",
             ).all()
         keys = (
             "candidate_id",
@@ -307,6 +309,9 @@ class StoreReviews(StoreRuns):
                 **{k: r[k] for k in keys},
                 "reviewer": r["name"],
                 "seat": r["seat"],
+                # the bench's id of the file (its hash prefix): a store rebuilt from the run
+                # folders gives the candidate a new random id; this finds it again
+                "bench_id": r["bench_id"],
                 "superseded": r["superseded_by"] is not None,
             }
             for r in rows
@@ -316,14 +321,22 @@ class StoreReviews(StoreRuns):
         """Replay exported reviews (oldest first); already present ones are skipped."""
         n = 0
         with self._tx() as con:
+            self.adopt_ids(con, {(r["candidate_id"], r.get("bench_id")) for r in reviews})
             for r in sorted(reviews, key=lambda r: r["created_at"]):
                 if r.get("rubric_id") != self.rubric.id:
                     raise UserError(
                         f"review of {r.get('candidate_id')} names rubric {r.get('rubric_id')}, "
                         f"this store holds {self.rubric.id}"
                     )
-                if _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=r["candidate_id"]).first() is None:
+                found = _q(
+                    con,
+                    "SELECT id FROM candidates WHERE id = :c OR bench_id = :b ORDER BY bench_id = :b DESC",
+                    c=r["candidate_id"],
+                    b=r.get("bench_id") or r["candidate_id"],
+                ).first()
+                if found is None:
                     raise UserError(f"review of unknown candidate {r['candidate_id']}: import its run first")
+                r = {**r, "candidate_id": found["id"]}
                 w = _q(con, "SELECT id FROM reviewers WHERE name = :n", n=r["reviewer"]).first()
                 if w is None:
                     taken = (

@@ -9,6 +9,7 @@ import hashlib
 import json
 import mimetypes
 import os
+import secrets
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,9 +35,15 @@ MAX_REASON = 2000  # an admin's reason (run choice), in characters
 FileEntry = tuple[str, str, int, str]  # a run file: relpath, sha256, size, mime
 
 
+def new_candidate_id() -> str:
+    """A candidate's id in the store: random, of the bench's shape (c- and 12 hex digits), so
+    it says nothing about the file (the bench's own id is a prefix of the file's hash)."""
+    return "c-" + secrets.token_hex(6)
+
+
 @dataclass
 class ImportResult:
-    candidate_id: str
+    candidate_id: str  # the store's id (random; the report's candidate.id is its bench_id)
     run_id: int
     new: bool
     files: int
@@ -74,6 +81,7 @@ class PreparedRun:
     blind: Optional[BlindRun] = None
     thumbs: dict[str, Thumb] = field(default_factory=dict)
     doc: Optional[Record] = field(default=None, repr=False)  # the report as parsed (to mask again)
+    public_id: str = ""  # the store's id the blind artefacts name (see _register_candidate)
 
 
 class StoreRuns(StoreState):
@@ -104,16 +112,23 @@ class StoreRuns(StoreState):
             ) from None
         run_dir = report_path.parent.resolve()
         files = list(self._scan_files(run_dir))
+        public = self._known_id(report.candidate.sha256) or new_candidate_id()
         return PreparedRun(
             report,
             raw,
             hashlib.sha256(raw).hexdigest(),
             run_dir,
             files,
-            blind_run(doc, report.candidate.label, report.candidate.sha256),
+            blind_run(doc, report.candidate.label, report.candidate.sha256, public),
             self._thumbnails(run_dir, files),
             doc,
+            public,
         )
+
+    def _known_id(self, sha256: str) -> Optional[str]:
+        with self._read() as con:
+            row = _q(con, "SELECT id FROM candidates WHERE sha256 = :s", s=sha256).first()
+        return row["id"] if row else None
 
     def _thumbnails(self, run_dir: Path, files: list[FileEntry]) -> dict[str, Thumb]:
         """The run's images' thumbnails by relpath, made on a few threads (OpenCV decodes,
@@ -139,18 +154,19 @@ class StoreRuns(StoreState):
     ) -> ImportResult:
         """Store a prepared run inside the caller's write transaction. storage 'db' also
         copies every file into file_chunks (the queue's workers), 'disk' indexes them."""
-        report, cid = prep.report, prep.report.candidate.id
-        self._register_candidate(con, prep)
+        report = prep.report
+        cid = self._register_candidate(con, prep)
         old = _q(con, "SELECT id FROM runs WHERE report_sha256 = :s", s=prep.sha256).first()
         if old is not None:
             return ImportResult(cid, old["id"], False, len(prep.files))
         # masked once, here (prepare_run did the work): with the report's own label and, when
-        # the store knows this file under other names too (another import, the queue), those too
+        # the store knows this file under other names too (another import, the queue), those
+        # too; again when the candidate's id is not the one prepare_run expected (a race)
         known = self._labels(con, cid)
         blind_doc = prep.blind
-        if blind_doc is None or set(known) - {report.candidate.label}:
+        if blind_doc is None or set(known) - {report.candidate.label} or cid != prep.public_id:
             blind_doc = blind_run(
-                prep.doc if prep.doc is not None else json.loads(prep.raw), known, report.candidate.sha256
+                prep.doc if prep.doc is not None else json.loads(prep.raw), known, report.candidate.sha256, cid
             )
         started = report.started_at or ""
         run_id: int = _q(
@@ -174,23 +190,31 @@ class StoreRuns(StoreState):
         return ImportResult(cid, run_id, True, len(prep.files))
 
     @staticmethod
-    def _register_candidate(con: Connection, prep: PreparedRun) -> None:
-        """The run's candidate, new or known (refused when the same id names another file's
-        hash), and its label, kept apart from the anonymous id."""
+    def _register_candidate(con: Connection, prep: PreparedRun) -> str:
+        """The run's candidate, new or known by its file hash (refused when the bench's id
+        is stored for another hash), and its label, kept apart from the id; returns the
+        store's id: random (new_candidate_id), never derived from the file."""
         cand = prep.report.candidate
-        row = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cand.id).first()
-        if row is None:
+        row = _q(con, "SELECT id, bench_id FROM candidates WHERE sha256 = :s", s=cand.sha256).first()
+        if row is not None:
+            cid: str = row["id"]
+        else:
+            if _q(con, "SELECT 1 FROM candidates WHERE bench_id = :b", b=cand.id).first() is not None:
+                raise UserError(f"{prep.run_dir}: candidate {cand.id} is already stored with another file hash")
+            cid = prep.public_id or new_candidate_id()
+            while _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is not None:
+                cid = new_candidate_id()
             _q(
                 con,
-                "INSERT INTO candidates (id, sha256, created_at) VALUES (:c, :s, :t)",
-                c=cand.id,
+                "INSERT INTO candidates (id, sha256, created_at, bench_id) VALUES (:c, :s, :t, :b)",
+                c=cid,
                 s=cand.sha256,
                 t=now(),
+                b=cand.id,
             )
-        elif row["sha256"] != cand.sha256:
-            raise UserError(f"{prep.run_dir}: candidate {cand.id} is already stored with another file hash")
-        if cand.label and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c", c=cand.id).first() is None:
-            _q(con, "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)", c=cand.id, l=cand.label)
+        if cand.label and _q(con, "SELECT 1 FROM candidate_labels WHERE candidate_id = :c", c=cid).first() is None:
+            _q(con, "INSERT INTO candidate_labels (candidate_id, label) VALUES (:c, :l)", c=cid, l=cand.label)
+        return cid
 
     def _index_files(self, con: Connection, run_id: int, prep: PreparedRun, *, copy: bool) -> None:
         """The run's files by number, with their thumbnails; `copy`: each file's bytes too, in
@@ -234,6 +258,61 @@ class StoreRuns(StoreState):
         with self._read() as con:
             return [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
 
+    # the tables that name a candidate by the store's id (the audit trail is append-only: a
+    # candidate already named there keeps its id)
+    CANDIDATE_TABLES = (
+        "candidate_labels",
+        "runs",
+        "run_summaries",
+        "reviews",
+        "finalized",
+        "run_choice",
+        "anchors",
+        "review_timings",
+    )
+
+    def adopt_ids(self, con: Connection, pairs: set[tuple[str, Optional[str]]]) -> None:
+        """Rebuilding a store from run folders and exported reviews: each candidate the export
+        names (its id, its bench id) takes the exported id again when it has another here and
+        nothing names it yet, so links into the old store still work. Its runs' masked
+        artefacts (naming the id) are made again on the next read (_catch_up)."""
+        for cid, bench in sorted((c, b) for c, b in pairs if b):
+            try:
+                check_candidate_id(cid)
+            except InvalidReview:
+                continue
+            row = _q(con, "SELECT id, sha256, created_at FROM candidates WHERE bench_id = :b", b=bench).first()
+            if row is None or row["id"] == cid or _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first():
+                continue
+            old = row["id"]
+            if _q(con, "SELECT 1 FROM audit WHERE candidate_id = :c", c=old).first() is not None:
+                continue
+            _q(
+                con,
+                "INSERT INTO candidates (id, sha256, created_at, bench_id) VALUES (:c, :s, :t, NULL)",
+                c=cid,
+                s=row["sha256"] + ":moving",
+                t=row["created_at"],
+            )
+            for t in self.CANDIDATE_TABLES:
+                _q(con, f"UPDATE {t} SET candidate_id = :n WHERE candidate_id = :o", n=cid, o=old)
+            _q(con, "DELETE FROM candidates WHERE id = :o", o=old)
+            _q(con, "UPDATE candidates SET sha256 = :s, bench_id = :b WHERE id = :c", s=row["sha256"], b=bench, c=cid)
+            _q(con, "DELETE FROM run_summaries WHERE candidate_id = :c", c=cid)
+            _q(con, "UPDATE runs SET masked_json = NULL WHERE candidate_id = :c", c=cid)
+
+    def bench_ids(self) -> dict[str, str]:
+        """The store's id → the bench's id (hash prefix) of every candidate: the operator's."""
+        with self._read() as con:
+            return {r["id"]: r["bench_id"] for r in _q(con, "SELECT id, bench_id FROM candidates")}
+
+    def by_bench_id(self, bench_id: str) -> Optional[str]:
+        """The store's id of the candidate the bench calls `bench_id` (its hash prefix): for
+        admins only (an old link of a migrated store); None when unknown."""
+        with self._read() as con:
+            row = _q(con, "SELECT id FROM candidates WHERE bench_id = :b", b=bench_id).first()
+        return row["id"] if row else None
+
     def has_candidate(self, cid: str) -> bool:
         with self._read() as con:
             return _q(con, "SELECT 1 FROM candidates WHERE id = :c", c=cid).first() is not None
@@ -247,7 +326,11 @@ class StoreRuns(StoreState):
         """Every name the store knows this candidate's file by: its label and, for a queued
         candidate, each file name it was added as (the same bytes may come under two names)."""
         out = {self._label(con, cid)}
-        row = _q(con, "SELECT labels FROM queue_candidates WHERE id = :c", c=cid).first()
+        row = _q(
+            con,
+            "SELECT q.labels FROM queue_candidates q JOIN candidates c ON c.bench_id = q.id WHERE c.id = :c",
+            c=cid,
+        ).first()
         if row is not None:
             try:
                 out.update(x for x in json.loads(row["labels"]) if isinstance(x, str))
@@ -256,9 +339,11 @@ class StoreRuns(StoreState):
         return tuple(sorted(x for x in out if x))
 
     def _masker(self, con: Connection, cid: str) -> blinding.Masker:
-        """The candidate's own label(s) and full hash, for served names and text files."""
-        sha = _q(con, "SELECT sha256 FROM candidates WHERE id = :c", c=cid).first()
-        return blinding.masker(self._labels(con, cid), sha["sha256"] if sha else None)
+        """The candidate's own label(s), full hash and bench id, for served names and text files."""
+        row = _q(con, "SELECT sha256, bench_id FROM candidates WHERE id = :c", c=cid).first()
+        return blinding.masker(
+            self._labels(con, cid), row["sha256"] if row else None, (row["bench_id"],) if row else ()
+        )
 
     # --- import-time artefacts: written once, filled in for older runs ---------------------
     @staticmethod
@@ -326,7 +411,9 @@ class StoreRuns(StoreState):
                 ).first()
                 if r is None:
                     continue
-                b = blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"])
+                b = blind_run(
+                    json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"], r["candidate_id"]
+                )
             with self._tx() as con:
                 if _q(con, "SELECT 1 FROM run_summaries WHERE run_id = :r", r=rid).first() is not None:
                     continue
@@ -411,7 +498,9 @@ class StoreRuns(StoreState):
             "ON c.id = r.candidate_id WHERE r.id = :r",
             r=run_id,
         ).one()
-        return blind_run(json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"]).masked_json
+        return blind_run(
+            json.loads(r["report_json"]), self._labels(con, r["candidate_id"]), r["sha256"], r["candidate_id"]
+        ).masked_json
 
     def _run_files(self, con: Connection, cid: str, run_id: int) -> list[Record]:
         m = self._masker(con, cid)
@@ -506,6 +595,7 @@ class StoreRuns(StoreState):
                     sql('SELECT s.candidate_id, s.run_id, s."by", s.at, s.reason FROM run_choice s' + where), args
                 ).mappings()
             }
+            files = {r["id"]: r for r in _q(con, "SELECT id, sha256, bench_id FROM candidates")}
         out = []
         for c in ids:
             sh = shown.get(c)
@@ -517,6 +607,9 @@ class StoreRuns(StoreState):
             out.append(
                 {
                     "candidate_id": c,
+                    # the file's hash and the bench's id: the admin's to see (these match the file)
+                    "sha256": files[c]["sha256"] if c in files else None,
+                    "bench_id": files[c]["bench_id"] if c in files else None,
                     "runs": rs,
                     "shown_run_id": sh["run_id"] if sh else None,
                     "shown_because": (

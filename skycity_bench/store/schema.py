@@ -35,7 +35,7 @@ from sqlalchemy import (
 # The newest migration this code knows (db.migrate compares it with the store's before
 # importing Alembic, so opening an up-to-date store costs one query).
 # tests/unit/test_store_migrations.py holds it equal to the migrations' head.
-HEAD = "0004"
+HEAD = "0005"
 # PRAGMA user_version of a SQLite store at HEAD: the pre-Alembic code refuses a store whose
 # version is above its own (1), so an older bench never writes into a newer store.
 SQLITE_USER_VERSION = 2
@@ -47,9 +47,12 @@ meta = Table("meta", metadata, Column("key", Text, primary_key=True), Column("va
 candidates = Table(
     "candidates",
     metadata,
-    Column("id", Text, primary_key=True),  # anonymous (report candidate.id)
-    Column("sha256", Text, nullable=False, unique=True),
+    Column("id", Text, primary_key=True),  # 0005: random, made by the store (reveals nothing)
+    Column("sha256", Text, nullable=False, unique=True),  # admins only
     Column("created_at", Text, nullable=False),
+    # 0005: the bench's id (report candidate.id: a prefix of sha256), admins only
+    Column("bench_id", Text),
+    Index("candidates_bench_id", "bench_id", unique=True),
 )
 
 candidate_labels = Table(
@@ -243,13 +246,14 @@ review_timings = Table(
 
 audit = Table(
     "audit",
-    metadata,  # admin actions: who did what, when
+    metadata,  # admin actions: who did what, when (append-only: triggers refuse UPDATE, DELETE)
     Column("id", Integer, primary_key=True),
     Column("at", Text, nullable=False),
     Column("actor", Text, nullable=False),
     Column("action", Text, nullable=False),
     Column("candidate_id", Text),
     Column("detail", Text, nullable=False, server_default=""),
+    Column("subject", Text),  # 0005: the account the action concerns (its owner sees the row)
 )
 
 # --- 0004: each run's small facts, apart from its multi-MB report (see the migration) ------

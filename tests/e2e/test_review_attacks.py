@@ -1,0 +1,158 @@
+"""The review app against a determined reviewer, an admin and an anonymous visitor on the
+same network: each test plays one attack over real HTTP against the app exactly as
+`skycity-bench review` serves it (commands/review.py: web_app, uvicorn on loopback), on a
+SQLite and a PostgreSQL store, and shows it fails.
+
+- hashing the candidate files finds nothing: candidate ids are random (the store's), the
+  file hash and the bench's hash-derived id reach admins only; a migrated store keeps every
+  link working.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from alembic import command
+from alembic.config import Config
+
+import skycity_bench.store as store_pkg
+from skycity_bench.commands.review import web_app
+from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store.db import open_database
+from skycity_bench.store.review_store import ReviewStore
+from tests.review_reports import http_client, make_run, serving
+
+R = load_rubric()
+GRADED = [i.id for i in R.items if i.graded]
+SEEDS = ("attack-a", "attack-b", "attack-c")  # a candidate "file" is its seed's bytes (make_run)
+LABELS = ("attack-model-north.html", "attack-model-south.html", "attack-model-east.html")
+
+
+def _db(request, tmp: Path, name: str, kind: str = ""):
+    if (kind or request.param) == "sqlite":
+        return tmp / f"{name}.sqlite"
+    pg = request.getfixturevalue("postgres")
+    return pg.url(pg.new_db())
+
+
+def _fill(store: ReviewStore, tmp: Path) -> list[str]:
+    return [
+        store.import_run(make_run(tmp / "runs", label, seed=seed)).candidate_id for label, seed in zip(LABELS, SEEDS)
+    ]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def world(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("attacks")
+    store = ReviewStore(_db(request, tmp, "reviews"), seed=7)
+    cids = _fill(store, tmp)
+    with serving(web_app(store)) as base:
+        people = {
+            "ann": http_client(base, store, "ann", api=True),
+            "bob": http_client(base, store, "bob", api=True),
+            "boss": http_client(base, store, "boss", "admin"),
+        }
+        yield {"store": store, "base": base, "cids": cids, **people}
+        for c in people.values():
+            c.close()
+    store.close()
+
+
+def _file_hashes() -> list[str]:
+    """What the attacker computes: the sha256 of each candidate file they hold."""
+    return [hashlib.sha256(seed.encode()).hexdigest() for seed in SEEDS]
+
+
+def _reviewer_pages(c: httpx.Client, cids: list[str]) -> list[httpx.Response]:
+    out = [c.get(u) for u in ("/queue", "/sheet", "/sheet.json", "/sheet.csv", "/api/candidates", "/api/me/queue")]
+    out += [c.get("/api/sheet")]
+    for cid in cids:
+        out += [c.get(f"/c/{cid}"), c.get(f"/api/candidates/{cid}"), c.get(f"/api/candidates/{cid}/reviews")]
+        for f in out[-2].json()["files"]:
+            if f["mime"].startswith(("text/", "application/json")):
+                out.append(c.get(f["url"]))
+    return out
+
+
+# --- 1. candidate ids that reveal nothing -------------------------------------------------
+def test_should_reveal_nothing_to_a_reviewer_who_hashes_the_candidate_files(world):
+    ann, boss, cids = world["ann"], world["boss"], world["cids"]
+    hashes = _file_hashes()
+    for page in _reviewer_pages(ann, cids):
+        assert page.status_code == 200, (page.url, page.status_code)
+        for h in hashes:
+            assert h[:12] not in page.text, (page.url, "the file hash's prefix reached a reviewer")
+    assert not {cid[2:] for cid in cids} & {h[:12] for h in hashes}  # the ids are not the hash
+    for h in hashes:  # the bench's hash-derived id opens nothing for a reviewer
+        assert ann.get(f"/c/c-{h[:12]}").status_code == 404
+        assert ann.get(f"/api/candidates/c-{h[:12]}").status_code == 404
+    # the admin sees the file hash (the runs overview), and the bench's id still leads there
+    runs = {r["candidate_id"]: r for r in boss.get("/api/admin/runs").json()}
+    assert sorted(r["sha256"] for r in runs.values()) == sorted(hashes)
+    r = boss.get(f"/c/c-{hashes[0][:12]}")
+    assert r.status_code == 303 and r.headers["location"] == f"/c/{world['store'].by_bench_id('c-' + hashes[0][:12])}"
+
+
+def _downgrade_to_0004(target) -> None:
+    """The store as the previous schema had it (candidate ids = the bench's hash prefix),
+    by the migration's own downgrade."""
+    db = open_database(target)
+    cfg = Config()
+    cfg.set_main_option("script_location", str(Path(store_pkg.__file__).parent / "migrations"))
+    with db.engine.connect() as con, con.begin():
+        cfg.attributes["connection"] = con
+        command.downgrade(cfg, "0004")
+    db.dispose()
+
+
+def _links(html: str) -> list[str]:
+    return sorted(set(re.findall(r'(?:href|src)="(/(?:c|files|thumbs)/[^"#?]+)', html)))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_should_migrate_an_old_store_to_random_ids_and_keep_every_link_working(kind, request, tmp_path):
+    target = _db(request, tmp_path, "old", kind)
+    st = ReviewStore(target, seed=3)
+    cids = _fill(st, tmp_path)
+    st.sign_in("ann")
+    st.submit(cids[0], "ann", R.id, [{"item": i, "level": 75, "comment": "before the move"} for i in GRADED])
+    st.finalize(cids[0], "lead")
+    st.close()
+    _downgrade_to_0004(target)
+    db = open_database(target)  # the old state, read without migrating it
+    with db.engine.connect() as con:
+        old_ids = sorted(r[0] for r in con.exec_driver_sql("SELECT id FROM candidates"))
+    db.dispose()
+    assert old_ids == sorted("c-" + h[:12] for h in _file_hashes())  # the old, hash-derived ids
+
+    store = ReviewStore(target)  # opening it migrates it
+    new = {b: c for c, b in store.bench_ids().items()}
+    assert sorted(new) == old_ids and not set(new.values()) & set(old_ids)
+    reviewed = new["c-" + _file_hashes()[0][:12]]
+    with serving(web_app(store)) as base:
+        ann = http_client(base, store, "ann")
+        boss = http_client(base, store, "boss2", "admin")
+        queue = ann.get("/queue").text
+        pages = _links(queue)
+        assert sorted(p.split("/")[-1] for p in pages if p.startswith("/c/")) == sorted(new.values())
+        seen = 0
+        for page in pages:
+            html = ann.get(page)
+            assert html.status_code == 200, page
+            for link in _links(html.text):
+                assert ann.get(link).status_code == 200, (page, link)
+                seen += 1
+        assert seen > 6
+        kept = [r for r in store.reviews(reviewed) if r.comment == "before the move"]
+        assert len(kept) == len(GRADED) and store.is_finalized(reviewed)
+        assert "before the move" in ann.get(f"/c/{reviewed}").text
+        for old_id in old_ids:  # an admin's old link still works; a reviewer's is any unknown id
+            assert boss.get(f"/c/{old_id}").headers.get("location") == f"/c/{new[old_id]}"
+            assert ann.get(f"/c/{old_id}").status_code == 404
+        ann.close()
+        boss.close()
+    store.close()
