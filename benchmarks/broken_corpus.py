@@ -8,8 +8,9 @@ one row per line:
   - the start diagnosis: report.json `start.class` (and `start.cause`, and whether the first
     error named in it mentions what the truth says) against the expected class;
   - every automated sheet item (rubric items with how: auto) the truth lists: the status
-    got against the status expected (`also`: tolerated, marked `~`), plus any evidence
-    field the truth names;
+    got against the status expected (`also`: tolerated, marked `~`; a worse status on a pass
+    the bench flagged as run on a noisy machine, evidence `machine_noise`, marked `~` too),
+    plus any evidence field the truth names;
   - on an observable page, every automated item the truth does not list: `untested` there
     is a mismatch (the bench watched the page), unless the truth's `untested_reason`
     matches the item's reason (a budget that ran out, naming the page's frame cost);
@@ -152,12 +153,26 @@ def check_item(t: Table, item: str, want: dict[str, Any], got: dict[str, Any]) -
         verdict = "ok"
     elif status in want.get("also", []):
         verdict = "~ tolerated"
+    elif _noise_explains(want["status"], status, ev):
+        verdict = "~ noisy machine"
+        reason = _first_line(ev.get("machine_noise"))
     else:
         verdict = "MISMATCH"
     t.row(item, want["status"], status, verdict, "" if verdict == "ok" else reason)
     for key, value in (want.get("evidence") or {}).items():
         g = ev.get(key) if isinstance(ev, dict) else None
         t.row(f"  {item}.evidence.{key}", value, g, "ok" if matches(value, g) else "MISMATCH")
+
+
+_RANK = {"fail": 0, "partial": 1, "pass": 2}
+
+
+def _noise_explains(want: str, got: Any, ev: Any) -> bool:
+    """A worse verdict than the truth's on a pass the bench itself flagged as run on a noisy
+    machine (evidence `machine_noise`): the figure says nothing of the page there. Noise only
+    makes a page look worse, so it never explains a better verdict."""
+    noisy = isinstance(ev, dict) and bool(ev.get("machine_noise"))
+    return noisy and want in _RANK and got in _RANK and _RANK[got] < _RANK[want]
 
 
 def check_unlisted(t: Table, item: str, got: dict[str, Any], untested_reason: str | None) -> None:
