@@ -239,7 +239,7 @@ def apply_observation(report: Report, start: StartDiagnosis, decided: set[str]) 
         it.status, it.points = "fail", 0.0
         it.evidence["untested_reason"] = before
         it.evidence["observed"] = {"start": start.klass, "what": what}
-        it.evidence["reason"] = f"the page {what} ({start.reason}): nothing to observe, so missing = 0"
+        it.evidence["reason"] = f"the page {what}: nothing to observe, so missing = 0 (start: {start.reason})"
         changed.append(iid)
     return changed
 

@@ -93,29 +93,34 @@ def _thrown(pe: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     return {"count": len(errors), "first": first, "last_message": errors[-1] if errors else None}
 
 
+def is_flat(picture: Any) -> bool:
+    """A recorded picture (frame_pacing's `picture`) that is one flat colour: a blank."""
+    return isinstance(picture, dict) and float(picture.get("flat_share") or 0) >= FLAT_SHARE
+
+
 def _drew(fp: Optional[dict[str, Any]], moved: Optional[bool]) -> tuple[Optional[bool], list[str]]:
-    """Whether the page ever painted: a canvas / WebGL draw call from load on, a frame of the
-    pacing pass that drew (a draw call or a DOM change), or a picture that changed on screen."""
-    seen: list[str] = []
+    """Whether the page ever drew: a picture that changed on screen, a canvas / WebGL draw
+    call from load on, or a picture that is more than one flat colour (a DOM scene). A DOM
+    change alone is no drawing (a page sizing its canvas changes an attribute)."""
     if moved:
         return True, ["the picture changed on screen (autoplay frames)"]
     if fp is None:
-        return None, seen
-    painted = fp.get("painted_frames")
+        return None, []
+    painted, pic = fp.get("painted_frames"), fp.get("picture")
+    frames = int(fp.get("frames") or 0)
+    if isinstance(painted, int):
+        if painted > 0:
+            return True, [f"{painted} frame(s) made a canvas or WebGL draw call"]
+        if pic is not None and not is_flat(pic):
+            return True, ["no canvas or WebGL draw call, but the page shows more than one colour (its DOM)"]
+        return False, [f"no canvas or WebGL draw call from load on in {frames} frame(s), the picture one colour"]
+    # evidence without the draw-call count: the pacing pass's draw signal (a DOM change counts)
     drew_frames = sum(1 for d in fp.get("drew") or [] if d)
-    if isinstance(painted, int) and painted > 0:
-        return True, [f"{painted} frame(s) made a canvas or WebGL draw call"]
     if drew_frames:
         return True, [f"{drew_frames} frame(s) of the pacing pass drew or changed the DOM"]
-    if painted is None:
-        # without the draw-call count, a page that painted once before the pass looks the same
-        # as one that never painted; only a flat picture says it did not
-        pic = fp.get("picture")
-        if not (isinstance(pic, dict) and pic.get("flat_share", 0) >= FLAT_SHARE):
-            return None, seen
-    frames = int(fp.get("frames") or 0)
-    seen.append(f"no canvas or WebGL draw call from load on, nothing drawn in {frames} frame(s)")
-    return False, seen
+    if is_flat(pic):
+        return False, [f"nothing drawn in {frames} frame(s), the picture one colour"]
+    return None, []
 
 
 def _changed(watch: Any) -> Optional[bool]:
@@ -205,7 +210,7 @@ def diagnose(records: Mapping[str, ProbeRecord]) -> StartDiagnosis:
 def _drew_what(d: StartDiagnosis, fp: Optional[dict[str, Any]]) -> StartDiagnosis:
     """A page that painted and threw nothing: a scene, or a blank (flat and still)."""
     pic = (fp or {}).get("picture")
-    if isinstance(pic, dict) and pic.get("flat_share", 0) >= FLAT_SHARE and d.moved is False:
+    if isinstance(pic, dict) and is_flat(pic) and d.moved is False:
         d.klass = "blank"
         d.reason = (
             f"blank: it drew, but {pic['flat_share']:.1%} of the {pic.get('region', 'picture')} is one colour "

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skycity_bench.analysis import statistics as stats
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
+from skycity_bench.judging.start_diagnosis import is_flat
 
 
 @scorer_settings("frame_pacing")
@@ -425,7 +426,7 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     m["tier"] = p.floor if worst is None else worst
     _summary(p, m, ev)
     meas = {"smoothness." + k: v for k, v in m.items()}
-    if not p.drew.any() and p.d.page_errors:
+    if _never_drew(p) and p.d.page_errors:
         # Nothing was ever drawn and the page threw: there is no playback to judge, whether or
         # not its empty frames were timed (on a loaded machine the first frame after load can
         # come so late that no interval is left in the pass: that is no freeze to fail).
@@ -437,6 +438,13 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"
         return ItemScore("fail", p.floor, ev, meas)
     return _verdict(p, m["tier"], ratio, freeze, m["chromium"], ev, meas)
+
+
+def _never_drew(p: _Pass) -> bool:
+    """No frame of the pass drew, or the page never made a canvas / WebGL draw call from load
+    on and its picture is one flat colour (a DOM change, such as sizing the canvas, is no
+    drawing)."""
+    return not p.drew.any() or (p.d.painted_frames == 0 and is_flat(p.d.picture and p.d.picture.model_dump()))
 
 
 def _verdict(
