@@ -4,8 +4,9 @@ OpenAPI document, a page (error.html) or a redirect to the sign-in page elsewher
 - InvalidReview (bad input, unknown candidate, a finalised sheet): its own status;
 - NotSignedIn: 401 with WWW-Authenticate: Bearer on the API, a redirect to / on a page;
 - Forbidden and NoRule (a reviewer on an admin route, a route without a role rule): 403;
-- a request FastAPI cannot validate: 422 with the first problem, and a body that names the
-  reviewer (`reviewer`, `by`) is told that the reviewer is the signed-in account.
+- a request FastAPI cannot validate: 422 with the first problem, and a body that names an
+  account anywhere (`reviewer`, `by`, at any depth) is told that the reviewer is the
+  signed-in account (review/strict.py).
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from starlette.responses import Response
 
 from skycity_bench.review.auth import Forbidden, NoRule, NotSignedIn
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.strict import NAMES_SOMEONE, NOT_THE_BODY
 from skycity_bench.store.validate import InvalidReview
-
-NOT_THE_BODY = "not accepted: the reviewer is the signed-in account (API token or session), never the body"
 
 
 def is_api(request: Request) -> bool:
@@ -55,7 +55,7 @@ def install(app: FastAPI, ctx: ReviewContext) -> None:
         first = errors[0] if errors else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
         msg = first.get("msg", "invalid request")
-        if first.get("type") == "extra_forbidden" and where in ("body.reviewer", "body.by"):
+        if first.get("type") == "extra_forbidden" and str((first.get("loc") or ("",))[-1]) in NAMES_SOMEONE:
             msg = NOT_THE_BODY
         return JSONResponse({"error": f"{where}: {msg}"}, status_code=422)
 

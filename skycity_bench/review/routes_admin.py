@@ -13,31 +13,29 @@ from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from starlette.responses import Response
 
 from skycity_bench.review.auth import INVITE_TTL_S, Principal
 from skycity_bench.review.context import ReviewContext
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
+from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store import accounts
 from skycity_bench.store.validate import InvalidReview, check_candidate_id
 
 ACCOUNT_FIELDS = ("name", "role", "seat", "created_at", "disabled_at")  # what the API shows of an account
 
 
-class Finalize(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Finalize(Strict):
     reason: str = Field("", description="why (kept in the audit trail); required with force")
     force: bool = Field(False, description="finalise although items are still missing (needs a reason)")
 
 
-class Unfinalize(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Unfinalize(Strict):
     reason: str = Field(description="why the sheet is opened again (required; kept in the audit trail)")
 
 
-class Invitation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Invitation(Strict):
     name: str = Field(description="the new reviewer's name (shown on the sheet; decides nothing else)")
     role: Literal["reviewer", "admin"] = "reviewer"
 
@@ -103,10 +101,6 @@ def finalize(ctx: ReviewContext, cid: str, me: Principal, body: Finalize) -> boo
     return accounts.finalize(ctx.store, cid, by=me.name, reason=body.reason.strip())
 
 
-async def _form(request: Request) -> dict[str, str]:
-    return {k: str(v) for k, v in (await request.form()).items()}
-
-
 def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
     auth = ctx.auth
 
@@ -116,7 +110,7 @@ def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/team/invite", response_class=HTMLResponse, include_in_schema=False)
     async def team_invite(request: Request, me: Principal = Depends(auth.admin)):
-        form = await request.form()
+        form = await form_fields(request, ("name", "role"))
         role = "admin" if form.get("role") == "admin" else "reviewer"
         try:
             link = invite(ctx, request, me, str(form.get("name", "")), role)
@@ -130,7 +124,7 @@ def _team_forms(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/team/disable", include_in_schema=False)
     async def team_disable(request: Request, me: Principal = Depends(auth.admin)):
-        name = (await _form(request)).get("name", "")  # a form field: a name may hold "/"
+        name = (await form_fields(request, ("name",))).get("name", "")  # a form field: a name may hold "/"
         if name == me.name:
             raise InvalidReview("you cannot disable your own account", 409)
         accounts.disable(store, name, by=me.name)
@@ -138,13 +132,13 @@ def _team_forms(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/team/finalize/{cid}", include_in_schema=False)
     async def team_finalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
-        form = await _form(request)
+        form = await form_fields(request, ("reason", "force"))
         finalize(ctx, cid, me, Finalize(reason=form.get("reason", ""), force=form.get("force") == "1"))
         return RedirectResponse("/team", status_code=303)
 
     @router.post("/team/unfinalize/{cid}", include_in_schema=False)
     async def team_unfinalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
-        form = await _form(request)
+        form = await form_fields(request, ("reason",))
         accounts.unfinalize(store, cid, by=me.name, reason=form.get("reason", ""))
         return RedirectResponse("/team", status_code=303)
 

@@ -15,31 +15,29 @@ from typing import Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from starlette.responses import Response
 
 from skycity_bench.analysis.agreement import FLAG_UNRELIABLE, GOOD_FROM, RELIABLE_FROM, agreement
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store.anchors import Calibration
 from skycity_bench.store.validate import InvalidReview
 
 
-class HandAnchor(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class HandAnchor(Strict):
     candidate_id: str
     item: str = Field(description="a graded (manual or assisted) item id")
     level: str = Field(description="the agreed level: excellent|good|fair|poor|missing (or 优秀…缺失)")
     reason: str = Field(description="why this is the agreed level (kept with the anchor and in the audit trail)")
 
 
-class SheetAnchor(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class SheetAnchor(Strict):
     candidate_id: str = Field(description="a candidate whose sheet is finalised")
 
 
-class CalibrationSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class CalibrationSettings(Strict):
     drift_last: int = Field(description="drift is measured over each reviewer's last N comparable scores")
 
 
@@ -77,7 +75,8 @@ def render_calibration(
 
 
 async def _form(request: Request) -> dict[str, str]:
-    return {k: str(v) for k, v in (await request.form()).items()}
+    """A calibration form's fields (any other field refused: review/strict.py)."""
+    return await form_fields(request, ("candidate_id", "item", "level", "reason", "drift_last"))
 
 
 def _act(

@@ -13,8 +13,7 @@ from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Body, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
-from starlette.datastructures import FormData
+from pydantic import Field
 
 from skycity_bench.analysis.agreement import agreement
 from skycity_bench.judging.sheet_totals import rank
@@ -23,6 +22,7 @@ from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
 from skycity_bench.review.context import ReviewContext
 from skycity_bench.review.guard import file_number
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
+from skycity_bench.review.strict import Strict, form_fields, no_body
 from skycity_bench.review.views import candidate_view, video_time
 from skycity_bench.store import accounts, timings
 from skycity_bench.store.anchors import still_open
@@ -31,7 +31,7 @@ from skycity_bench.store.validate import InvalidReview, check_candidate_id
 Scores = list[dict[str, Any]]
 
 
-class Grade(BaseModel):
+class Grade(Strict):
     item: str = Field(description="a manual or assisted item id, e.g. camera.motion")
     level: Optional[str | int] = Field(
         None, description="level key (excellent|good|fair|poor|missing), 优秀…缺失, or percent 100|75|50|25|0"
@@ -40,17 +40,17 @@ class Grade(BaseModel):
     comment: str = ""
 
 
-class Override(BaseModel):
+class Override(Strict):
     item: str = Field(description="an automated item id, e.g. shops.touch")
     points: float = Field(description="the reviewer's points, on the rubric's half-point grid")
     reason: str = Field(description="why the bench's value is overridden (required, kept and shown)")
     comment: str = ""
 
 
-class Submission(BaseModel):
+class Submission(Strict):
     # the reviewer is the signed-in account (bearer token or session), never the body: a
-    # body that still names one (`reviewer`, `by`) is refused (422), not silently re-attributed
-    model_config = ConfigDict(extra="forbid")
+    # body that still names one anywhere (`reviewer`, `by`, also inside a grade) is refused
+    # (422), not silently re-attributed
     rubric_id: str = Field(description="the rubric the scores were given under; must be the store's")
     grades: list[Grade] = Field(default_factory=list)
     overrides: list[Override] = Field(default_factory=list)
@@ -100,12 +100,17 @@ def render_candidate(
     return ctx.page(request, "candidate.html", values, status)
 
 
-def scores_from_form(form: FormData) -> tuple[Scores, Scores]:
+# the candidate page form's fields (anything else is refused: review/strict.py)
+PAGE_FIELDS = ("candidate", "rubric_id", "then", "video_t", timing.FIELD)
+PAGE_PREFIXES = ("grade:", "comment:", "override:", "reason:")
+
+
+def scores_from_form(form: dict[str, str]) -> tuple[Scores, Scores]:
     """The page form's grades (`grade:ITEM`, with `comment:ITEM`) and overrides
     (`override:ITEM`, with `reason:ITEM`); empty fields are not scores."""
     grades: Scores = []
     overrides: Scores = []
-    for key, value in form.multi_items():
+    for key, value in form.items():
         if key.startswith("grade:") and value != "":
             iid = key[len("grade:") :]
             grades.append({"item": iid, "level": value, "comment": form.get(f"comment:{iid}", "")})
@@ -122,7 +127,7 @@ def next_candidate(ctx: ReviewContext, name: str, cid: str) -> Optional[str]:
     return order[i + 1] if i + 1 < len(order) else None
 
 
-def save_from_page(ctx: ReviewContext, request: Request, cid: str, name: str, form: FormData) -> Response:
+def save_from_page(ctx: ReviewContext, request: Request, cid: str, name: str, form: dict[str, str]) -> Response:
     """Store the page form's scores; on a refusal the page again with why (nothing stored),
     else back to the page, or on to the next candidate ("save & next", same video time)."""
     if form.get("candidate") != cid:
@@ -177,7 +182,7 @@ def _pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
-        return save_from_page(ctx, request, cid, me.name, await request.form())
+        return save_from_page(ctx, request, cid, me.name, await form_fields(request, PAGE_FIELDS, PAGE_PREFIXES))
 
     @router.get("/sheet", response_class=HTMLResponse, include_in_schema=False)
     def sheet_page(request: Request, me: Principal = Depends(auth.reviewer)):
@@ -228,6 +233,7 @@ def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
         tags=["reviewers"],
         status_code=201,
         summary="A new personal API token (shown once; stored only hashed)",
+        dependencies=[Depends(no_body)],
     )
     def api_new_token(me: Principal = Depends(auth.reviewer)):
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)

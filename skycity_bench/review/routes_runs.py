@@ -17,19 +17,19 @@ from typing import Optional
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
 from skycity_bench.review.guard import file_number
+from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store.validate import InvalidReview
 
 # a thumbnail of a file id never changes (runs are immutable): the browser keeps it (privately)
 THUMB_CACHE = "private, max-age=86400"
 
 
-class RunChoice(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class RunChoice(Strict):
     run_id: Optional[int] = Field(
         description="the run to show; null: back to the automatic rule (most items collected, ties to the latest)"
     )
@@ -84,7 +84,7 @@ def _runs_pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/admin/runs/{cid}", include_in_schema=False)
     async def choose_form(request: Request, cid: str, me: Principal = Depends(auth.admin)):
-        form = await request.form()
+        form = await form_fields(request, ("run_id", "reason"))
         try:
             run_id = run_number(str(form.get("run_id", "")).strip())
             ctx.store.choose_run(cid, run_id, me.name, str(form.get("reason", "")))

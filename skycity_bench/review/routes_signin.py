@@ -17,6 +17,7 @@ from starlette.responses import Response
 
 from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.strict import no_body
 from skycity_bench.store import accounts
 
 DEAD_LINK = "This link is not valid: unknown, expired, already used or revoked. Ask your admin for a new one."
@@ -61,7 +62,7 @@ def _sign_in(router: APIRouter, ctx: ReviewContext) -> None:
         """The link's page: a button signs in (a GET never uses the link up)."""
         return link_page(ctx, request, token)
 
-    @router.post("/signin/{token}", include_in_schema=False, dependencies=[Depends(auth.public)])
+    @router.post("/signin/{token}", include_in_schema=False, dependencies=[Depends(auth.public), Depends(no_body)])
     def signin(request: Request, token: str):
         check_origin(request)
         acc = accounts.redeem(ctx.store, token)
@@ -71,7 +72,7 @@ def _sign_in(router: APIRouter, ctx: ReviewContext) -> None:
         auth.set_session(resp, request, acc["id"])
         return resp
 
-    @router.post("/signout", include_in_schema=False)
+    @router.post("/signout", include_in_schema=False, dependencies=[Depends(no_body)])
     def signout(request: Request, me: Principal = Depends(auth.reviewer)):
         auth.end_session(request)
         resp = RedirectResponse("/", status_code=303)
@@ -91,12 +92,12 @@ def _account(router: APIRouter, ctx: ReviewContext) -> None:
     def me_page(request: Request, me: Principal = Depends(auth.reviewer)):
         return account_page(ctx, request, me)
 
-    @router.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False, dependencies=[Depends(no_body)])
     def me_new_token(request: Request, me: Principal = Depends(auth.reviewer)):
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
         return account_page(ctx, request, me, token)
 
-    @router.post("/me/tokens/{tid}/revoke", include_in_schema=False)
+    @router.post("/me/tokens/{tid}/revoke", include_in_schema=False, dependencies=[Depends(no_body)])
     def me_revoke_token(tid: int, me: Principal = Depends(auth.reviewer)):
         accounts.revoke(store, tid, me.id)
         return RedirectResponse("/me", status_code=303)

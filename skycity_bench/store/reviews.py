@@ -317,6 +317,21 @@ class StoreReviews(StoreRuns):
             for r in rows
         ]
 
+    @staticmethod
+    def _imported_candidate(con: Connection, r: Record) -> str:
+        """The store's id of an exported review's candidate: by its bench id (the file),
+        else by the id it had."""
+        found = _q(
+            con,
+            "SELECT id FROM candidates WHERE id = :c OR bench_id = :b ORDER BY bench_id = :b DESC",
+            c=r["candidate_id"],
+            b=r.get("bench_id") or r["candidate_id"],
+        ).first()
+        if found is None:
+            raise UserError(f"review of unknown candidate {r['candidate_id']}: import its run first")
+        cid: str = found["id"]
+        return cid
+
     def import_reviews(self, reviews: list[Record]) -> int:
         """Replay exported reviews (oldest first); already present ones are skipped."""
         n = 0
@@ -328,15 +343,7 @@ class StoreReviews(StoreRuns):
                         f"review of {r.get('candidate_id')} names rubric {r.get('rubric_id')}, "
                         f"this store holds {self.rubric.id}"
                     )
-                found = _q(
-                    con,
-                    "SELECT id FROM candidates WHERE id = :c OR bench_id = :b ORDER BY bench_id = :b DESC",
-                    c=r["candidate_id"],
-                    b=r.get("bench_id") or r["candidate_id"],
-                ).first()
-                if found is None:
-                    raise UserError(f"review of unknown candidate {r['candidate_id']}: import its run first")
-                r = {**r, "candidate_id": found["id"]}
+                r = {**r, "candidate_id": self._imported_candidate(con, r)}
                 w = _q(con, "SELECT id FROM reviewers WHERE name = :n", n=r["reviewer"]).first()
                 if w is None:
                     taken = (

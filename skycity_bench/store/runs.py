@@ -41,6 +41,12 @@ def new_candidate_id() -> str:
     return "c-" + secrets.token_hex(6)
 
 
+def _shown_because(shown: Optional[Record]) -> str:
+    if shown is None:
+        return "no run"
+    return "picked by an admin" if shown["chosen"] else "most items collected (ties: the latest)"
+
+
 @dataclass
 class ImportResult:
     candidate_id: str  # the store's id (random; the report's candidate.id is its bench_id)
@@ -300,6 +306,14 @@ class StoreRuns(StoreState):
             _q(con, "UPDATE candidates SET sha256 = :s, bench_id = :b WHERE id = :c", s=row["sha256"], b=bench, c=cid)
             _q(con, "DELETE FROM run_summaries WHERE candidate_id = :c", c=cid)
             _q(con, "UPDATE runs SET masked_json = NULL WHERE candidate_id = :c", c=cid)
+
+    @staticmethod
+    def _file_ids(con: Connection) -> dict[str, Record]:
+        """id → the file's hash and the bench's id: the admin's to see (these match the file)."""
+        return {
+            r["id"]: {"sha256": r["sha256"], "bench_id": r["bench_id"]}
+            for r in _q(con, "SELECT id, sha256, bench_id FROM candidates")
+        }
 
     def bench_ids(self) -> dict[str, str]:
         """The store's id → the bench's id (hash prefix) of every candidate: the operator's."""
@@ -595,7 +609,7 @@ class StoreRuns(StoreState):
                     sql('SELECT s.candidate_id, s.run_id, s."by", s.at, s.reason FROM run_choice s' + where), args
                 ).mappings()
             }
-            files = {r["id"]: r for r in _q(con, "SELECT id, sha256, bench_id FROM candidates")}
+            files = self._file_ids(con)
         out = []
         for c in ids:
             sh = shown.get(c)
@@ -607,18 +621,10 @@ class StoreRuns(StoreState):
             out.append(
                 {
                     "candidate_id": c,
-                    # the file's hash and the bench's id: the admin's to see (these match the file)
-                    "sha256": files[c]["sha256"] if c in files else None,
-                    "bench_id": files[c]["bench_id"] if c in files else None,
+                    **files.get(c, {}),
                     "runs": rs,
                     "shown_run_id": sh["run_id"] if sh else None,
-                    "shown_because": (
-                        "picked by an admin"
-                        if sh and sh["chosen"]
-                        else "most items collected (ties: the latest)"
-                        if sh
-                        else "no run"
-                    ),
+                    "shown_because": _shown_because(sh),
                     "choice": {k: v for k, v in choice.items() if k != "candidate_id"} if choice else None,
                 }
             )

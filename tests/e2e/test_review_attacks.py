@@ -22,6 +22,7 @@ from alembic.config import Config
 import skycity_bench.store as store_pkg
 from skycity_bench.commands.review import web_app
 from skycity_bench.inputs.rubric import load_rubric
+from skycity_bench.store import accounts
 from skycity_bench.store.db import open_database
 from skycity_bench.store.review_store import ReviewStore
 from tests.review_reports import http_client, make_run, serving
@@ -156,3 +157,40 @@ def test_should_migrate_an_old_store_to_random_ids_and_keep_every_link_working(k
         ann.close()
         boss.close()
     store.close()
+
+
+# --- 2. a body naming a reviewer, anywhere ------------------------------------------------
+def test_should_refuse_a_body_that_names_a_reviewer_anywhere_and_store_nothing(world):
+    store, ann, cid = world["store"], world["ann"], world["cids"][1]
+    auto = next(i.id for i in R.items if not i.graded)
+    grade = {"item": GRADED[0], "level": 25}
+    override = {"item": auto, "points": 0, "reason": "looked again"}
+    bodies = [
+        {"rubric_id": R.id, "reviewer": "bob", "grades": [grade]},
+        {"rubric_id": R.id, "grades": [{**grade, "reviewer": "bob"}]},
+        {"rubric_id": R.id, "grades": [{**grade, "by": "bob"}]},
+        {"rubric_id": R.id, "overrides": [{**override, "reviewer": "bob"}]},
+        {"rubric_id": R.id, "grades": [{**grade, "meta": {"reviewer": "bob"}}]},
+        {"rubric_id": R.id, "grades": [grade], "note": "anything unknown"},
+    ]
+    before = len(store.export_reviews()), len(store.reviews(cid, "bob"))
+    for body in bodies:
+        r = ann.post(f"/api/candidates/{cid}/reviews", json=body)
+        assert r.status_code == 422, (body, r.status_code, r.text)
+        assert "error" in r.json()
+    assert "signed-in account" in ann.post(f"/api/candidates/{cid}/reviews", json=bodies[1]).json()["error"]
+    # the page's form: a field it does not have is refused too, nothing stored
+    page = http_client(world["base"], store, "ann-form")
+    form = page.signed.form(candidate=cid, rubric_id=R.id, **{f"grade:{GRADED[0]}": "25", "reviewer": "bob"})
+    r = page.post(f"/c/{cid}", data=form)
+    assert r.status_code == 422 and "signed-in account" in r.text
+    # a route that reads no body refuses one rather than ignoring it
+    ann_id = accounts.account(store, "ann")["id"]
+    tokens_before = len(accounts.tokens(store, ann_id))
+    r = ann.post("/api/me/tokens", json={"reviewer": "bob"})
+    assert r.status_code == 422 and "signed-in account" in r.json()["error"]
+    assert (len(store.export_reviews()), len(store.reviews(cid, "bob"))) == before
+    assert len(accounts.tokens(store, ann_id)) == tokens_before
+    ok = ann.post(f"/api/candidates/{cid}/reviews", json={"rubric_id": R.id, "grades": [grade]})
+    assert ok.status_code == 201  # the same body without the name is stored
+    page.close()
