@@ -212,6 +212,15 @@ class Auth:
     require_reviewer = reviewer
     require_admin = admin
 
+    @staticmethod
+    def require_session(me: Principal) -> None:
+        """Only a signed-in browser session may make an API token: a token minting tokens
+        would let a leaked one outlive its expiry and its revocation."""
+        if me.via != "session":
+            raise Forbidden(
+                "API tokens are made from a signed-in browser session (the account page, /me), never by a token"
+            )
+
     async def _check_csrf(self, request: Request, me: Principal) -> None:
         sent: object = request.headers.get(CSRF_HEADER)  # a header, or the form's field
         if sent is None and request.headers.get("content-type", "").split(";")[0].strip() in (

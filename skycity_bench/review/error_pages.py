@@ -2,7 +2,9 @@
 OpenAPI document, a page (error.html) or a redirect to the sign-in page elsewhere.
 
 - InvalidReview (bad input, unknown candidate, a finalised sheet): its own status;
-- NotSignedIn: 401 with WWW-Authenticate: Bearer on the API, a redirect to / on a page;
+- NotSignedIn: 401 with WWW-Authenticate: Bearer and a JSON error on the API and on any
+  request that sent a bearer token (a bad or expired token on a page is a 401 too: a
+  redirect to / would meet the same token there and loop), a redirect to / on a page;
 - Forbidden and NoRule (a reviewer on an admin route, a route without a role rule): 403;
 - a request FastAPI cannot validate: 422 with the first problem, and a body that names an
   account anywhere (`reviewer`, `by`, at any depth) is told that the reviewer is the
@@ -46,7 +48,7 @@ def install(app: FastAPI, ctx: ReviewContext) -> None:
         return ctx.page(request, "error.html", {"message": message}, status)
 
     async def not_signed_in(request: Request, exc: Exception) -> Response:
-        if is_api(request):
+        if is_api(request) or request.headers.get("authorization"):
             return JSONResponse({"error": _detail(exc)}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
         return RedirectResponse("/", status_code=303)
 

@@ -236,8 +236,24 @@ def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
         dependencies=[Depends(no_body)],
     )
     def api_new_token(me: Principal = Depends(auth.reviewer)):
+        auth.require_session(me)
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
         return {"token": token, "expires_in_s": API_TOKEN_TTL_S}
+
+    @router.get("/api/me/tokens", tags=["reviewers"], summary="Your API tokens (never their secrets)")
+    def api_my_tokens(me: Principal = Depends(auth.reviewer)):
+        return accounts.tokens(store, me.id)
+
+    @router.delete(
+        "/api/me/tokens/{tid}",
+        tags=["reviewers"],
+        summary="Revoke one of your API tokens (at once; the token itself may do it)",
+        dependencies=[Depends(no_body)],
+    )
+    def api_revoke_token(tid: int, me: Principal = Depends(auth.reviewer)):
+        if not accounts.revoke(store, tid, me.id):
+            raise InvalidReview("no such live token of yours", 404)
+        return {"revoked": tid}
 
     @router.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
     def api_my_queue(me: Principal = Depends(auth.reviewer)):

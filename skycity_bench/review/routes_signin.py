@@ -94,6 +94,7 @@ def _account(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False, dependencies=[Depends(no_body)])
     def me_new_token(request: Request, me: Principal = Depends(auth.reviewer)):
+        auth.require_session(me)
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
         return account_page(ctx, request, me, token)
 

@@ -5,7 +5,11 @@ SQLite and a PostgreSQL store, and shows it fails.
 
 - hashing the candidate files finds nothing: candidate ids are random (the store's), the
   file hash and the bench's hash-derived id reach admins only; a migrated store keeps every
-  link working.
+  link working;
+- a body naming a reviewer anywhere (top level, inside a grade or an override, a form field)
+  is a 422 and stores nothing;
+- a bad or expired bearer token is a 401 with a JSON error on every route (no redirect loop);
+  a token cannot mint tokens; tokens are listed and revoked.
 """
 
 from __future__ import annotations
@@ -51,13 +55,14 @@ def world(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("attacks")
     store = ReviewStore(_db(request, tmp, "reviews"), seed=7)
     cids = _fill(store, tmp)
-    with serving(web_app(store)) as base:
+    app = web_app(store)
+    with serving(app) as base:
         people = {
             "ann": http_client(base, store, "ann", api=True),
             "bob": http_client(base, store, "bob", api=True),
             "boss": http_client(base, store, "boss", "admin"),
         }
-        yield {"store": store, "base": base, "cids": cids, **people}
+        yield {"store": store, "app": app, "base": base, "cids": cids, **people}
         for c in people.values():
             c.close()
     store.close()
@@ -194,3 +199,51 @@ def test_should_refuse_a_body_that_names_a_reviewer_anywhere_and_store_nothing(w
     ok = ann.post(f"/api/candidates/{cid}/reviews", json={"rubric_id": R.id, "grades": [grade]})
     assert ok.status_code == 201  # the same body without the name is stored
     page.close()
+
+
+# --- 3. bad bearer tokens, tokens minting tokens ------------------------------------------
+def test_should_answer_a_bad_or_expired_bearer_token_with_401_json_on_every_route(world):
+    from tests.e2e.test_review_roles import _fill, _routes
+
+    store, base = world["store"], world["base"]
+    ann_id = accounts.account(store, "ann")["id"]
+    expired = accounts.issue(store, ann_id, "api", by="test", ttl_s=-1)
+    params = {"cid": world["cids"][0], "file_id": "1", "name": "ann", "token": "x", "tid": "1", "fmt": "json"}
+    routes = [(m, p) for m, p, r in _routes(world["app"]) if not p.startswith("/static")]
+    assert len(routes) > 40
+    for token in ("not-a-token", expired):
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as c:
+            for method, path in routes:
+                r = c.request(method, _fill(path, params), follow_redirects=False)
+                assert r.status_code == 401, (method, path, r.status_code)
+                assert r.headers["www-authenticate"] == "Bearer" and "error" in r.json(), (method, path)
+            # no redirect loop: / and /queue answer at once
+            assert c.get("/", follow_redirects=True).status_code == 401
+            assert c.get("/queue", follow_redirects=True).status_code == 401
+
+
+def test_should_mint_tokens_only_from_a_browser_session_and_list_and_revoke_them(world):
+    store, base = world["store"], world["base"]
+    cleo = http_client(base, store, "cleo", api=True)  # signed in with a bearer token
+    cleo_id = accounts.account(store, "cleo")["id"]
+    before = accounts.tokens(store, cleo_id)
+    r = cleo.post("/api/me/tokens")
+    assert r.status_code == 403 and "browser session" in r.json()["error"]
+    assert cleo.post("/me/tokens", data={}).status_code == 403
+    assert accounts.tokens(store, cleo_id) == before  # nothing minted
+    # the browser session does mint one (with its CSRF token), and the list shows it
+    browser = http_client(base, store, "cleo")
+    made = browser.post("/api/me/tokens", headers={"x-csrf-token": browser.signed.csrf})
+    assert made.status_code == 201
+    listed = cleo.get("/api/me/tokens").json()
+    assert len(listed) == len(before) + 2 and all("token" not in t and "token_hash" not in t for t in listed)
+    # revoked by id: at once, the new token is dead; another account cannot revoke it
+    new_id = listed[-1]["id"]
+    assert world["ann"].delete(f"/api/me/tokens/{new_id}").status_code == 404
+    fresh = httpx.Client(base_url=base, headers={"Authorization": f"Bearer {made.json()['token']}"})
+    assert fresh.get("/api/me").status_code == 200
+    assert cleo.delete(f"/api/me/tokens/{new_id}").json() == {"revoked": new_id}
+    assert fresh.get("/api/me").status_code == 401
+    fresh.close()
+    cleo.close()
+    browser.close()
