@@ -14,8 +14,9 @@ one row per line:
   - on an observable page, every automated item the truth does not list: `untested` there
     is a mismatch (the bench watched the page), unless the truth's `untested_reason`
     matches the item's reason (a budget that ran out, naming the page's frame cost);
-  - the run itself: a report.json written, the exit code among the allowed ones, and no
-    Python traceback or `never awaited` warning in the terminal output.
+  - the run itself: a report.json written, the exit code among the allowed ones, no Python
+    traceback or `never awaited` warning in the terminal output, and its wall time within
+    the run's budget (report.json environment.render_cost.run_budget_s) and BUDGET_SLACK_S.
 
 Mismatches are marked `MISMATCH`; the exit code is 0 only when there are none. A fixture
 whose page is not there (yet) is reported as missing and counts as a mismatch.
@@ -51,6 +52,8 @@ from skycity_bench.judging.scorers import all_scorers  # noqa: E402
 BENCH = [str(ROOT / ".venv" / "bin" / "python"), "-m", "skycity_bench"]
 BROKEN = ROOT / "tests" / "fixtures" / "broken"
 EXPECTED = BROKEN / "expected.json"
+# Starting the process and writing the report around the budgeted run (Python, the imports).
+BUDGET_SLACK_S = 30.0
 NOISE = re.compile(r"Traceback \(most recent call last\)|was never awaited|Task exception was never retrieved")
 
 
@@ -189,10 +192,16 @@ def check_unlisted(t: Table, item: str, got: dict[str, Any], untested_reason: st
         t.row(item, "a verdict", status, "MISMATCH", _first_line(reason))
 
 
-def check_run(t: Table, spec: dict[str, Any], rc: int | None, text: str, wall: float) -> None:
+def check_run(t: Table, spec: dict[str, Any], report: dict[str, Any], rc: int | None, text: str, wall: float) -> None:
     t.row("exit code", {"in": spec.get("exit", [0])}, rc, "ok" if rc in spec.get("exit", [0]) else "MISMATCH")
     noise = sorted({m.group(0) for m in NOISE.finditer(text)})
-    t.row("terminal output", "clean", ", ".join(noise) or "clean", "MISMATCH" if noise else "ok", f"{wall:.0f} s wall")
+    t.row("terminal output", "clean", ", ".join(noise) or "clean", "MISMATCH" if noise else "ok")
+    budget = ((report.get("environment") or {}).get("render_cost") or {}).get("run_budget_s")
+    if budget is None:
+        t.row("wall time", "-", f"{wall:.0f} s", "ok", "the report names no run budget")
+    else:
+        within = wall <= float(budget) + BUDGET_SLACK_S
+        t.row("wall time", f"<= {float(budget):.0f} s", f"{wall:.0f} s", "ok" if within else "MISMATCH")
 
 
 def check_fixture(
@@ -212,7 +221,7 @@ def check_fixture(
         t.row("report.json", "written", "missing", "MISMATCH", _first_line(text.strip().splitlines()[-1:]))
         return t.bad
     report = json.loads(rp.read_text(encoding="utf-8"))
-    check_run(t, spec, rc, text, wall)
+    check_run(t, spec, report, rc, text, wall)
     check_start(t, spec["start"], report)
     ran = [i for i in items if not args.probe or probe_of.get(i) in args.probe]
     got = report.get("items") or {}
