@@ -20,7 +20,7 @@ from skycity_bench.judging.sheet_totals import rank
 from skycity_bench.review import timing
 from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
 from skycity_bench.review.context import ReviewContext
-from skycity_bench.review.guard import file_number
+from skycity_bench.review.guard import file_number, run_file_headers
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
 from skycity_bench.review.strict import Strict, form_fields, no_body
 from skycity_bench.review.views import candidate_view, video_time
@@ -61,6 +61,7 @@ def build(ctx: ReviewContext) -> APIRouter:
     _pages(router, ctx)
     _files(router, ctx)
     _api_reviewer(router, ctx)
+    _api_tokens(router, ctx)
     _api_candidates(router, ctx)
     return router
 
@@ -201,14 +202,23 @@ def _files(router: APIRouter, ctx: ReviewContext) -> None:
     @router.get("/files/{file_id}", include_in_schema=False, dependencies=[Depends(ctx.auth.reviewer)])
     def run_file(file_id: str):
         """A run file: a text file masked with its candidate's label(s) and hash, anything
-        else as stored, inline, with no file name in the headers (not the reviewers' business)."""
+        else as stored, with no file name in the headers (not the reviewers' business);
+        sandboxed, and a download where a browser would run it (guard.run_file_headers)."""
         f = store.file(file_number(file_id))
+        headers = run_file_headers(f.mime)
         if f.is_text:
             text = f.read_bytes().decode("utf-8", errors="replace")
-            return PlainTextResponse(store.mask_for_serving(text, f.candidate_id), media_type=f.mime)
+            return PlainTextResponse(store.mask_for_serving(text, f.candidate_id), media_type=f.mime, headers=headers)
         if f.path is None:  # kept in the database (a queue worker's run)
-            return Response(f.data, media_type=f.mime, headers={"content-disposition": "inline"})
-        return FileResponse(f.path, media_type=f.mime, content_disposition_type="inline", filename=None)
+            return Response(f.data, media_type=f.mime, headers=headers)
+        return FileResponse(f.path, media_type=f.mime, headers=headers, filename=None)
+
+    realtime_js = ctx.templates.env.loader.get_source(ctx.templates.env, "_realtime.js")[0]  # type: ignore[union-attr]  # the app's templates have a loader
+
+    @router.get("/js/realtime.js", include_in_schema=False, dependencies=[Depends(ctx.auth.public)])
+    def realtime_script():
+        """The real-time plot's script (one copy, templates/_realtime.js, inline in report.html)."""
+        return Response(realtime_js, media_type="text/javascript; charset=utf-8")
 
 
 # --- JSON API ----------------------------------------------------------------------------------
@@ -227,6 +237,31 @@ def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
     @router.get("/api/me", tags=["reviewers"], summary="Who the token or session belongs to")
     def api_me(me: Principal = Depends(auth.reviewer)):
         return {"name": me.name, "role": me.role}
+
+    @router.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
+    def api_my_queue(me: Principal = Depends(auth.reviewer)):
+        return store.queue(me.name)
+
+    @router.get(
+        "/api/reviewers/{name}/queue",
+        tags=["reviewers"],
+        summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)",
+    )
+    def api_queue(name: str, me: Principal = Depends(auth.reviewer)):
+        if name != me.name and not me.is_admin:
+            raise Forbidden("a reviewer sees their own queue only")
+        return store.queue(name)
+
+    @router.get(
+        "/api/candidates", tags=["candidates"], summary="Anonymous candidate ids", dependencies=[Depends(auth.reviewer)]
+    )
+    def api_candidates():
+        return store.candidates()
+
+
+def _api_tokens(router: APIRouter, ctx: ReviewContext) -> None:
+    """The account's API tokens: made from a browser session only, listed, revoked."""
+    auth, store = ctx.auth, ctx.store
 
     @router.post(
         "/api/me/tokens",
@@ -254,26 +289,6 @@ def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
         if not accounts.revoke(store, tid, me.id):
             raise InvalidReview("no such live token of yours", 404)
         return {"revoked": tid}
-
-    @router.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
-    def api_my_queue(me: Principal = Depends(auth.reviewer)):
-        return store.queue(me.name)
-
-    @router.get(
-        "/api/reviewers/{name}/queue",
-        tags=["reviewers"],
-        summary="A reviewer's queue: anonymous candidates in their order (your own; an admin any)",
-    )
-    def api_queue(name: str, me: Principal = Depends(auth.reviewer)):
-        if name != me.name and not me.is_admin:
-            raise Forbidden("a reviewer sees their own queue only")
-        return store.queue(name)
-
-    @router.get(
-        "/api/candidates", tags=["candidates"], summary="Anonymous candidate ids", dependencies=[Depends(auth.reviewer)]
-    )
-    def api_candidates():
-        return store.candidates()
 
 
 def _api_candidates(router: APIRouter, ctx: ReviewContext) -> None:

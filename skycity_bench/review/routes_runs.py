@@ -21,7 +21,7 @@ from pydantic import Field
 
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
-from skycity_bench.review.guard import file_number
+from skycity_bench.review.guard import file_number, run_file_headers
 from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store.validate import InvalidReview
 
@@ -51,7 +51,7 @@ def _thumbs(router: APIRouter, ctx: ReviewContext) -> None:
         f = ctx.store.thumbnail(fid)
         if f.is_text:  # never an image: its masked text is at /files
             return RedirectResponse(f"/files/{fid}", status_code=307)
-        headers = {"cache-control": THUMB_CACHE, "content-disposition": "inline"}
+        headers = run_file_headers(f.mime, {"cache-control": THUMB_CACHE})
         if f.path is None:
             return Response(f.read_bytes(), media_type=f.mime, headers=headers)
         return FileResponse(

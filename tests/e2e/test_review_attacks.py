@@ -9,7 +9,9 @@ SQLite and a PostgreSQL store, and shows it fails.
 - a body naming a reviewer anywhere (top level, inside a grade or an override, a form field)
   is a 422 and stores nothing;
 - a bad or expired bearer token is a 401 with a JSON error on every route (no redirect loop);
-  a token cannot mint tokens; tokens are listed and revoked.
+  a token cannot mint tokens; tokens are listed and revoked;
+- every answer carries the security headers; a candidate's HTML run file is a sandboxed
+  download: its script never runs with the reviewer's session (checked in Chromium too).
 """
 
 from __future__ import annotations
@@ -44,10 +46,24 @@ def _db(request, tmp: Path, name: str, kind: str = ""):
     return pg.url(pg.new_db())
 
 
+# a run file the candidate controls: HTML whose script, run with the reviewer's session, would
+# mint a token and mark the page that framed it
+HOSTILE_HTML = (
+    "<!doctype html><title>evidence</title><script>"
+    "fetch('/api/me/tokens', {method: 'POST'}).then(r => r.text()).then(t => { parent.document.title = 'pwned ' + t; });"
+    "try { parent.document.title = 'pwned'; } catch (e) {}"
+    "</script><p>a candidate's page</p>"
+)
+
+
 def _fill(store: ReviewStore, tmp: Path) -> list[str]:
-    return [
-        store.import_run(make_run(tmp / "runs", label, seed=seed)).candidate_id for label, seed in zip(LABELS, SEEDS)
-    ]
+    out = []
+    for label, seed in zip(LABELS, SEEDS):
+        run = make_run(tmp / "runs", label, seed=seed)
+        if seed == SEEDS[0]:
+            (run / "evidence.html").write_text(HOSTILE_HTML, encoding="utf-8")
+        out.append(store.import_run(run).candidate_id)
+    return out
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
@@ -247,3 +263,84 @@ def test_should_mint_tokens_only_from_a_browser_session_and_list_and_revoke_them
     fresh.close()
     cleo.close()
     browser.close()
+
+
+# --- 4. security headers; the candidate's HTML never runs with the reviewer's session ------
+def _check_headers(r: httpx.Response, where) -> None:
+    csp = r.headers.get("content-security-policy", "")
+    assert "frame-ancestors 'self'" in csp, where
+    assert r.headers.get("x-content-type-options") == "nosniff", where
+    assert r.headers.get("referrer-policy") == "no-referrer", where
+    assert "'unsafe-inline'" not in csp.split("script-src", 1)[-1].split(";")[0], where
+
+
+def test_should_send_the_security_headers_on_every_route_to_everyone(world):
+    from tests.e2e.test_review_roles import _fill, _routes
+
+    base = world["base"]
+    file_id = str(world["store"].shown_run(world["cids"][0])["files"][0]["id"])
+    params = {"cid": world["cids"][1], "file_id": file_id, "name": "ann", "token": "x", "tid": "999", "fmt": "json"}
+    routes = _routes(world["app"])
+    anon = httpx.Client(base_url=base)
+    seen = 0
+    for who in (anon, world["ann"], world["boss"]):
+        for method, path, _r in routes:
+            if method != "GET":
+                continue  # the writes' answers: below, one refused and one made
+            r = who.get(_fill(path, params) if not path.startswith("/static") else path + "/style.css")
+            _check_headers(r, (path, r.status_code))
+            seen += 1
+    for r in (
+        anon.post("/api/candidates/x/reviews", json={}),  # 401
+        world["ann"].post("/team/invite", data={}),  # 403
+        httpx.get(base + "/queue", headers={"host": "evil.example"}),  # 400: the Host guard
+        world["ann"].get("/files/99999"),  # 404
+    ):
+        _check_headers(r, (r.url, r.status_code))
+    assert seen > 100
+    anon.close()
+
+
+def _hostile_file(world) -> dict:
+    files = world["ann"].get(f"/api/candidates/{world['cids'][0]}").json()["files"]
+    return next(f for f in files if f["name"] == "evidence.html")
+
+
+def test_should_serve_the_candidates_html_as_a_sandboxed_download(world):
+    ann = world["ann"]
+    f = _hostile_file(world)
+    r = ann.get(f["url"])
+    assert r.status_code == 200 and "<script>" in r.text
+    assert r.headers["content-disposition"].startswith("attachment")
+    csp = [d.strip() for d in r.headers["content-security-policy"].split(";")]
+    assert "sandbox" in csp and not any("allow-same-origin" in d or "allow-scripts" in d for d in csp)
+    assert "default-src 'none'" in csp and r.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.browser
+def test_should_never_run_the_candidates_html_with_the_reviewers_session_in_a_browser(world):
+    from playwright.sync_api import sync_playwright
+
+    from skycity_bench.browser.launch import BASE_ARGS
+    from tests.review_reports import signed_in_page
+
+    store, base = world["store"], world["base"]
+    url = base + _hostile_file(world)["url"]
+    dora_tokens = lambda: accounts.tokens(store, accounts.account(store, "dora")["id"])  # noqa: E731
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=BASE_ARGS)
+        ctx, page = signed_in_page(browser, base, store, "dora", accept_downloads=True)
+        before = dora_tokens()
+        page.goto(base + "/queue")
+        # framed by the app's own page: the file is a download, nothing runs in the frame
+        page.evaluate("u => { const f = document.createElement('iframe'); f.src = u; document.body.append(f); }", url)
+        page.wait_for_timeout(1500)
+        assert "pwned" not in page.title()
+        # opened directly: a download, never a page of the app's origin
+        with page.expect_download() as dl:
+            page.evaluate("u => { location.href = u; }", url)
+        assert dl.value.url == url
+        page.wait_for_timeout(500)
+        assert dora_tokens() == before  # its script minted nothing
+        ctx.close()
+        browser.close()
