@@ -210,10 +210,13 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
 # moved): what moves, is timed, paused or counted. A still page's shops and framing can
 # still be observed, so they keep what their scorers found.
 _MOTION_ITEMS = ("density.", "camera.", "smoothness.", "packaging.autoplay", "packaging.pause_resume_replay")
-# Reasons of an item a scorer left untested for the bench's own failure, not the page's
-# emptiness (the budget ran out, a phase failed, the pointer or the sampler fell behind).
+# Reasons of an item a scorer left untested for the bench's own failure or choice, not the
+# page's emptiness: the budget ran out, a phase failed, the pointer or the sampler fell
+# behind, or the run's profile or scenario did not try it.
 _BENCH_SIDE = re.compile(
-    r"budget|timed? ?out|hung|hang|crash|phase|fell behind|could not keep up|starved|scorer error|bench", re.I
+    r"budget|timed? ?out|hung|hang|crash|phase|fell behind|could not keep up|starved|scorer error|bench"
+    r"|profile|does not enable|in this run",
+    re.I,
 )
 
 

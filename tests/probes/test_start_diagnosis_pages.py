@@ -29,9 +29,7 @@ def _run(name: str, tmp_path: Path):
     from skycity_bench.inputs.scenario import load_scenario
     from skycity_bench.running.runner import exit_code, run_candidate
 
-    sc = load_scenario(
-        None, {"duration_s": 4, "probes": {"playback": {"width": 640, "height": 360, "keyboard": False, "cycles": 1}}}
-    )
+    sc = load_scenario(None, {"duration_s": 4, "probes": {"playback": {"width": 640, "height": 360, "cycles": 1}}})
     rep = asyncio.run(run_candidate(BROKEN / name, sc, tmp_path, probes=["frame_pacing", "playback"]))
     return rep.to_json(), exit_code(rep)
 

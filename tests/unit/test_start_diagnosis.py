@@ -145,10 +145,11 @@ def test_items_left_untested_on_a_page_that_never_drew_fail_with_the_observation
             "density.categories": ("untested", "no answering getDynamicObjects()"),
             "shops.hover": ("untested", "probe shops: ran out of the run's budget"),
             "camera.phases": ("untested", "probe(s) not run: timeline"),
+            "shops.auto_display": ("untested", "the automatic display was not sampled in this run (the check profile)"),
         }
     )
     d = _diagnose(_events(count=900), _network(), _pacing(painted=0), _playback())
-    decided = {"smoothness.frame_pacing", "density.categories", "shops.hover"}
+    decided = {"smoothness.frame_pacing", "density.categories", "shops.hover", "shops.auto_display"}
     changed = apply_observation(rep, d, decided)
     assert changed == ["smoothness.frame_pacing", "density.categories"]
     fp = rep.items["smoothness.frame_pacing"]
@@ -156,6 +157,7 @@ def test_items_left_untested_on_a_page_that_never_drew_fail_with_the_observation
     assert fp.evidence["untested_reason"].startswith("the demo threw")
     # the bench's own failures stay untested: the budget, a probe not run
     assert rep.items["shops.hover"].status == "untested" and rep.items["camera.phases"].status == "untested"
+    assert rep.items["shops.auto_display"].status == "untested"  # the profile did not try it
 
 
 def test_a_page_that_never_moved_fails_only_the_items_of_motion():
