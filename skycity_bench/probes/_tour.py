@@ -420,6 +420,7 @@ async def tour_pass(
     density: DensityFrames | None = None,
     stepped_by: str,
     wall_budget_s: float | None = None,
+    picture_only: bool = False,
 ) -> dict:
     """One fake-clock walk; returns {"recording": the video's figures or None, "timeline":
     the timeline's evidence data or None, "density_frames": DensityFrames.finish()'s
@@ -432,7 +433,8 @@ async def tour_pass(
     Wall-clock budget: past `wall_budget_s` (or the run's budget; a slow page's
     advance that the run's budget stops, DemoSlow, too) the pass stops stepping. The video
     is finished with what was captured; the timeline's part is then its partial data (it
-    needs the whole tour) and "stopped" says where and why."""
+    needs the whole tour) and "stopped" says where and why. `picture_only`: a slow page is
+    stepped to each time in coarse clock steps (Stepper.to; the recording's fewer frames)."""
     scene = [_scene_graph.SCENE_GRAPH_JS] if density is not None and density.scene is not None else []
     dp = await ctx.open_page(fake_clock=True, init_scripts=[RAF_60HZ_JS, _city_name.CANVAS_TEXT_JS, *scene])
     # ~2045 steps: each calls the page's clock controller straight, one round trip fewer than
@@ -451,6 +453,7 @@ async def tour_pass(
             await density.prepare(dp) if density is not None else [],
         )
         walk = _Walk(dp, st, video, sampler, density)
+        walk.picture_only = picture_only
         task = ctx.progress.task(f"{walk.what}: {steps[-1][0]:g} s" if steps else walk.what, len(steps), unit="frames")
         try:
             await walk.run(steps, wall_budget_s, task)
@@ -476,6 +479,7 @@ class _Walk:
         self.video, self.sampler, self.density = video, sampler, density
         self.stopped: dict | None = None
         self.step_s = 0.0  # wall seconds the clock steps took
+        self.picture_only = False  # coarse clock steps on a slow page (Stepper.to)
         parts = (("recording", video), ("timeline", sampler), ("density frames", density))
         self.what = " + ".join(n for n, part in parts if part is not None)
 
@@ -491,7 +495,7 @@ class _Walk:
                 break
             c0 = time.perf_counter()
             try:
-                await st.to(t)
+                await st.to(t, picture_only=self.picture_only)
             except DemoSlow as e:  # the run's budget ends this advance: keep what was taken
                 self.stopped = _stopped(st, t, end_s, str(e), budget, i)
                 break

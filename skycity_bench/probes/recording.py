@@ -23,6 +23,15 @@ says where and why, and the terminal says so), and the timeline, which needs the
 tour, is an error with that reason (the camera items untested), never a silently short
 video.
 
+A slow page (its measured frame cost above `timeouts.coarse_above_ms`) is recorded with fewer
+frames rather than crawling through all 1950: `adapt` picks the highest video rate (a divisor
+of 30, down to 1 fps) whose tour is expected to fit in the probe's share of the run's
+budget (browser/clock_budget.Share) at that cost, the clock reaches each frame's time in
+coarse steps (one frame rendered per step, `Stepper.to(picture_only=True)`), and the pass
+stops a little before the share ends, so the video it has is kept (the evidence's `fps` is
+the rate chosen; the terminal says why, and a shortened video's `truncated` names the frame
+cost).
+
 One tour pass (probes/_tour.py): stepping a demo through 65 s runs 3900 of its animation
 frames, so this probe's pass also yields the timeline's evidence (`produces=("timeline",)`):
 when both probes run, the runner runs this one pass and stores the two artifacts as the
@@ -40,6 +49,7 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from skycity_bench.browser.clock_budget import cost_words
 from skycity_bench.common.errors import ProbeError
 from skycity_bench.evidence.recording import RecordingEvidence
 from skycity_bench.evidence.timeline import TimelineEvidence
@@ -69,6 +79,48 @@ class Settings(BaseModel):
     sheet_thumb_width: int = Field(ge=64, le=1920)
     wall_budget_s: float = Field(gt=0)
     budget_s: float = Field(gt=0)
+
+
+# Video rates a slow page may be recorded at (each divides 60: frame times stay on the grid).
+SLOW_RATES = (30, 15, 10, 6, 5, 3, 2, 1)
+# Wall seconds a video frame's capture and hand-off take besides its render (a 1080p JPEG
+# under load, benchmarks/tour_cost.py: 50-150 ms).
+CAPTURE_S = 0.15
+# Of the share: the pass stops this much before it ends (the encoder's close, the contact
+# sheet), at least FINISH_S.
+FINISH_SHARE, FINISH_S = 0.1, 15.0
+
+
+def adapt(ctx, s: Settings) -> tuple[Settings, dict | None]:
+    """The recording's settings for this page: as they are on a fast page (or without a
+    measured frame cost), else fewer frames and a wall budget inside the probe's share (see
+    the module's docstring). Returns them and what was adapted (None: nothing)."""
+    b = getattr(ctx.browser, "budget", None)
+    cost = b.frame_cost_ms() if b is not None else None
+    t = ctx.scenario.timeouts
+    if b is None or cost is None or cost <= t.coarse_above_ms:
+        return s, None
+    share = b.shares.get("recording")
+    seconds = share.seconds if share is not None else b.left_s()
+    wall = max(FINISH_S, min(s.wall_budget_s, seconds - max(FINISH_S, FINISH_SHARE * seconds)))
+    # frames a coarse walk renders per demo second at least (and the timeline's samples, when
+    # this pass takes them: a step each)
+    steps_per_s = 1000.0 / t.coarse_step_ms
+    if "timeline" in getattr(ctx, "produces", ()):
+        steps_per_s = max(steps_per_s, ctx.scenario.probe_settings("timeline").sample_fps)
+    fps = next(
+        (f for f in SLOW_RATES if s.end_s * (max(f, steps_per_s) * cost / 1000.0 + f * CAPTURE_S) <= wall),
+        SLOW_RATES[-1],
+    )
+    note = {
+        "frame_cost_ms": round(cost, 1),
+        "fps": fps,
+        "wall_budget_s": round(wall, 1),
+        "share_s": round(seconds, 1),
+        "why": f"{cost_words(cost)}: {fps} frames a second of demo time, stepped coarsely, to fit in "
+        f"{wall:.0f} s of its {seconds:.0f} s share of the run's budget",
+    }
+    return s.model_copy(update={"fps": fps, "wall_budget_s": wall}), note
 
 
 def video_size(width: int, height: int, max_height: int) -> tuple[int, int]:
@@ -301,14 +353,18 @@ async def collect(ctx):
     a ProbeError with the reason (the camera items need the whole tour)."""
     with_timeline = "timeline" in ctx.produces
     ts = ctx.scenario.probe_settings("timeline") if with_timeline else None
+    s, adapted = adapt(ctx, ctx.settings)
+    if adapted is not None:
+        ctx.progress.log(f"[yellow]recording: {adapted['why']}[/]")
     try:
         got = await tour_pass(
             ctx,
-            video=_Video(ctx, ctx.settings),
+            video=_Video(ctx, s),
             timeline=ts,
             density=_density_frames(ctx),
             stepped_by="recording",
-            wall_budget_s=ctx.settings.wall_budget_s,
+            wall_budget_s=s.wall_budget_s,
+            picture_only=adapted is not None,
         )
     except ProbeError as e:
         if not with_timeline:

@@ -315,19 +315,20 @@ class _ProbeRunner:
             self.report.probes[r.name] = r
 
     async def _share(self, spec: ProbeSpec, h) -> Share | None:
-        """The probe's share of what is left of the run (RunBudget.share), set now; the page's
-        frame cost measured cheaply first when a fake-clock probe needs it and no page has."""
+        """The probe's share of what is left of the run (RunBudget.share), set now. The page's
+        frame cost is measured cheaply first when no page has and it decides something: the
+        probes still to run have more budget than is left (a full run; not a short check)."""
         b: RunBudget | None = getattr(h, "budget", None)
         if b is None:
             return None
+        self.begun.add(spec.name)
+        own = float(spec.budget(self.scenario))
+        pending_s = sum(float(s.budget(self.scenario)) for s in self.specs if s.name not in self.begun or s is spec)
         t = self.scenario.timeouts
-        if b.frame_cost_ms() is None and not b.real_time_tried and b.left_s() > t.min_share_s + t.load_s:
+        if b.frame_cost_ms() is None and not b.real_time_tried and t.min_share_s + t.load_s < b.left_s() < pending_s:
             b.real_time_tried = True  # once: a page that does not answer is not asked again
             b.real_time_cost_ms = await measure_real_time_cost(h, self.scenario, self.demo.url)
-        self.begun.add(spec.name)
-        pending = [s for s in self.specs if s.name not in self.begun or s is spec]
-        own = float(spec.budget(self.scenario))
-        return b.share(spec.name, own, sum(float(s.budget(self.scenario)) for s in pending), spec.realtime)
+        return b.share(spec.name, own, pending_s, spec.realtime)
 
     async def _run(self, spec: ProbeSpec, h, share: Share | None) -> ProbeRecord:
         p = self.view.probe(spec.name) if self.view is not None else self.progress
