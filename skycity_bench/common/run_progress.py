@@ -224,7 +224,8 @@ class RunProgress(Progress):
         return min(left, max(0.0, self.ends_at - now)) if self.ends_at is not None else left
 
     def set_share(self, name: str, ends_at: float) -> None:
-        """`name` stops by `ends_at` (its share of the run's budget, on `clock`)."""
+        """`name` stops by `ends_at` (its share of the run's budget, on `clock`; a slow page's
+        probe, whose line then says so)."""
         with self._lock:
             self.share_ends[name] = ends_at
 
@@ -245,7 +246,11 @@ class RunProgress(Progress):
                 class _T(Task):
                     def update(self, completed: float, note: str = "") -> None:
                         f = min(1.0, completed / total) if total else 0.0
-                        row.update(f, note=f"{description} · {note}" if note else description)
+                        said = f"{description} · {note}" if note else description
+                        ends = outer.share_ends.get(name)
+                        if ends is not None:  # its own pace may promise more than its share gives
+                            said += f" · stops within {_clock(ends - outer.clock())} (its share of the run)"
+                        row.update(f, note=said)
                         with outer._lock:
                             took = outer.clock() - opened
                             outer.phase_left[name] = took * (1 - f) / f if f > 0.02 and took > 5 else None

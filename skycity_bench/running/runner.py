@@ -332,7 +332,7 @@ class _ProbeRunner:
 
     async def _run(self, spec: ProbeSpec, h, share: Share | None) -> ProbeRecord:
         p = self.view.probe(spec.name) if self.view is not None else self.progress
-        if self.view is not None and share is not None:
+        if self.view is not None and share is not None and share.binding:
             self.view.set_share(spec.name, share.ends_at)
         try:
             return await _run_probe(

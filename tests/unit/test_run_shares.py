@@ -83,3 +83,27 @@ def test_a_share_is_set_from_the_time_left_now():
     b.started -= 800  # 75 s left for the probes
     assert b.share("density", own_s=605, pending_s=605, realtime=False).seconds == pytest.approx(75, abs=1)
     assert time.monotonic() < b.deadline
+
+
+def test_a_probe_line_says_when_its_share_ends():
+    notes: list[str] = []
+
+    class Inner(Progress):
+        def task(self, description: str, total: float, unit: str = "s"):
+            class T:
+                def update(self, completed: float, note: str = "") -> None:
+                    notes.append(note)
+
+                def close(self) -> None:
+                    pass
+
+            return T()
+
+    now = [0.0]
+    view = RunProgress(Inner(), {"recording": 1220.0}, clock=lambda: now[0], ends_at=875.0)
+    p = view.probe("recording")
+    view.set_share("recording", 240.0)
+    p.task("recording: 65 s", 2000, unit="frames").update(10, note="10/2000 frames · 0.1/s · ETA 331 min 40 s")
+    line = [n for n in notes if n.startswith("recording: 65 s")][-1]
+    assert line.endswith("ETA 331 min 40 s · stops within 4 min 00 s (its share of the run)"), line
+    assert notes[-1].endswith("about 4 min 00 s left"), notes[-1]  # the run's line: the share, not 331 min
