@@ -45,8 +45,9 @@ that really hangs. So:
   time kept for scoring and writing the report, so a run always ends with one).
 - **Shares.** Before each probe starts, `RunBudget.share` sets how long it may take from
   what is left and the page's frame cost (measured by a fake-clock page, or cheaply in real
-  time, `measure_real_time_cost`, before the first fake-clock probe when none has been): on
-  a fast page a probe keeps its own budget; on a slow one (or one not measured yet) a
+  time, `measure_real_time_cost`, before the first probe when none has been and the budgets
+  still to use do not fit in what is left): on a fast page, or while they fit, a probe keeps
+  its own budget; otherwise, on a slow page (or one not measured yet), a
   fake-clock probe gets what is left in proportion to its own budget among the probes still
   to run, and a real-time one at most its own budget (its time does not grow with the frame
   cost). A page at 2 frames a second then cannot spend the whole run on its first probes;
@@ -238,12 +239,14 @@ class RunBudget:
     def share(self, probe: str, own_s: float, pending_s: float, realtime: bool) -> Share:
         """`probe`'s share of what is left, set before it starts: `own_s` its own budget,
         `pending_s` the own budgets of it and every probe of the run not started yet. A fast
-        page's probe may take what is left (its own budget bounds it, as before); on a slow
-        page, or one not measured, a real-time probe at most its own budget and a fake-clock
-        one what is left in proportion to its own budget (see the module's docstring)."""
+        page's probe, or any probe while the budgets still to use fit in what is left (a
+        short check), may take what is left (its own budget, extended by a slow renderer's
+        time, bounds it); otherwise, on a slow page or one not measured, a real-time probe
+        gets at most its own budget and a fake-clock one what is left in proportion to its
+        own budget (see the module's docstring)."""
         now, left = time.monotonic(), self.left_s()
         cost = self.frame_cost_ms()
-        fast = cost is not None and cost <= self.t.coarse_above_ms
+        fast = (cost is not None and cost <= self.t.coarse_above_ms) or pending_s <= left
         if fast:
             seconds = left
         elif realtime:
