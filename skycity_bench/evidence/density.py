@@ -83,6 +83,23 @@ class DensitySample(Part):
         description="claims turned into movers by the still-point test over the views t + still_point_frames "
         "(3D scenes, claims no pair verified; each tested claim's record says why in still_point)",
     )
+    # optional: version 4 evidence has neither
+    rechecked_by_track: Optional[int] = Field(
+        None,
+        description="claims turned into movers by following their content outwards through the pairs up to "
+        "the longest baseline (vision/settle.py; each such claim's record has its track and baseline_s)",
+    )
+    undecided_count: Optional[int] = Field(
+        None,
+        description="claims the bench could neither confirm nor reject: their box changed over the longest "
+        "baseline, yet no shift of their own content explained it (vision/settle.py); many of them send "
+        "density.count to review",
+    )
+    still_by_own_account: Optional[int] = Field(
+        None,
+        description="claims the pixels matched that the locator's own positions over the longest baseline show "
+        "moving on screen only as the camera moves the background there (under min_speed_px_s): not verified",
+    )
     hook_error: Optional[str] = Field(None, description="getDynamicObjects failed here: the visual count stands in")
     # without a hook
     objects: Optional[dict[str, Any]] = Field(
@@ -96,8 +113,9 @@ class DensitySample(Part):
 
 class DensityEvidence(Evidence):
     probe = "density"
-    # 4: typed; fields as in probe version 3
-    evidence_version = "4"
+    # 4: typed; fields as in probe version 3. 5: claims settled over the longest baseline
+    # (undecided_count, rechecked_by_track; each claim's baseline_s), read as version 4 is.
+    evidence_version = "5"
 
     hook: DensityHook
     delta_ms: float = Field(description="Δ between frames A and B, ms")
@@ -126,4 +144,18 @@ class DensityEvidence(Evidence):
     # Optional: version 4 evidence without it stays valid as it is (it was located by the
     # hook alone).
     locator: Optional[DensityLocator] = Field(None, description="what located the claims checked at each sample")
+    # Optional: written only where the sample times were cut to fit the run's budget.
+    sampling: Optional[dict[str, Any]] = Field(
+        None,
+        description="on a slowly rendering page, the instants kept to fit the probe's share of the run's "
+        "budget: frame_cost_ms, share_s, planned, kept, why (the rubric's instants first, no densifying)",
+    )
     note: str = Field(description="what the fake clock cannot show")
+
+
+class DensityEvidenceV4(DensityEvidence):
+    """Version 4, as stored before the longest baseline settled the claims: the same model
+    (its fields are a subset of version 5's), kept so that stored runs still read."""
+
+    probe = "density"
+    evidence_version = "4"

@@ -116,6 +116,10 @@ class Settings(BaseModel):
     mirror_frac: float = Field(ge=0, le=5)
     other_shift_per_delta_px: float = Field(ge=0, le=20)
     twin_min: float = Field(ge=0, le=10)
+    # the floors of what a viewer counts as a moving object: size (a claim's long side, px)
+    # and own speed on screen over the longer pairs (px/s)
+    min_object_px: float = Field(ge=0, le=64)
+    min_speed_px_s: float = Field(ge=0, le=200)
     # the far pair (3D): frames t ± far_pair_frames (they must be among other_pair_frames)
     far_pair_frames: int = Field(ge=0, le=60)
     far_epipolar_px: float = Field(ge=0, le=50)
@@ -175,6 +179,45 @@ def sample_times(main: list[float], a: float, b: float, step: float) -> list[flo
     n = int(round((b - a) / step))
     ts |= {round(a + i * step, 3) for i in range(n + 1) if a + i * step <= b + 1e-9}
     return sorted(ts)
+
+
+# Wall seconds a sample costs besides rendering its frames: each frame's capture and hand-off
+# (a JPEG/PNG under load, as the recording's) and the sample's analysis (1-6 s measured on the
+# generated cities on a loaded 2-core machine).
+CAPTURE_S, ANALYSIS_S = 0.15, 4.0
+# Of the share: what the probe keeps back for densifying, drawing and the evidence.
+FINISH_SHARE = 0.15
+
+
+def fit_times(
+    times: list[float], main: list[float], frames_per_sample: int, way_frames: int, cost_s: float, seconds: float
+) -> tuple[list[float], dict | None]:
+    """The sample times that fit in `seconds` (the probe's share of the run's budget) on a page
+    whose frame costs `cost_s` wall seconds: each sample renders and captures
+    `frames_per_sample` frames and is analysed, and reaching the window renders `way_frames`
+    frames. The rubric's own instants (`main`) are kept first, then the others, spread evenly
+    over the window, as many as fit; at least one (the first rubric instant). Returns the
+    times kept and what was left out and why (None: all fit)."""
+    per = frames_per_sample * (cost_s + CAPTURE_S) + ANALYSIS_S
+    room = seconds * (1 - FINISH_SHARE) - way_frames * cost_s
+    n = max(1, int(room // per)) if per > 0 else len(times)
+    if n >= len(times):
+        return times, None
+    mains = [t for t in times if t in main]
+    rest = [t for t in times if t not in main]
+    kept = mains[:n]
+    k = n - len(kept)
+    if k > 0:
+        kept += [rest[int(i * len(rest) / k)] for i in range(k)]
+    kept = sorted(set(kept))
+    return kept, {
+        "frame_cost_ms": round(cost_s * 1000, 1),
+        "share_s": round(seconds, 1),
+        "planned": times,
+        "kept": kept,
+        "why": f"{len(kept)} of {len(times)} instants fit in the {seconds:.0f} s share of the run's budget at "
+        f"{per:.1f} s a sample (the rubric's instants first); no densified samples",
+    }
 
 
 def count_of(s: dict) -> int | None:
@@ -481,10 +524,31 @@ async def collect(ctx) -> DensityEvidence:
             found.remove()
 
 
+def _budget_fit(ctx, times: list[float], cap: _Capture) -> tuple[list[float], dict | None]:
+    """On a page that renders slowly (a measured frame cost above the coarse-step limit) and
+    replays the window itself, the sample times that fit in the probe's share of the run's
+    budget (browser/clock_budget.py RunBudget; fit_times), else all of them."""
+    b = getattr(ctx.browser, "budget", None)
+    cost = b.frame_cost_ms() if b is not None else None
+    t = ctx.scenario.timeouts
+    if b is None or cost is None or cost <= t.coarse_above_ms:
+        return times, None
+    share = b.shares.get("density")
+    seconds = share.seconds if share is not None else b.left_s()
+    plan = cap.plan(times[:1], True)[0]
+    per = 2 + len(plan["before"]) + len(plan["after"])
+    way = int(times[0] * 1000 / t.coarse_step_ms) if times else 0
+    main = [round(float(x), 3) for x in ctx.scenario.density_sample_times_s]
+    return fit_times(times, main, per, way, cost / 1000.0, seconds)
+
+
 async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: TourFrames | None) -> DensityEvidence:
     hook_tour = tour is not None and (await tour.locate(await tour.describe()))["kind"] != "none"
     if tour is not None and not tour.has(_keys(cap.plan(times, hook_tour), cap.delta_frames)):
         tour = None  # the tour stopped before the window's end: play it here
+    fitted = None
+    if tour is None:  # the tour's frames cost no rendering; a replay's do
+        times, fitted = _budget_fit(ctx, times, cap)
     samples: list[dict] = []
     frames_from = {"main": "tour" if tour is not None else "replay", "densified": None}
     task = ctx.progress.task("density: frame pairs 20–35 s" + (" (the tour's frames)" if tour else ""), len(times))
@@ -505,7 +569,7 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: To
     finally:
         task.close()
         await source.close()
-    extra = _densify_times(samples, s)
+    extra = _densify_times(samples, s) if fitted is None else []
     densify_error, frames_from["densified"], more_errors = await _densify(ctx, cap, tour, hook, extra, samples)
     page_errors = more_errors if more_errors is not None else source.page_errors()
     samples.sort(key=lambda d: d["t"])
@@ -529,6 +593,7 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: To
             "samples": samples,
             "page_errors": page_errors,
             "frames_from": frames_from,
+            **({"sampling": fitted} if fitted is not None else {}),
             "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
         }
     )

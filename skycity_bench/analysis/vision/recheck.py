@@ -86,7 +86,7 @@ def _explains_box(s: Shift | None, pr: OtherPair, p: VerifyParams) -> bool:
         and s.unique
         and s.textured
         and s.rms_in_place >= p.still_rms
-        and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale)
+        and s.norm >= max(p.min_shift_px, p.other_shift_per_delta_px * pr.scale, p.min_speed_px_s * abs(pr.frames) / 60)
         and s.fit <= p.shift_fit
         and s.twin >= p.twin_min
     )
@@ -173,6 +173,7 @@ def _turned_in_pair(
             return False
     rec["verdict"], rec["how"] = "moved", f"shift {pr.frames:+d} frames"
     rec["pair_frames"] = pr.frames
+    rec["baseline_s"] = round(abs(pr.frames) / 60, 3)
     rec["shift_other"] = {
         "frames": pr.frames,
         "dx": round(s.dx, 2),
@@ -320,6 +321,7 @@ def _mark_far(
     """The claim's record: moved by the far pair, each far shift, and (where both fit well)
     its displacement over the primary pair's Δ."""
     rec["verdict"], rec["how"] = "moved", f"far pair ±{abs(pairs[0].frames)} frames"
+    rec["baseline_s"] = round(abs(pairs[0].frames) / 60, 3)
     rec["shift_far"] = [
         {
             "frames": g[0].frames,

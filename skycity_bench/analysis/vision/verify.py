@@ -30,6 +30,24 @@ import numpy as np
 
 from skycity_bench.analysis.vision.segment import STREAK, Segmentation
 
+# The half-size search is used only for boxes at least this many px on their short side: a
+# smaller box's half-size template (under 5 px) matches a window grid or a road marking as
+# well as the object, and its coarse guess sends the full-size refinement to the wrong place
+# (a 4 x 7 px car's 1 s shift was found 60 px away).
+HALF_MIN_PX = 10
+
+
+def search_radius(box: Sequence[int], radius: int) -> int:
+    """How far a box's content is searched over Δ: `radius`, but for a small box (short side
+    under HALF_MIN_PX) at most twice its long side (at least 8 px). A small template matched
+    far away is mostly a copy (a car in a jam beside identical ones, a window of a grid):
+    on the orbiting generated city, still jammed cars 5 x 8 px were matched 20-38 px away.
+    A small mover faster than that shows as a changed region (route a) or in its track."""
+    w, h = box[2] - box[0], box[3] - box[1]
+    if min(w, h) >= HALF_MIN_PX:
+        return radius
+    return min(radius, max(8, 2 * max(w, h)))
+
 
 @dataclass
 class VerifyParams:
@@ -59,6 +77,8 @@ class VerifyParams:
     far_pair_frames: int = 0  # (3D) the far pair: frames t - k and t + k, k this many (0: none)
     far_epipolar_px: float = 3.0  # ... where both shifts must land at least this far off their lines
     far_search_px: int = 32  # ... searched this far (px) around where the camera puts the box
+    min_object_px: float = 0.0  # a claim whose box is smaller than this on its long side is a speck (0: off)
+    min_speed_px_s: float = 0.0  # (longer pairs) least own speed on screen, px per second of the pair
 
 
 def _num(v) -> float | None:
@@ -135,7 +155,7 @@ def _best_match(
     in A), its origin in B, the minimum's cell and whether it is unique; None where a search
     window does not fit. With `half`, the shift is found at half size and refined within 2 px."""
     x0, y0, x1, y1 = box
-    if half is not None and min(x1 - x0, y1 - y0) >= 6 and radius > 8:
+    if half is not None and min(x1 - x0, y1 - y0) >= HALF_MIN_PX and radius > 8:
         cx0, cy0 = x0 // 2, y0 // 2
         got = _search(half[0][cy0 : (y1 + 1) // 2, cx0 : (x1 + 1) // 2], half[1], cx0, cy0, radius // 2 + 1)
         if got is None:
@@ -289,6 +309,9 @@ class _Claims:
             and s.rms_in_place >= self.p.still_rms
             and s.norm >= self.p.min_shift_px
             and s.fit <= self.p.shift_fit
+            # not a copy: frame A already holds this content where it was found (a small
+            # object among identical ones, a car in a jam, matches its neighbour)
+            and s.twin >= self.p.twin_min
         )
 
     def distinct(self, r1: dict, r2: dict) -> bool:
@@ -313,6 +336,10 @@ class _Claims:
         rec.update({"x": round(x, 1), "y": round(y, 1), "w": round(w, 1), "h": round(h, 1)})
         if not (0 <= x < self.W and 0 <= y < self.H):
             rec["verdict"] = "off screen"
+            return rec
+        if max(w, h) < p.min_object_px:
+            # a speck (a pedestrian one or two px tall): no viewer counts it as an object
+            rec["verdict"] = f"below the size floor: {max(w, h):.1f} px < {p.min_object_px:g} px"
             return rec
         m = p.claim_margin_px + p.claim_margin_frac * max(w, h)
         grown = (
@@ -356,7 +383,7 @@ class _Claims:
             self.ga,
             self.gb,
             (max(0, tight[0]), max(0, tight[1]), min(self.W, tight[2]), min(self.H, tight[3])),
-            p.max_displacement_px,
+            search_radius(tight, p.max_displacement_px),
             p.min_texture,
             self.half,
         )

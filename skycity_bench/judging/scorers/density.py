@@ -18,6 +18,11 @@
   pixels' own plainly-object count exceeds the verified claims by no more than the
   disagreement allowance (`claim_disagreement` of it and `disagreement_min_objects`); else
   density.count goes to `review` with both counts as the hint.
+  With claims (hook or scene graph), where at some sample more claims stayed *undecided*
+  than the disagreement allowance of the verified ones (vision/settle.py: their boxes
+  changed over the longest baseline, yet no shift of their own content explained it), or
+  any stayed undecided where N is 0, density.count goes to `review` with the counts
+  (claimed, verified, rejected by reason, undecided): never a confident count or zero.
 - count points = item.points × min(N / item.full_at, 1).
 - C: categories among the verified objects of one sample, the minimum over samples;
   points = min(C, item.full_at) × item.points / item.full_at. Without the hook, categories
@@ -27,7 +32,7 @@
   lockstep evidence and the plot.
 
 The evidence read is the probe's model, skycity_bench/evidence/density.py (DensityEvidence,
-evidence version 4); the thresholds are the scenario's `scorers: density:` section
+evidence versions 4 and 5); the thresholds are the scenario's `scorers: density:` section
 (DensityScorerSettings: no defaults, a missing one is a load-time error); point values and
 full_at come from the rubric item.
 """
@@ -41,11 +46,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.analysis.vision.behavior import summarise
+from skycity_bench.analysis.vision.settle import UNDECIDED
 from skycity_bench.evidence.density import SCENE_GRAPH_LOCATOR as SCENE_GRAPH
 from skycity_bench.evidence.density import DensityEvidence, DensitySample
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
 
-ACCEPTS = {"density": ("4",)}  # the evidence versions these scorers read (evidence/density.py)
+ACCEPTS = {"density": ("4", "5")}  # the evidence versions these scorers read (evidence/density.py)
 
 
 @scorer_settings("density")
@@ -160,6 +166,8 @@ def summary(inp: ScoreInput) -> dict[str, Any]:
         _hookless(samples, rows, out_extra, st)
     elif located == SCENE_GRAPH:
         _unaccounted(samples, rows, out_extra, st)
+    if hook_used:
+        _undecided(samples, rows, out_extra, st)
     lowest = _lowest(rows, hook_used)
     out = {
         "samples": rows,
@@ -222,6 +230,40 @@ def _unaccounted(
     out["unaccounted"] = miss
 
 
+def _undecided(
+    samples: list[DensitySample], rows: list[dict[str, Any]], out: dict[str, Any], st: DensityScorerSettings
+) -> None:
+    """The samples where the claims the bench could neither confirm nor reject over the
+    longest baseline (vision/settle.py) are more than the disagreement allowance of the
+    verified ones (`out["undecided"]`), and at every sample how many were undecided
+    (`out["undecided_any"]`). Evidence without the figure (version 4) has none."""
+    many, any_ = [], False
+    for s, r in zip(samples, rows):
+        u = s.undecided_count
+        if not u:
+            continue
+        any_ = True
+        v = r["verified_count"] or 0
+        if u > st.disagreement_min_objects and u > st.claim_disagreement * max(v, 1):
+            many.append(
+                {
+                    "t": r["t"],
+                    "claimed_count": s.claimed_count,
+                    "verified_count": v,
+                    "undecided_count": u,
+                    "rejected": dict(Counter(_kind(c.get("verdict", "?")) for c in s.claims or [] if _rejected(c))),
+                    "evidence": r.get("evidence"),
+                }
+            )
+    out["undecided"] = many
+    out["undecided_any"] = any_
+
+
+def _rejected(c: dict[str, Any]) -> bool:
+    v = str(c.get("verdict", ""))
+    return v != "moved" and not v.startswith(UNDECIDED)
+
+
 def _review_hint(sm: dict[str, Any]) -> dict[str, Any]:
     d = sm["doubt"]
     kinds: Counter[str] = Counter()
@@ -247,6 +289,11 @@ def _kind(verdict: str) -> str:
     """A claim's verdict in a few words: 'part or duplicate of car-3' -> 'part or duplicate'."""
     if "on screen (covered" in verdict:
         return "covered or fixed to the screen"
+    if verdict.startswith("no own motion ("):
+        # settled over the longest baseline (vision/settle.py): the kind in brackets
+        return verdict[len("no own motion (") :].split(" over ")[0].split(")")[0]
+    if verdict.startswith("no own motion seen (covered)"):
+        return "covered"
     if "moving region is" in verdict:
         return "sharing another object's motion"
     return verdict.split(" of ")[0].split(":")[0]
@@ -304,6 +351,18 @@ def density_count(inp: ScoreInput) -> ItemScore:
             "means (a shader, instance buffers, one merged geometry), so a person decides"
         )
         ev["hint"] = {"verified_lowest": sm.get("N"), "samples_unaccounted": u[:8]}
+        return ItemScore("review", None, ev, _measurements(sm))
+    if sm.get("undecided") or (sm["N"] == 0 and sm.get("undecided_any")):
+        u = sm["undecided"]
+        who = "the three.js scene graph" if sm["located_by"] == SCENE_GRAPH else "the hook"
+        ev["reason"] = (
+            f"{who} claimed movers that the bench could neither confirm nor reject"
+            + (f" at {len(u)} of {len(sm['samples'])} samples" if u else " where it verified none")
+            + ": their boxes changed over the longest baseline, yet no shift of their own content explained "
+            "it (covered now and then, turning, or too alike to follow), so a person decides (never a "
+            "confident count, never a confident zero)"
+        )
+        ev["hint"] = {"verified_lowest": sm.get("N"), "samples_undecided": u[:8]}
         return ItemScore("review", None, ev, _measurements(sm))
     n = sm["N"]
     pts = inp.item.points * min(n / full_at, 1.0)
