@@ -16,7 +16,9 @@ And what every answer carries (SecurityHeaders, outermost: refusals too): a
 Content-Security-Policy that runs the app's own scripts only (no inline script, nothing from
 elsewhere) and lets only the app itself frame a page (`frame-ancestors 'self'`),
 `X-Content-Type-Options: nosniff` (a run file is never sniffed into HTML),
-`Referrer-Policy: no-referrer` (a sign-in link in the address bar never leaks onwards) and
+`Referrer-Policy: same-origin` (a sign-in link in the address bar never leaks to another
+site; not no-referrer, under which a browser's form POST says `Origin: null` and the
+sign-in page's origin check refuses it) and
 `X-Frame-Options: SAMEORIGIN` for browsers without frame-ancestors. A run file (the
 candidate's HTML, its evidence) is the candidate's content, not the app's: RUN_FILE_CSP
 sandboxes it (no `allow-same-origin`: it runs, if at all, in an origin of its own, without
@@ -52,7 +54,7 @@ RUN_FILE_CSP = (
 )
 SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"SAMEORIGIN"),
 )
 

@@ -71,12 +71,36 @@ def render_team(
     return ctx.page(request, "team.html", values, status)
 
 
-def invite(ctx: ReviewContext, request: Request, me: Principal, name: str, role: str) -> dict[str, Any]:
-    """A new account and its invitation link (audited)."""
+def _reissue(ctx: ReviewContext, me: Principal, acc: dict[str, Any]) -> str:
+    """A new link for an existing account: refused while it is active (it has signed in and
+    is not revoked): whoever holds the link could act in its owner's name, unseen. A revoked
+    account is enabled again for the link; its owner sees the revocation and the re-issue."""
     store = ctx.store
-    acc = accounts.create_account(store, name, role, by=me.name)
+    if accounts.is_active(store, acc["id"]):
+        raise InvalidReview(
+            f"{acc['name']!r} is an active account: a new sign-in link would let its holder act in their "
+            "name. Revoke the account first (its sessions and tokens end, and its owner sees who did it)",
+            409,
+        )
+    was = "revoked" if acc["disabled_at"] else "never signed in"
+    if acc["disabled_at"]:
+        accounts.enable(store, acc["name"], by=me.name)
+    accounts.audit(store, me.name, "reissue", None, {"name": acc["name"], "was": was}, subject=acc["name"])
+    return "reissue"
+
+
+def invite(ctx: ReviewContext, request: Request, me: Principal, name: str, role: str) -> dict[str, Any]:
+    """A new account and its invitation link, or a new link for an account that is not
+    active (_reissue); audited either way, with the account as the row's subject."""
+    store = ctx.store
+    existing = accounts.account(store, " ".join(str(name).split()))
+    if existing is not None and existing["role"] == role:
+        _reissue(ctx, me, existing)
+        acc = existing
+    else:
+        acc = accounts.create_account(store, name, role, by=me.name)
+        accounts.audit(store, me.name, "invite", None, {"name": acc["name"], "role": acc["role"]}, subject=acc["name"])
     token = accounts.issue(store, acc["id"], "invite", by=me.name, ttl_s=INVITE_TTL_S)
-    accounts.audit(store, me.name, "invite", None, {"name": acc["name"], "role": acc["role"]})
     return {
         "name": acc["name"],
         "role": acc["role"],

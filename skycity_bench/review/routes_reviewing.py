@@ -238,6 +238,14 @@ def _api_reviewer(router: APIRouter, ctx: ReviewContext) -> None:
     def api_me(me: Principal = Depends(auth.reviewer)):
         return {"name": me.name, "role": me.role}
 
+    @router.get(
+        "/api/me/audit",
+        tags=["reviewers"],
+        summary="The audit rows that concern you (admin actions on your account, finalising of your candidates)",
+    )
+    def api_my_audit(me: Principal = Depends(auth.reviewer)):
+        return accounts.audit_for(store, me.name)
+
     @router.get("/api/me/queue", tags=["reviewers"], summary="Your queue: anonymous candidates in your order")
     def api_my_queue(me: Principal = Depends(auth.reviewer)):
         return store.queue(me.name)

@@ -82,7 +82,13 @@ def _sign_in(router: APIRouter, ctx: ReviewContext) -> None:
 
 def account_page(ctx: ReviewContext, request: Request, me: Principal, new: Optional[str] = None) -> Response:
     """The account's page: its API tokens (never their secrets), and a new one shown once."""
-    return ctx.page(request, "me.html", {"reviewer": me.name, "tokens": accounts.tokens(ctx.store, me.id), "new": new})
+    values = {
+        "reviewer": me.name,
+        "tokens": accounts.tokens(ctx.store, me.id),
+        "new": new,
+        "audit": accounts.audit_for(ctx.store, me.name),
+    }
+    return ctx.page(request, "me.html", values)
 
 
 def _account(router: APIRouter, ctx: ReviewContext) -> None:

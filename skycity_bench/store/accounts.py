@@ -1,6 +1,13 @@
 """Accounts in the review store: reviewers and admins, their credentials
 (invitation links, sign-in links, API tokens), the server's session secret, and the admin
-actions that leave an audit row (finalise, un-finalise, unblind, invite, disable).
+actions that leave an audit row (invite, revoke, re-issue, finalise, un-finalise, unblind,
+an admin's override). The audit table is append-only (the database refuses UPDATE and
+DELETE on it, migration 0005); a row names the account it concerns (`subject`), whose owner
+sees it on their account page.
+
+No silent impersonation: a new sign-in link for an account that has signed in (an active
+account) is refused; the admin revokes it first (its sessions and tokens die, which its
+owner notices, and the audit trail tells them who did it and when), then re-issues a link.
 
 Credentials (and the server side of each session: signing out ends it everywhere, not just
 in the cookie) are stored as the sha256 of the secret, never the secret itself. The secret is
@@ -122,6 +129,25 @@ def create_account(store: ReviewStore, name: str, role: str = "reviewer", *, by:
     return created
 
 
+def is_active(store: ReviewStore, rid: int) -> bool:
+    """The account has signed in (a link used, or a session opened) and is not revoked:
+    whoever holds a new link for it could act in its owner's name."""
+    with store.db.read() as con:
+        row = _q(
+            con,
+            "SELECT 1 FROM credentials c JOIN reviewers w ON w.id = c.reviewer_id WHERE c.reviewer_id = :r "
+            "AND w.disabled_at IS NULL AND (c.used_at IS NOT NULL OR c.kind = 'session')",
+            r=rid,
+        ).first()
+    return row is not None
+
+
+def enable(store: ReviewStore, name: str, *, by: str) -> None:
+    """A revoked account may sign in again (with a link re-issued to it)."""
+    with store.db.write() as con:
+        _q(con, "UPDATE reviewers SET disabled_at = NULL WHERE name = :n", n=name)
+
+
 def disable(store: ReviewStore, name: str, *, by: str) -> None:
     """The account can no longer sign in (its sessions and tokens stop working at once); its
     reviews stay on the record."""
@@ -136,7 +162,7 @@ def disable(store: ReviewStore, name: str, *, by: str) -> None:
             t=now(),
             i=row["id"],
         )
-        _audit(con, by, "disable", None, {"name": name})
+        _audit(con, by, "revoke", None, {"name": name}, subject=name)
 
 
 # --- credentials ---------------------------------------------------------------------------
@@ -287,29 +313,59 @@ def invitations(store: ReviewStore) -> list[Record]:
 
 
 # --- admin actions, with their audit rows ------------------------------------------------------
-def _audit(con: Connection, actor: str, action: str, cid: Optional[str], detail: Any = "") -> None:
+def _audit(
+    con: Connection, actor: str, action: str, cid: Optional[str], detail: Any = "", subject: Optional[str] = None
+) -> None:
     _q(
         con,
-        "INSERT INTO audit (at, actor, action, candidate_id, detail) VALUES (:t, :a, :x, :c, :d)",
+        "INSERT INTO audit (at, actor, action, candidate_id, detail, subject) VALUES (:t, :a, :x, :c, :d, :s)",
         t=now(),
         a=actor,
         x=action,
         c=cid,
         d=detail if isinstance(detail, str) else json.dumps(detail, ensure_ascii=False),
+        s=subject,
     )
 
 
-def audit(store: ReviewStore, actor: str, action: str, cid: Optional[str] = None, detail: Any = "") -> None:
+def audit(
+    store: ReviewStore,
+    actor: str,
+    action: str,
+    cid: Optional[str] = None,
+    detail: Any = "",
+    *,
+    subject: Optional[str] = None,
+) -> None:
+    """One audit row; `subject`: the account the action concerns (its owner sees the row)."""
     with store.db.write() as con:
-        _audit(con, actor, action, cid, detail)
+        _audit(con, actor, action, cid, detail, subject)
+
+
+_AUDIT_COLS = "id, at, actor, action, candidate_id, detail, subject"
 
 
 def audit_rows(store: ReviewStore, limit: int = 500) -> list[Record]:
     with store.db.read() as con:
+        return [dict(r) for r in _q(con, f"SELECT {_AUDIT_COLS} FROM audit ORDER BY id DESC LIMIT :n", n=limit)]
+
+
+def audit_for(store: ReviewStore, name: str, limit: int = 200) -> list[Record]:
+    """The audit rows that concern one account, newest first: those naming it (invitation,
+    revocation, re-issued link), the finalising of sheets it scored (its scores then stand,
+    and others see them) and, once such a sheet is final, an admin's overrides on it (before
+    that a reviewer sees no trace of anyone else's work)."""
+    with store.db.read() as con:
         return [
             dict(r)
             for r in _q(
-                con, "SELECT id, at, actor, action, candidate_id, detail FROM audit ORDER BY id DESC LIMIT :n", n=limit
+                con,
+                f"SELECT {_AUDIT_COLS} FROM audit WHERE subject = :n OR (candidate_id IN (SELECT v.candidate_id "
+                "FROM reviews v JOIN reviewers w ON w.id = v.reviewer_id WHERE w.name = :n) AND (action IN "
+                "('finalize', 'unfinalize') OR (action = 'override' AND candidate_id IN "
+                "(SELECT candidate_id FROM finalized)))) ORDER BY id DESC LIMIT :k",
+                n=name,
+                k=limit,
             )
         ]
 
@@ -366,6 +422,8 @@ __all__ = [
     "accounts",
     "has_admin",
     "create_account",
+    "is_active",
+    "enable",
     "disable",
     "issue",
     "peek",
@@ -379,6 +437,7 @@ __all__ = [
     "invitations",
     "audit",
     "audit_rows",
+    "audit_for",
     "finalize",
     "unfinalize",
 ]

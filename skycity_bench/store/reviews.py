@@ -28,7 +28,7 @@ class StoreReviews(StoreRuns):
     def sign_in(self, name: str) -> Record:
         name = check_reviewer_name(name)
         with self._tx() as con:
-            row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
+            row = _q(con, "SELECT id, name, seat, role FROM reviewers WHERE name = :n", n=name).first()
             if row is None:
                 seat = _q(con, "SELECT COALESCE(MAX(seat), -1) + 1 AS s FROM reviewers").scalar_one()
                 rid = _q(
@@ -43,7 +43,7 @@ class StoreReviews(StoreRuns):
 
     def reviewer(self, name: str) -> Record:
         with self._read() as con:
-            row = _q(con, "SELECT id, name, seat FROM reviewers WHERE name = :n", n=name).first()
+            row = _q(con, "SELECT id, name, seat, role FROM reviewers WHERE name = :n", n=name).first()
         if row is None:
             raise InvalidReview(f"unknown reviewer {name!r}: sign in first", 404)
         return dict(row)
@@ -111,6 +111,9 @@ class StoreReviews(StoreRuns):
                     unchanged += 1
                 else:
                     stored.append(new_id)
+            changed = [r["item"] for r in rows if r["kind"] == "override"] if stored else []
+            if me["role"] == "admin" and changed:  # an admin's override moves every reviewer's sheet
+                self.audit(con, me["name"], "override", cid, {"items": changed, "source": source})
         return {"stored": len(stored), "unchanged": unchanged, "review_ids": stored}
 
     def _append(

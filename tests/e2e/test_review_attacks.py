@@ -11,7 +11,10 @@ SQLite and a PostgreSQL store, and shows it fails.
 - a bad or expired bearer token is a 401 with a JSON error on every route (no redirect loop);
   a token cannot mint tokens; tokens are listed and revoked;
 - every answer carries the security headers; a candidate's HTML run file is a sandboxed
-  download: its script never runs with the reviewer's session (checked in Chromium too).
+  download: its script never runs with the reviewer's session (checked in Chromium too);
+- no silent impersonation: re-inviting an active reviewer is refused until the account is
+  revoked; invite, revoke, re-issue, an admin's override and finalising go to an append-only
+  audit trail, shown to the admins and to the reviewer concerned.
 """
 
 from __future__ import annotations
@@ -270,7 +273,7 @@ def _check_headers(r: httpx.Response, where) -> None:
     csp = r.headers.get("content-security-policy", "")
     assert "frame-ancestors 'self'" in csp, where
     assert r.headers.get("x-content-type-options") == "nosniff", where
-    assert r.headers.get("referrer-policy") == "no-referrer", where
+    assert r.headers.get("referrer-policy") == "same-origin", where
     assert "'unsafe-inline'" not in csp.split("script-src", 1)[-1].split(";")[0], where
 
 
@@ -344,3 +347,69 @@ def test_should_never_run_the_candidates_html_with_the_reviewers_session_in_a_br
         assert dora_tokens() == before  # its script minted nothing
         ctx.close()
         browser.close()
+
+
+# --- 5. no silent impersonation ----------------------------------------------------------
+def _sign_in_by_link(base: str, link: str) -> httpx.Client:
+    c = httpx.Client(base_url=base)
+    r = c.post("/signin/" + link.rsplit("/signin/", 1)[1])
+    assert r.status_code == 303, r.text
+    return c
+
+
+def test_should_refuse_to_reinvite_an_active_reviewer_and_audit_every_step(world):
+    store, base, boss = world["store"], world["base"], world["boss"]
+    h = {"x-csrf-token": boss.signed.csrf}
+    r = boss.post("/api/admin/invitations", json={"name": "nina"}, headers=h)
+    assert r.status_code == 201
+    nina = _sign_in_by_link(base, r.json()["link"])
+    assert nina.get("/api/me").json()["name"] == "nina"
+    # the attack: a fresh link for an active reviewer, to sign in as them
+    r = boss.post("/api/admin/invitations", json={"name": "nina"}, headers=h)
+    assert r.status_code == 409 and "Revoke the account first" in r.json()["error"] and "link" not in r.json()
+    r = boss.post("/team/invite", data=boss.signed.form(name="nina"))
+    assert r.status_code == 409 and "/signin/" not in r.text
+    assert nina.get("/api/me").status_code == 200  # nothing changed for her
+    # revoked first (her session dies: she notices), then a new link may be issued
+    assert boss.post("/team/disable", data=boss.signed.form(name="nina")).status_code == 303
+    assert nina.get("/api/me").status_code == 401
+    r = boss.post("/api/admin/invitations", json={"name": "nina"}, headers=h)
+    assert r.status_code == 201
+    nina = _sign_in_by_link(base, r.json()["link"])
+    mine = [(x["actor"], x["action"]) for x in nina.get("/api/me/audit").json()]
+    assert mine[:3] == [("boss", "reissue"), ("boss", "revoke"), ("boss", "invite")]
+    assert "reissue" in nina.get("/me").text and "revoke" in nina.get("/me").text
+    admin_view = [(x["action"], x["subject"]) for x in boss.get("/api/admin/audit").json()]
+    assert {("invite", "nina"), ("revoke", "nina"), ("reissue", "nina")} <= set(admin_view)
+    assert "nina" not in str(world["ann"].get("/api/me/audit").json())  # not shown to others
+    # append-only: the database itself refuses to change or delete a row
+    import sqlalchemy as sa
+
+    for sql in ("UPDATE audit SET actor = 'nobody'", "DELETE FROM audit"):
+        with pytest.raises(sa.exc.DBAPIError, match="append-only"), store.db.write() as con:
+            con.execute(sa.text(sql))
+    assert any(x["actor"] == "boss" for x in accounts.audit_rows(store))
+    nina.close()
+
+
+def test_should_audit_an_admins_override_and_show_it_to_the_reviewers_once_final(world):
+    store, boss, ann, cid = world["store"], world["boss"], world["ann"], world["cids"][2]
+    auto = next(i for i in R.items if not i.graded)
+    h = {"x-csrf-token": boss.signed.csrf}
+    assert (
+        ann.post(
+            f"/api/candidates/{cid}/reviews",
+            json={"rubric_id": R.id, "grades": [{"item": i, "level": 75} for i in GRADED]},
+        ).status_code
+        == 201
+    )
+    body = {"rubric_id": R.id, "overrides": [{"item": auto.id, "points": 0, "reason": "the admin looked again"}]}
+    assert boss.post(f"/api/candidates/{cid}/reviews", json=body, headers=h).status_code == 201
+    rows = [x for x in boss.get("/api/admin/audit").json() if x["action"] == "override"]
+    assert rows and rows[0]["actor"] == "boss" and rows[0]["candidate_id"] == cid
+    assert "override" not in [x["action"] for x in ann.get("/api/me/audit").json()]  # not final: no trace
+    r = boss.post(f"/api/candidates/{cid}/finalize", json={"force": True, "reason": "round closed"}, headers=h)
+    assert r.status_code == 200
+    seen = [x["action"] for x in ann.get("/api/me/audit").json()]
+    assert "override" in seen and "finalize" in seen
+    assert "override" not in [x["action"] for x in accounts.audit_for(store, "bob")]  # bob did not score it

@@ -306,7 +306,9 @@ def test_should_sign_in_once_by_link_with_a_safe_cookie_and_expire(world, tmp_pa
     assert "httponly" in cookie and "samesite=lax" in cookie and "secure" not in cookie
     assert visitor.get("/api/me").json() == {"name": "erin", "role": "reviewer"}
     assert client(app, store).post(link).status_code == 410  # once only
-    # over https (a TLS proxy in front), the cookie is Secure
+    # over https (a TLS proxy in front), the cookie is Secure (erin is active: revoked first,
+    # then a link is re-issued; a new link for an active account is refused)
+    assert boss.post("/team/disable", data={"csrf": boss.signed.csrf, "name": "erin"}).status_code == 303
     r = boss.post("/api/admin/invitations", json={"name": "erin"}, headers={"x-csrf-token": boss.signed.csrf})
     https = client(app, store, base_url="https://127.0.0.1")
     assert (
