@@ -29,7 +29,11 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
   every view the still-point test reads (t ± 1, ± 2 s: boxes centred on corners followed
   through all five views), over 10 samples: verified by any route (every pair, the far pair,
   the still-point test) <= 5 %, and how many the still-point test turned.
-Groups for --only: the fixture names, static_orbit, still_orbit, hookless, timing. --step S samples the
+- cities like the ones models write (gen_city_fixed, gen_city_orbit: 21 small slow cars
+  beside a permanent jam, pedestrian specks, a control bar over the scene, no hook): N, the
+  page's own truth and the verdict; N within 15 % of the fewest cars seen moving or review
+  with its reason, never a fail, never more cars than the page shows moving at once.
+Groups for --only: the fixture names, static_orbit, still_orbit, hookless, gen_city, timing. --step S samples the
 dense window every S s instead of every second (software WebGL on a loaded machine is slow).
 --misses lists, under the 3D recall rows, every claim that failed at some sample with its
 verdict and the shift measured over Δ (what is left to win, and why).
@@ -382,14 +386,36 @@ def truth_rows(name: str, out: Path) -> None:
     )
 
 
+def gen_city_rows(name: str, out: Path) -> None:
+    """A city like the ones models write (gen_city_*: 21 small slow cars, a permanent jam,
+    pedestrian specks, a control bar, no hook): N, the page's own truth (the fewest and most
+    cars seen moving over 20-35 s) and the verdict. Target: N within 15 % of the fewest, or
+    review with its reason; never a fail, never more than the most (the jam and the specks
+    left out)."""
+    rep = run(name, out / name, hook=False)
+    it, m = rep["items"]["density.count"], rep["measurements"]["density"]
+    page = fixture(f"density/{name}").truth["page"]
+    lo, hi = page["movers_seen_min_20_35"], page["movers_seen_max_20_35"]
+    n, status = m["N"], it["status"]
+    samples = rep["probes"]["density"]["data"]["samples"]
+    ver = [s["verified_count"] for s in samples]
+    und = [s.get("undecided_count") or 0 for s in samples]
+    ok = status != "fail" and (status == "review" or (n is not None and abs(n - lo) <= 0.15 * lo))
+    row(f"{name}: N, truth (fewest..most seen moving), verdict", f"{n}, {lo}..{hi}, {status}", "±15 % or review", ok)
+    row(f"{name}: verified per sample (max)", max(ver), f"<= {hi} (no jam, no specks)", max(ver) <= hi)
+    row(f"{name}: undecided per sample (range)", f"{min(und)}..{max(und)}", "(evidence)", True)
+    if status == "review":
+        row(f"{name}: review reason", (it["evidence"].get("reason") or "")[:40], "(evidence)", True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
     ap.add_argument(
         "--only",
         nargs="*",
-        help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44), "
-        "static_orbit, still_orbit, hookless, timing",
+        help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44, gen_city_fixed, "
+        "gen_city_orbit), static_orbit, still_orbit, hookless, gen_city, timing",
     )
     ap.add_argument("--step", type=float, help="sample the dense window every STEP s (default: the scenario's 1 s)")
     ap.add_argument("--misses", action="store_true", help="list the 3D fixtures' claims that failed, with why")
@@ -430,6 +456,7 @@ def main() -> None:
             "static_orbit",
             "still_orbit",
             "hookless",
+            "gen_city",
             "timing",
         ]
     )
@@ -496,6 +523,9 @@ def main() -> None:
         hookless_rows("points_wave", tmp, scene_graph=False)
         hookless_rows("movers_three_nohook_20", tmp, plain_k=20)
         truth_rows("scene_graph_parts", tmp)
+    for name in ("gen_city_fixed", "gen_city_orbit"):
+        if "gen_city" in want or name in want:
+            gen_city_rows(name, tmp)
     if "timing" in want:
         timing("movers_80")
         timing("camera_orbit3d")
