@@ -2,34 +2,27 @@
 
 An admin sees everything, with a calibration-flagged reviewer's scores marked (they still
 count). A reviewer sees every other reviewer's values only once a candidate's sheet is
-finalised: before that, a reviewer who read the others' scores could revise their own. A
+finalised: before that, a reviewer who read the others' scores could revise their own, so
+their sheet of it is built from their own work alone: no other grade, no other override (an
+automated item shows the bench's value unless they overrode it), no count of reviewers. A
 finalised anchor that this reviewer still scores blind looks like any open candidate."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from fastapi.responses import PlainTextResponse
 from starlette.responses import Response
 
-from skycity_bench.judging.sheet_totals import CandidateSheet, hide_reviews, rank, to_csv, to_json, to_markdown
+from skycity_bench.judging.sheet_totals import CandidateSheet, rank, to_csv, to_json, to_markdown
 from skycity_bench.review.auth import Principal
 from skycity_bench.store.anchors import Calibration, still_open
 from skycity_bench.store.review_store import ReviewStore
 
-HIDDEN = "hidden until the sheet is finalised (your own scores are on the candidate page)"
-
 
 def visible_sheets(store: ReviewStore, me: Principal, *, unblind: bool = False) -> list[CandidateSheet]:
     """Every candidate's sheet as `me` may see it (unblind: labels shown, for an admin only)."""
-    sheets = store.sheets(unblind=unblind and me.is_admin)
     if me.is_admin:
-        return Calibration(store).mark(sheets)
-    still = still_open(store, me.id)
-    return [
-        s if s.finalized and s.candidate_id not in still else hide_reviews(replace(s, finalized=False), HIDDEN)
-        for s in sheets
-    ]
+        return Calibration(store).mark(store.sheets(unblind=unblind))
+    return store.own_sheets(me.name, set(still_open(store, me.id)))
 
 
 def sheet_response(fmt: str, sheets: list[CandidateSheet]) -> Response:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
 from typing import Any, Optional
 
 import sqlalchemy as sa
@@ -18,6 +19,9 @@ from skycity_bench.store.open_anchors import anchor_candidates, open_for
 from skycity_bench.store.runs import StoreRuns
 from skycity_bench.store.sql import Record, _q, expanding, now
 from skycity_bench.store.validate import InvalidReview, check_candidate_id, check_reviewer_name, validate_submission
+
+# what a reviewer's sheet of a candidate not yet final says in place of the total
+OWN_ONLY = "others' scores: hidden until the sheet is finalised (this sheet shows your own work only)"
 
 
 class StoreReviews(StoreRuns):
@@ -232,7 +236,12 @@ class StoreReviews(StoreRuns):
             out.setdefault(r["candidate_id"], []).append(self._review(r))
         return out
 
-    def _sheets(self, cids: Optional[list[str]], unblind: bool) -> list[CandidateSheet]:
+    def _sheets(
+        self, cids: Optional[list[str]], unblind: bool, blind_for: Optional[tuple[str, set[str]]] = None
+    ) -> list[CandidateSheet]:
+        """The sheets; `blind_for` (a reviewer's name, the finalised candidates they still
+        score blind): that reviewer's view, where a sheet not final for them is built from
+        their own reviews alone (no trace of anyone else's grade or override, nor a count)."""
         self._catch_up()
         with self._read() as con:
             ids = cids if cids is not None else [r["id"] for r in _q(con, "SELECT id FROM candidates ORDER BY id")]
@@ -251,17 +260,20 @@ class StoreReviews(StoreRuns):
             # a finalised sheet is the reviews standing when it was finalised (a finalised anchor's
             # later calibration scores are compared with the anchor, store/anchors.py, not counted)
             revs = [r for r in reviews.get(c, []) if c not in fin or r.created_at <= fin[c]]
-            out.append(
-                build_sheet(
-                    self.rubric,
-                    c,
-                    docs.get(run["run_id"]) if run else None,
-                    revs,
-                    label=labels.get(c),
-                    finalized=c in fin,
-                    run_id=run["run_id"] if run else None,
-                )
+            own = blind_for is not None and (c not in fin or c in blind_for[1])
+            if blind_for is not None and own:
+                revs = [r for r in reviews.get(c, []) if r.reviewer == blind_for[0]]
+            sheet = build_sheet(
+                self.rubric,
+                c,
+                docs.get(run["run_id"]) if run else None,
+                revs,
+                label=labels.get(c),
+                finalized=c in fin and not own,
+                run_id=run["run_id"] if run else None,
             )
+            # one reviewer's own work is no total: the same line on every open sheet (no trace)
+            out.append(replace(sheet, total=None, missing=[*sheet.missing, OWN_ONLY]) if own else sheet)
         return out
 
     def sheet(self, cid: str, *, unblind: bool = False) -> CandidateSheet:
@@ -269,6 +281,11 @@ class StoreReviews(StoreRuns):
 
     def sheets(self, *, unblind: bool = False) -> list[CandidateSheet]:
         return self._sheets(None, unblind)
+
+    def own_sheets(self, name: str, still_open: set[str]) -> list[CandidateSheet]:
+        """Every sheet as reviewer `name` may see it before finalisation: their own work only
+        (see _sheets); a final sheet (not one of `still_open`) in full."""
+        return self._sheets(None, False, (name, still_open))
 
     def graded_items(self, name: str) -> dict[str, set[str]]:
         """candidate id → the items this reviewer has standing grades on (one query for all;

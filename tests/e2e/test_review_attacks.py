@@ -14,7 +14,9 @@ SQLite and a PostgreSQL store, and shows it fails.
   download: its script never runs with the reviewer's session (checked in Chromium too);
 - no silent impersonation: re-inviting an active reviewer is refused until the account is
   revoked; invite, revoke, re-issue, an admin's override and finalising go to an append-only
-  audit trail, shown to the admins and to the reviewer concerned.
+  audit trail, shown to the admins and to the reviewer concerned;
+- before a sheet is final a reviewer sees only their own work: everything they can read is
+  the same, byte for byte, whether or not others graded and overrode that candidate.
 """
 
 from __future__ import annotations
@@ -413,3 +415,40 @@ def test_should_audit_an_admins_override_and_show_it_to_the_reviewers_once_final
     seen = [x["action"] for x in ann.get("/api/me/audit").json()]
     assert "override" in seen and "finalize" in seen
     assert "override" not in [x["action"] for x in accounts.audit_for(store, "bob")]  # bob did not score it
+
+
+# --- 6. before finalisation, only one's own work -----------------------------------------
+def _view(c: httpx.Client, cid: str) -> dict[str, str]:
+    """Everything a reviewer can read about the candidate and the round, normalised for what
+    differs between two requests anyway (the page's signed opening time, the CSRF token)."""
+    urls = ["/queue", "/api/me/queue", "/sheet", "/sheet.json", "/sheet.csv", "/sheet.md", "/api/sheet"]
+    urls += [f"/c/{cid}", f"/api/candidates/{cid}", f"/api/candidates/{cid}/reviews", "/api/me/audit", "/me"]
+    out = {}
+    for u in urls:
+        r = c.get(u)
+        assert r.status_code == 200, (u, r.status_code)
+        out[u] = re.sub(r'name="(opened|csrf)" value="[^"]*"', "", r.text)
+    return out
+
+
+def test_should_show_a_reviewer_no_trace_of_anothers_grade_or_override_before_final(world):
+    store, base, boss, cid = world["store"], world["base"], world["boss"], world["cids"][0]
+    rita, sam = http_client(base, store, "rita", api=True), http_client(base, store, "sam", api=True)
+    auto = [i.id for i in R.items if not i.graded][:2]
+    before = _view(rita, cid)
+    grades = [{"item": i, "level": 25, "comment": "sam-was-here"} for i in GRADED]
+    overrides = [{"item": auto[0], "points": 0, "reason": "sam disagrees with the bench"}]
+    r = sam.post(f"/api/candidates/{cid}/reviews", json={"rubric_id": R.id, "grades": grades, "overrides": overrides})
+    assert r.status_code == 201
+    body = {"rubric_id": R.id, "overrides": [{"item": auto[1], "points": 0, "reason": "the admin too"}]}
+    assert (
+        boss.post(f"/api/candidates/{cid}/reviews", json=body, headers={"x-csrf-token": boss.signed.csrf}).status_code
+        == 201
+    )
+    after = _view(rita, cid)
+    for u in before:
+        assert after[u] == before[u], f"{u} changed for rita when sam and the admin scored {cid}"
+    # the check can fail: sam's own view does change, and the admin sees both
+    assert "sam-was-here" in sam.get(f"/c/{cid}").text and "sam-was-here" in boss.get("/api/sheet").text
+    rita.close()
+    sam.close()
