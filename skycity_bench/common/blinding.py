@@ -13,6 +13,14 @@ names the model) nor anything that matches the candidate's file. The rule:
   leaves "references" alone, while "model_a" is still masked in "model_a_run1" or
   "model_a.html" (underscore, dash, dot and slash separate);
 - in values, never in keys: keys are the report's structure (item ids, measurement names);
+- in the candidate's own text (its phase and shop names, DOM text, URLs, file names) a label
+  and its stem are masked as whole words; in the bench's own sentences (the values of
+  BENCH_TEXT keys: reasons, summaries, hints, warnings) only the full label, and the stem
+  only inside a file-like token (touching / . _ - or \\): "no external references" stays
+  whole when a candidate is called references.html, so the hole never spells out the stem;
+- facts that identify the file (FILE_FACTS: its byte size, line count, hash, path, run folder,
+  label, model) are left out of the reviewer-facing report wherever they occur (`report`):
+  anyone holding the demo files could match a size as well as a hash;
 - the candidate's full sha256 is masked wherever a value carries it, and the report's
   candidate block keeps only the anonymous id: label, full hash and byte size go, since
   anyone holding the demo files could match those. The bench's own id is a 12-hex prefix of
@@ -64,6 +72,14 @@ def secrets_of(labels: Labels, sha256: Optional[str] = None, ids: Iterable[str] 
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
+# keys whose values are the bench's own sentences, not the candidate's text
+BENCH_TEXT = frozenset({"reason", "reasons", "summary", "note", "notes", "for_reviewers", "warnings", "why", "how"})
+# keys whose values identify the candidate's file: never in the reviewer-facing report
+FILE_FACTS = frozenset(
+    {"file_bytes", "size_bytes", "html_bytes", "lines", "sha256", "label", "labels", "model", "run_dir", "demo_path"}
+)
+PATH_KEYS = frozenset({"path", "dir", "out", "out_dir", "demo", "file_path"})  # left out when a string (a path)
+_FILE_TOKEN = r"[/\\._-]"
 
 
 class Masker:
@@ -78,9 +94,22 @@ class Masker:
             if self.secrets
             else None
         )
+        self.bench_pattern = _bench_pattern(self.secrets, labels)
 
     def text(self, s: str) -> str:
         return self.pattern.sub(MASK, s) if self.pattern is not None else s
+
+    def bench_text(self, s: str) -> str:
+        """One of the bench's sentences: full labels, hashes and ids as whole words, a stem
+        only inside a file-like token (see the module doc)."""
+        return self.bench_pattern.sub(MASK, s) if self.bench_pattern is not None else s
+
+    def _bench_value(self, v: Any) -> Any:
+        if isinstance(v, str):
+            return self.bench_text(v)
+        if isinstance(v, (list, tuple)):
+            return [self._bench_value(x) for x in v]
+        return self.value(v)
 
     def value(self, v: Any) -> Any:
         """A copy of JSON-like data with the secrets masked in every string value (not keys)."""
@@ -89,7 +118,10 @@ class Masker:
         if isinstance(v, str):
             return self.text(v)
         if isinstance(v, dict):
-            return {k: x if type(x) in _SCALARS else self.value(x) for k, x in v.items()}
+            return {
+                k: x if type(x) in _SCALARS else self._bench_value(x) if k in BENCH_TEXT else self.value(x)
+                for k, x in v.items()
+            }
         if isinstance(v, (list, tuple)):
             # a report is mostly long lists of numbers: pass those without a call each
             return [x if type(x) in _SCALARS else self.value(x) for x in v]
@@ -98,12 +130,41 @@ class Masker:
     def report(self, report: dict, public_id: Optional[str] = None) -> dict:
         """A blind copy of a report: the candidate block reduced to its id (`public_id` in
         place of the bench's when given), the rest masked."""
-        doc = dict(report)
+        doc = without_file_facts(dict(report))
         block = candidate_block(report.get("candidate") or {})
         doc["candidate"] = {**block, "id": public_id} if public_id else block
         out: dict = self.value(doc)
         out["candidate"] = doc["candidate"]  # the id given is not a secret (never masked)
         return out
+
+
+def _bench_pattern(secrets: tuple[str, ...], labels: Labels) -> Optional[re.Pattern[str]]:
+    """The bench sentences' pattern: every secret but a bare stem as a whole word; a stem
+    (a label's name without its extension) only touching a file-like separator."""
+    full = {lb for lb in _labels(labels)}
+    stems = [s for s in secrets if s not in full and any(PurePath(lb).stem == s for lb in full) and "." not in s]
+    whole = [s for s in secrets if s not in stems]
+    parts = []
+    if whole:
+        parts.append(r"(?<![^\W_])(?:" + "|".join(map(re.escape, whole)) + r")(?![^\W_])")
+    if stems:
+        alt = "|".join(map(re.escape, stems))
+        parts.append(rf"(?<={_FILE_TOKEN})(?:{alt})(?![^\W_])|(?<![^\W_])(?:{alt})(?={_FILE_TOKEN})")
+    return re.compile("|".join(parts), re.I) if parts else None
+
+
+def without_file_facts(v: Any) -> Any:
+    """A copy without the facts that identify the candidate's file (FILE_FACTS anywhere; a
+    PATH_KEYS value that is a string): what a reviewer may be shown."""
+    if isinstance(v, dict):
+        return {
+            k: without_file_facts(x)
+            for k, x in v.items()
+            if k not in FILE_FACTS and not (k in PATH_KEYS and isinstance(x, str))
+        }
+    if isinstance(v, list):
+        return [x if type(x) in _SCALARS else without_file_facts(x) for x in v]
+    return v
 
 
 def candidate_block(candidate: dict) -> dict:

@@ -16,12 +16,16 @@ SQLite and a PostgreSQL store, and shows it fails.
   revoked; invite, revoke, re-issue, an admin's override and finalising go to an append-only
   audit trail, shown to the admins and to the reviewer concerned;
 - before a sheet is final a reviewer sees only their own work: everything they can read is
-  the same, byte for byte, whether or not others graded and overrode that candidate.
+  the same, byte for byte, whether or not others graded and overrode that candidate;
+- masking by rule: the candidate file's size, line count, hash and path never reach a
+  reviewer; a label is masked in the candidate's own text, never carved out of the bench's
+  sentences (a candidate called references.html leaves "no external references" whole).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -452,3 +456,38 @@ def test_should_show_a_reviewer_no_trace_of_anothers_grade_or_override_before_fi
     assert "sam-was-here" in sam.get(f"/c/{cid}").text and "sam-was-here" in boss.get("/api/sheet").text
     rita.close()
     sam.close()
+
+
+# --- 7. masking by rule: no size look-up, no carved-up sentences ---------------------------
+SIZE, LINES = 48213, 977  # the candidate file's size and line count, as the attacker measures them
+
+
+def _report_with_file_facts(run: Path) -> None:
+    doc = json.loads((run / "report.json").read_text())
+    doc["probes"]["packaging"] = {"name": "packaging", "data": {"file_bytes": SIZE, "lines": LINES, "page": {}}}
+    ev = doc["items"]["packaging.single_file"]["evidence"]
+    ev.update(file_bytes=SIZE, reason="no external references; inline scripts only", path=str(run / "demo.html"))
+    doc["measurements"]["timeline"]["phases"] = [{"phase": "references intro", "start_s": 0}]
+    (run / "report.json").write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_should_keep_the_files_size_and_path_from_reviewers_and_bench_sentences_whole(kind, request, tmp_path):
+    store = ReviewStore(_db(request, tmp_path, "mask", kind), seed=2)
+    run = make_run(tmp_path / "runs", "references.html", seed="mask-refs")
+    _report_with_file_facts(run)
+    cid = store.import_run(run).candidate_id
+    with serving(web_app(store)) as base:
+        ann = http_client(base, store, "ann", api=True)
+        for url in (f"/api/candidates/{cid}", f"/c/{cid}", "/api/sheet", "/sheet"):
+            text = ann.get(url).text
+            assert str(SIZE) not in text and str(LINES) not in text, url  # the size look-up finds nothing
+            assert "file_bytes" not in text and str(tmp_path) not in text and "demo.html" not in text, url
+            assert "references.html" not in text, url
+        doc = ann.get(f"/api/candidates/{cid}").json()["report"]
+        ev = doc["items"]["packaging.single_file"]["evidence"]
+        assert ev["reason"] == "no external references; inline scripts only"  # the bench's sentence, whole
+        assert doc["measurements"]["timeline"]["phases"][0]["phase"] == "‹hidden› intro"  # the candidate's text
+        assert "packaging" in doc["probes"] and "file_bytes" not in doc["probes"]["packaging"]["data"]
+        ann.close()
+    store.close()
