@@ -65,6 +65,8 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 RULES = ("public", "reviewer", "admin")
 CSRF_FIELD = "csrf"
 CSRF_HEADER = "x-csrf-token"
+FLASH_COOKIE = "skycity_shown_once"
+FLASH_MAX_AGE_S = 120  # a secret handed from a POST to the page it redirects to
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ class Auth:
         self.store = store
         self.max_age = session_max_age_s
         self.sessions = URLSafeTimedSerializer(accounts.secret_key(store), salt="skycity-review-session")
+        self.flashes = URLSafeTimedSerializer(accounts.secret_key(store), salt="skycity-review-flash")
         self.declared: dict[str, str] = {}  # path prefix → rule, for routes outside FastAPI's routing
         self._rule_calls: dict[Callable, str] = {
             self.public: "public",
@@ -143,6 +146,37 @@ class Auth:
     @staticmethod
     def clear_session(response) -> None:
         response.delete_cookie(SESSION_COOKIE, path="/")
+
+    # --- a secret shown once after a POST (POST-redirect-GET) -----------------------------------
+    def flash(self, response, request: Request, page: str, value: dict) -> None:
+        """Hand `value` (a new invitation link, a new API token) to the page the POST redirects
+        to: a signed cookie for that page only, httponly, FLASH_MAX_AGE_S, read once."""
+        response.set_cookie(
+            FLASH_COOKIE,
+            self.flashes.dumps(value),
+            max_age=FLASH_MAX_AGE_S,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path=page,
+        )
+
+    @staticmethod
+    def clear_flash(response, page: str) -> None:
+        """After the page showed it: a reload shows the secret no more."""
+        response.delete_cookie(FLASH_COOKIE, path=page)
+
+    def take_flash(self, request: Request) -> Optional[dict]:
+        """The value a POST handed this page (None if none, stale or forged); the page clears
+        it (clear_flash)."""
+        raw = request.cookies.get(FLASH_COOKIE)
+        if not raw:
+            return None
+        try:
+            data = self.flashes.loads(raw, max_age=FLASH_MAX_AGE_S)
+        except (BadSignature, TypeError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
 
     def _payload(self, raw: str) -> Optional[tuple[str, str]]:
         try:

@@ -130,7 +130,9 @@ def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.get("/team", response_class=HTMLResponse, include_in_schema=False)
     def team_page(request: Request, me: Principal = Depends(auth.admin)):
-        return render_team(ctx, request, me)
+        page = render_team(ctx, request, me, new_link=auth.take_flash(request))
+        auth.clear_flash(page, "/team")
+        return page
 
     @router.post("/team/invite", response_class=HTMLResponse, include_in_schema=False)
     async def team_invite(request: Request, me: Principal = Depends(auth.admin)):
@@ -140,7 +142,9 @@ def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
             link = invite(ctx, request, me, str(form.get("name", "")), role)
         except InvalidReview as e:
             return render_team(ctx, request, me, error=str(e), status=e.status)
-        return render_team(ctx, request, me, new_link=link)
+        done = RedirectResponse("/team#new-link", status_code=303)  # POST-redirect-GET
+        auth.flash(done, request, "/team", link)
+        return done
 
 
 def _team_forms(router: APIRouter, ctx: ReviewContext) -> None:

@@ -22,11 +22,12 @@ from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
 from skycity_bench.review.context import ReviewContext
 from skycity_bench.review.guard import file_number, run_file_headers
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
+from skycity_bench.review.sheet_page import FILTERS, sheet_page
 from skycity_bench.review.strict import Strict, form_fields, no_body
 from skycity_bench.review.views import candidate_view, video_time
 from skycity_bench.store import accounts, timings
 from skycity_bench.store.anchors import still_open
-from skycity_bench.store.validate import InvalidReview, check_candidate_id
+from skycity_bench.store.validate import CANDIDATE_ID, InvalidReview, check_candidate_id
 
 Scores = list[dict[str, Any]]
 
@@ -106,6 +107,15 @@ PAGE_FIELDS = ("candidate", "rubric_id", "then", "video_t", timing.FIELD)
 PAGE_PREFIXES = ("grade:", "comment:", "override:", "reason:")
 
 
+def saved_note(request: Request) -> str:
+    """What the last save stored, from the redirect after it: "saved: N item(s) for
+    candidate X" (empty unless both are well formed)."""
+    n, cid = request.query_params.get("saved", ""), request.query_params.get("for", "")
+    if not (n.isascii() and n.isdigit() and len(n) <= 3 and CANDIDATE_ID.match(cid)):
+        return ""
+    return f"{n} item(s) for candidate {cid}"
+
+
 def scores_from_form(form: dict[str, str]) -> tuple[Scores, Scores]:
     """The page form's grades (`grade:ITEM`, with `comment:ITEM`) and overrides
     (`override:ITEM`, with `reason:ITEM`); empty fields are not scores."""
@@ -151,13 +161,15 @@ def save_from_page(ctx: ReviewContext, request: Request, cid: str, name: str, fo
         )
     if "review_ids" in res and opened_at:  # saved from the page: time since the server opened it
         timings.record(ctx.store, name, cid, opened_at, timing.now())
+    # POST-redirect-GET; the page it lands on says what was saved for which candidate
+    said = f"saved={res['stored']}&for={cid}"
     if not then_next:
-        return RedirectResponse(f"/c/{cid}?saved={res['stored']}", status_code=303)
+        return RedirectResponse(f"/c/{cid}?{said}", status_code=303)
     nxt = next_candidate(ctx, name, cid)
     if nxt is None:
-        return RedirectResponse("/queue", status_code=303)
+        return RedirectResponse(f"/queue?{said}", status_code=303)
     t = video_time(form.get("video_t"))
-    return RedirectResponse(f"/c/{nxt}?saved={res['stored']}" + (f"&t={t:g}" if t is not None else ""), status_code=303)
+    return RedirectResponse(f"/c/{nxt}?{said}" + (f"&t={t:g}" if t is not None else ""), status_code=303)
 
 
 # --- pages -------------------------------------------------------------------------------------
@@ -166,7 +178,8 @@ def _pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.get("/queue", response_class=HTMLResponse, include_in_schema=False)
     def queue(request: Request, me: Principal = Depends(auth.reviewer)):
-        return ctx.page(request, "queue.html", {"reviewer": me.name, "queue": store.queue(me.name)})
+        values = {"reviewer": me.name, "queue": store.queue(me.name), "saved": saved_note(request)}
+        return ctx.page(request, "queue.html", values)
 
     @router.get("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     def candidate_page(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
@@ -178,17 +191,25 @@ def _pages(router: APIRouter, ctx: ReviewContext) -> None:
             known = store.by_bench_id(cid)
             if known is not None:
                 return RedirectResponse(f"/c/{known}", status_code=303)
-        saved, start = request.query_params.get("saved", ""), video_time(request.query_params.get("t"))
-        return render_candidate(ctx, request, cid, me.name, saved=saved, start=start)
+        start = video_time(request.query_params.get("t"))
+        return render_candidate(ctx, request, cid, me.name, saved=saved_note(request), start=start)
 
     @router.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):
         return save_from_page(ctx, request, cid, me.name, await form_fields(request, PAGE_FIELDS, PAGE_PREFIXES))
 
     @router.get("/sheet", response_class=HTMLResponse, include_in_schema=False)
-    def sheet_page(request: Request, me: Principal = Depends(auth.reviewer)):
+    def sheet_html(request: Request, me: Principal = Depends(auth.reviewer)):
         sheets = visible_sheets(store, me)
-        values = {"reviewer": me.name, "sheets": sheets, "ranking": rank(sheets), "agreement": agreement(sheets)}
+        page = sheet_page(sheets, dict(request.query_params))
+        values = {
+            "reviewer": me.name,
+            "p": page,
+            "sheets": page.sheets,
+            "filters": FILTERS,
+            "ranking": rank(sheets),
+            "agreement": agreement(sheets),
+        }
         return ctx.page(request, "sheet.html", values)
 
     @router.get("/sheet.{fmt}", include_in_schema=False)

@@ -96,13 +96,18 @@ def _account(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.get("/me", response_class=HTMLResponse, include_in_schema=False)
     def me_page(request: Request, me: Principal = Depends(auth.reviewer)):
-        return account_page(ctx, request, me)
+        new = auth.take_flash(request)
+        page = account_page(ctx, request, me, str(new["token"]) if new and "token" in new else None)
+        auth.clear_flash(page, "/me")
+        return page
 
     @router.post("/me/tokens", response_class=HTMLResponse, include_in_schema=False, dependencies=[Depends(no_body)])
     def me_new_token(request: Request, me: Principal = Depends(auth.reviewer)):
         auth.require_session(me)
         token = accounts.issue(store, me.id, "api", by=me.name, ttl_s=API_TOKEN_TTL_S)
-        return account_page(ctx, request, me, token)
+        done = RedirectResponse("/me#new-token", status_code=303)  # POST-redirect-GET
+        auth.flash(done, request, "/me", {"token": token})
+        return done
 
     @router.post("/me/tokens/{tid}/revoke", include_in_schema=False, dependencies=[Depends(no_body)])
     def me_revoke_token(tid: int, me: Principal = Depends(auth.reviewer)):

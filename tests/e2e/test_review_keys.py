@@ -81,11 +81,11 @@ def test_should_save_and_open_the_next_candidate_at_the_same_video_time(served):
         page.keyboard.press("j")
         page.keyboard.press("3")
         page.keyboard.press("n")
-        page.wait_for_url(f"**/c/{order[1]}?saved=1&t=0.6")
+        page.wait_for_url(f"**/c/{order[1]}?saved=1&for={order[0]}&t=0.6")
         page.wait_for_function("Math.abs(document.querySelector('aside.media video').currentTime - 0.6) < 0.05")
-        assert page.inner_text("#saved")  # the first candidate's save is reported
-        page.keyboard.press("n")  # the last one: back to the queue
-        page.wait_for_url("**/queue")
+        assert f"1 item(s) for candidate {order[0]}" in page.inner_text("#saved")  # which save, for whom
+        page.keyboard.press("n")  # the last one: back to the queue, saying nothing was stored
+        page.wait_for_url(f"**/queue?saved=0&for={order[1]}")
         browser.close()
     assert [r.item_id for r in store.reviews(order[0], "nexter")] == [GRADED[0]]
     assert store.reviews(order[1], "nexter") == []

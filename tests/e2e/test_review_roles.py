@@ -443,8 +443,9 @@ def test_should_audit_the_operators_finalise_and_unblind_from_the_cli(tmp_path):
 def test_should_make_and_revoke_a_personal_api_token_on_the_accounts_page(world):
     app, store = world["app"], world["store"]
     hal = client(app, store, "hal")
-    page = hal.post("/me/tokens", data={"csrf": hal.signed.csrf})
-    assert page.status_code == 200
+    made = hal.post("/me/tokens", data={"csrf": hal.signed.csrf})
+    assert made.status_code == 303 and made.headers["location"] == "/me#new-token"  # POST-redirect-GET
+    page = hal.get("/me")
     token = re.search(r'id="new-token">([^<]+)<', page.text).group(1)
     assert token not in hal.get("/me").text  # shown once
     api = client(app, store)
