@@ -182,11 +182,14 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
             rec.evidence_version = evidence.current_version(name)
     inp_args = {"rubric": rubric, "scenario": scenario, "out_dir": out_dir}
     decided: set[str] = set()  # items whose scorer ran (what it left untested, it saw)
+    page_side: set[str] = set()  # items whose probe stopped on what the page lacks (no hook)
     for item in rubric.items:
         spec = scorers.get(item.id)
         res, by_scorer = _score_item(report, item, spec, inp_args, measurements)
         if by_scorer:
             decided.add(item.id)
+        elif spec is not None and _stopped_on_the_page(report, spec.probes):
+            page_side.add(item.id)
         if res.points is not None:
             res.points = round(min(max(res.points, 0.0), item.points), 2)
         report.items[item.id] = ItemResult(
@@ -199,7 +202,7 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
         )
     start = diagnose(report.probes)
     report.start = start.to_json()
-    apply_observation(report, start, decided)
+    apply_observation(report, start, decided, page_side)
     report.measurements = measurements
     report.rubric_id = rubric.id
     report.rubric_sha256 = rubric.file_sha256 or rubric.sha256
@@ -213,14 +216,28 @@ _MOTION_ITEMS = ("density.", "camera.", "smoothness.", "packaging.autoplay", "pa
 # Reasons of an item a scorer left untested for the bench's own failure or choice, not the
 # page's emptiness: the budget ran out, a phase failed, the pointer or the sampler fell
 # behind, or the run's profile or scenario did not try it.
+# A probe's error that is the bench's own bug (an unexpected exception, evidence that does not
+# fit its model), never something the page lacks.
+_BENCH_BUG = re.compile(r"probe failed|validation error|internal error|evidence", re.I)
 _BENCH_SIDE = re.compile(
-    r"budget|timed? ?out|hung|hang|crash|phase|fell behind|could not keep up|starved|scorer error|bench"
+    r"budget|timed? ?out|\bhung\b|\bhang|crash|phase|fell behind|could not keep up|starved|scorer error|bench"
     r"|profile|does not enable|in this run",
     re.I,
 )
 
 
-def apply_observation(report: Report, start: StartDiagnosis, decided: set[str]) -> list[str]:
+def _stopped_on_the_page(report: Report, probes: tuple[str, ...]) -> bool:
+    """Every failed probe of an item stopped on something the page lacks (a hook it never
+    set up), not on the bench's own failure (the budget, a hang, a crash, a bench bug)."""
+    failed = [report.probes[p] for p in probes if p in report.probes and report.probes[p].status != "ok"]
+    return bool(failed) and all(
+        not _BENCH_SIDE.search(r.error or "") and not _BENCH_BUG.search(r.error or "") for r in failed
+    )
+
+
+def apply_observation(
+    report: Report, start: StartDiagnosis, decided: set[str], page_side: Optional[set[str]] = None
+) -> list[str]:
     """`untested` means the bench could not observe. Where the start diagnosis observed the
     page never drew, drew a blank, or never moved, an automated item its scorer left
     `untested` for want of anything to look at gets the verdict of that observation: fail,
@@ -232,27 +249,61 @@ def apply_observation(report: Report, start: StartDiagnosis, decided: set[str]) 
         return []
     changed = []
     for iid, it in report.items.items():
-        if it.status != "untested" or iid not in decided or it.how == "manual":
+        if _frozen_pass_seen_still(iid, it, what):
+            _settle(it, start, what, before=str(it.evidence.get("reason", "")))
+            changed.append(iid)
+            continue
+        if it.status != "untested" or it.how == "manual":
+            continue
+        # a probe that stopped on what a page that never drew lacks (its hook) observed that too
+        if iid not in decided and not (iid in (page_side or set()) and what in ("never drew", "blank")):
             continue
         if what == "never moved" and not iid.startswith(_MOTION_ITEMS):
             continue
         before = str(it.evidence.get("reason", ""))
         if _BENCH_SIDE.search(before):
             continue
-        it.status, it.points = "fail", 0.0
-        it.evidence["untested_reason"] = before
-        it.evidence["observed"] = {"start": start.klass, "what": what}
-        it.evidence["reason"] = f"the page {what}: nothing to observe, so missing = 0 (start: {start.reason})"
+        _settle(it, start, what, before)
         changed.append(iid)
     return changed
+
+
+def _frozen_pass_seen_still(iid: str, it: ItemResult, what: str) -> bool:
+    """A pacing pass that goes to review because its scene froze while rAF ran (it could have
+    been a compositor-only animation rAF cannot see) is settled when the real-time
+    screenshots, which see the compositor too, show the page never moved or never drew."""
+    return (
+        iid == "smoothness.frame_pacing"
+        and it.status == "review"
+        and it.evidence.get("outcome") == "scene_frozen"
+        and what in ("never drew", "blank", "never moved")
+    )
+
+
+def _settle(it: ItemResult, start: StartDiagnosis, what: str, before: str) -> None:
+    it.evidence["untested_reason" if it.status == "untested" else "scorer_reason"] = before
+    it.status, it.points = "fail", 0.0
+    it.evidence["observed"] = {"start": start.klass, "what": what}
+    it.evidence["reason"] = f"the page {what}: nothing to observe, so missing = 0 (start: {start.reason})"
+
+
+def _observed_instead(report: Report, probe: str, scorers: dict[str, ScorerSpec]) -> bool:
+    """A failed probe whose every item got its verdict from what the page was seen to be
+    (apply_observation: a page that never drew has no hook to find): nothing went unobserved."""
+    readers = [i for i, spec in scorers.items() if probe in spec.probes and i in report.items]
+    return bool(readers) and all(report.items[i].evidence.get("observed") for i in readers)
 
 
 def run_problems(report: Report) -> list[str]:
     """Why a run should exit 1: a probe that could not collect, or an item that the probes
     which did run should have scored but left `untested` (a demo that threw, hung, crashed).
     Items nobody measures yet, or whose probes were not selected, are not problems."""
-    out = [f"probe {n}: {r.error}" for n, r in report.probes.items() if r.status == "error"]
     scorers = all_scorers()
+    out = [
+        f"probe {n}: {r.error}"
+        for n, r in report.probes.items()
+        if r.status == "error" and not _observed_instead(report, n, scorers)
+    ]
     for iid, it in report.items.items():
         spec = scorers.get(iid)
         if (

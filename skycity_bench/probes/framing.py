@@ -14,7 +14,8 @@ At each of `times_s` it records
 and from the frames of all sample times, the blank bands: rows/columns from each edge that
 are one flat colour and unchanged between samples.
 Shop cards and the closing city name are excused by their text (the hook's shop names
-while a card is open, its cityName). The screenshot of the last sample, with offenders
+while a card is open, its cityName), unless the element holds controls (buttons, inputs,
+sliders): a control panel headed with the city name is still a panel over the scene. The screenshot of the last sample, with offenders
 outlined in red and blank bands shaded, is the evidence. The system pointer is not part of
 page pixels and the bench moves no mouse here, so only cursors the page draws can show.
 """

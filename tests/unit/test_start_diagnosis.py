@@ -196,3 +196,44 @@ def test_the_terminal_table_the_html_page_and_the_batch_open_with_the_start():
     assert st is not None and st["class"] == "never_drew" and st["runs"] == {"never_drew": 2, "not_observed": 1}
     counts = start_counts([{"start": st}, {"start": candidate_start([old])}, {"start": None}])
     assert counts["never_drew"] == 1 and counts["not_observed"] == 1 and counts["started"] == 0
+
+
+def test_a_probe_stopped_by_the_missing_hook_of_a_page_that_never_drew_is_an_observation():
+    from skycity_bench.judging.score_items import run_problems
+
+    rep = _report(
+        {"shops.hover": ("untested", "probe shops: hook getShops(): missing"), "shops.touch": ("untested", "x")}
+    )
+    rep.probes["shops"] = _rec("shops", {}, status="error")
+    rep.probes["shops"].error = "hook getShops(): not a function; without it the shops cannot be located"
+    d = _diagnose(_events(count=1, pages=5, message=MODULE_ERROR), _network(), _pacing(painted=0), _playback())
+    assert d.klass == "never_drew"
+    # the shops probe stopped on the hook the page never set up: nothing else to see
+    assert apply_observation(rep, d, set(), {"shops.hover", "shops.touch"}) == ["shops.hover", "shops.touch"]
+    assert rep.items["shops.hover"].status == "fail" and rep.items["shops.hover"].evidence["observed"]
+    assert not [p for p in run_problems(rep) if p.startswith("probe shops")]
+    # on a page that drew, the same probe error leaves the items untested (the hook is needed to locate)
+    rep2 = _report({"shops.hover": ("untested", "probe shops: hook getShops(): missing")})
+    rep2.probes["shops"] = rep.probes["shops"]
+    drew = _diagnose(_events(), _network(), _pacing(painted=300, drew=240, flat=0.3), _playback(0.2, 80))
+    assert apply_observation(rep2, drew, set(), {"shops.hover"}) == []
+    assert [p for p in run_problems(rep2) if p.startswith("probe shops")]
+
+
+def test_a_frozen_pacing_pass_goes_to_fail_only_when_the_screenshots_saw_nothing_move():
+    def rep_with_frozen_pass() -> Report:
+        rep = _report({})
+        rep.items["smoothness.frame_pacing"] = ItemResult(
+            points=None, max=10, status="review", how="auto", evidence={"outcome": "scene_frozen", "reason": "froze"}
+        )
+        return rep
+
+    still = _diagnose(_events(), _network(), _pacing(painted=1, flat=0.4), _playback())
+    rep = rep_with_frozen_pass()
+    assert apply_observation(rep, still, set()) == ["smoothness.frame_pacing"]
+    fp = rep.items["smoothness.frame_pacing"]
+    assert (fp.status, fp.points) == ("fail", 0.0) and fp.evidence["scorer_reason"] == "froze"
+    # a page whose screenshots moved (a compositor-only animation, say) keeps its review
+    moving = _diagnose(_events(), _network(), _pacing(painted=300, drew=240, flat=0.3), _playback(0.2, 80))
+    rep = rep_with_frozen_pass()
+    assert apply_observation(rep, moving, set()) == [] and rep.items["smoothness.frame_pacing"].status == "review"

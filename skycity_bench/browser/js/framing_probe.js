@@ -67,6 +67,7 @@
   const painted = (e) => { const s = cs(e); const r = e.getBoundingClientRect();
     return why(e, s, r.width * r.height) !== null || e === scene; };
 
+  const CONTROLS = 'button, input, select, textarea, [role="button"], [role="slider"]';
   const force = document.createElement('style');
   force.textContent = '* { pointer-events: auto !important; }';
   (document.head || de).appendChild(force);
@@ -95,7 +96,9 @@
       const text = (e.innerText || e.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 80);
       found.push({ el: e, tag: e.tagName.toLowerCase(), id: e.id || '', cls: String(e.className && e.className.baseVal !== undefined ? e.className.baseVal : e.className || '').slice(0, 60),
                    text, why: reason, rect: [c.x, c.y, c.w, c.h], position: s.position,
-                   excused: excuse.some((x) => x && text.includes(x)) });
+                   // a title or a shop card is excused by its text; a panel of controls that
+                   // also shows the city name is still controls over the scene
+                   excused: !e.querySelector(CONTROLS) && excuse.some((x) => x && text.includes(x)) });
     }
   } finally { force.remove(); }
   // One outline per panel: drop offenders inside another offender.
