@@ -53,7 +53,9 @@ def test_a_car_entering_at_1_5_s_travels_as_far_as_it_drove(speed):
     assert abs(got - speed * 1.0) <= 3, got
 
 
-@pytest.mark.parametrize("parts", [[spinner], [counter], [caret], [spinner, counter, caret]], ids=str)
+@pytest.mark.parametrize(
+    "parts", [[spinner], [counter], [caret], [spinner, counter, caret]], ids=["spinner", "counter", "caret", "all"]
+)
 def test_what_changes_in_place_does_not_travel(parts):
     assert travel(*parts)["travel_px"] <= 4
 
