@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 
 from skycity_bench.common.errors import UserError
+
+if TYPE_CHECKING:
+    from skycity_bench.store.manifests import Manifest
+    from skycity_bench.store.review_store import ReviewStore
 
 
 def _read_reviews(path: Path) -> list[dict]:
@@ -28,6 +32,16 @@ def _read_reviews(path: Path) -> list[dict]:
             raise UserError(f"{path}: neither a sheet JSON export nor JSON Lines ({e})") from None
 
 
+def _apply_manifest(store: ReviewStore, plan: dict[str, Manifest], c: Console) -> None:
+    """Store the manifest rows (every key must name a stored candidate) and say how many."""
+    from skycity_bench.store.manifests import apply_manifest
+
+    matched = apply_manifest(store, plan, "operator (CLI import)")
+    systems = len({m.system for m in plan.values()})
+    prompts = len({m.prompt for m in plan.values()})
+    c.print(f"manifest: {len(matched)} candidates, {systems} systems, {prompts} prompts", highlight=False)
+
+
 def import_(
     runs: list[Path] = typer.Argument(..., help="run folders (or their report.json)"),
     db: Optional[str] = typer.Option(
@@ -35,11 +49,17 @@ def import_(
     ),
     reviews: Optional[Path] = typer.Option(None, "--reviews", help="replay exported reviews (sheet JSON or JSONL)"),
     html: bool = typer.Option(True, "--html/--no-html", help="write report.html into each run folder"),
+    manifest: Optional[Path] = typer.Option(
+        None, "--manifest", help="CSV file,system,prompt,sample[,tags]: each candidate's place in a round (admins only)"
+    ),
 ) -> None:
     """Load run reports into the review store, under their anonymous candidate ids."""
     from skycity_bench.reporting import html_report
+    from skycity_bench.store.manifests import read_manifest
     from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
+    # read first: a malformed manifest stops the import before anything is stored
+    plan = read_manifest(manifest) if manifest is not None else None
     store = ReviewStore(db or DEFAULT_DB)
     c = Console()
     for run in runs:
@@ -54,6 +74,8 @@ def import_(
     if reviews is not None:
         n = store.import_reviews(_read_reviews(reviews))
         c.print(f"reviews replayed: {n}")
+    if plan is not None:
+        _apply_manifest(store, plan, c)
     c.print(f"store: {store.path} ({len(store.candidates())} candidates)", highlight=False)
 
 

@@ -13,6 +13,7 @@ import csv
 import html
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -24,12 +25,18 @@ if TYPE_CHECKING:
     from skycity_bench.analysis.leaderboard_stats import Leaderboard, ScoreRow
 
 FORMATS = ("table", "json", "csv", "html")
+MIXED = "MIXED ENVIRONMENTS"  # how store/leaderboard_rows.py starts the note when mixing is allowed
 
 
 def register(app: typer.Typer) -> None:
     @app.command("leaderboard")
     def leaderboard_cmd(
-        scores: Path = typer.Option(..., "--scores", help="CSV: system,prompt,sample,run,total[,group:NAME ...]"),
+        scores: Optional[Path] = typer.Option(
+            None, "--scores", help="CSV: system,prompt,sample,run,total[,group:NAME ...]"
+        ),
+        db: Optional[str] = typer.Option(
+            None, "--db", help="review store (a file or a postgresql:// URL): its candidates with a manifest"
+        ),
         fmt: str = typer.Option("table", "--format", "-f", help="table | json | csv | html"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="write here instead of stdout"),
         seed: Optional[int] = typer.Option(
@@ -37,20 +44,26 @@ def register(app: typer.Typer) -> None:
         ),
         resamples: Optional[int] = typer.Option(None, "--resamples", help="bootstrap resamples (default 2000)"),
         figure: Optional[Path] = typer.Option(None, "--figure", help="also write the figure here (PNG)"),
+        allow_mixed_env: bool = typer.Option(
+            False, "--allow-mixed-env", help="--db: rank runs from unlike environments anyway (the output says so)"
+        ),
     ) -> None:
         """Rank systems by mean 100-point total with 95 % intervals, rank ranges and paired
         differences (prompts weigh equally; missing totals are counted, never zero)."""
-        from skycity_bench.analysis.leaderboard_stats import DEFAULT_RESAMPLES, DEFAULT_SEED, leaderboard
+        from skycity_bench.analysis.leaderboard_stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
         if fmt not in FORMATS:
             raise UserError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
-        rows = read_scores(scores)
-        board = leaderboard(
-            rows,
-            resamples=DEFAULT_RESAMPLES if resamples is None else resamples,
-            seed=DEFAULT_SEED if seed is None else seed,
+        if (scores is None) == (db is None):
+            raise UserError("give exactly one of --scores FILE.csv and --db STORE")
+        opts = {
+            "resamples": DEFAULT_RESAMPLES if resamples is None else resamples,
+            "seed": DEFAULT_SEED if seed is None else seed,
+        }
+        board, notes = (
+            _from_scores(scores, **opts) if scores is not None else _from_store(str(db), allow_mixed_env, **opts)
         )
-        text = render(board, fmt)
+        text = render(board, fmt, notes)
         if out is None:
             typer.echo(text, nl=not text.endswith("\n"))
         else:
@@ -62,6 +75,25 @@ def register(app: typer.Typer) -> None:
 
             write_leaderboard_figure(figure, figure_rows(board))
             typer.echo(f"wrote {figure}", err=True)
+
+
+def _from_scores(path: Path, *, resamples: int, seed: int) -> tuple[Leaderboard, list[str]]:
+    from skycity_bench.analysis.leaderboard_stats import leaderboard
+
+    return leaderboard(read_scores(path), resamples=resamples, seed=seed), []
+
+
+def _from_store(target: str, allow_mixed_env: bool, *, resamples: int, seed: int) -> tuple[Leaderboard, list[str]]:
+    """The store's round (store/leaderboard_rows.py): refusals are one-line UserErrors."""
+    from skycity_bench.store.leaderboard_rows import store_board
+    from skycity_bench.store.review_store import ReviewStore
+
+    store = ReviewStore(target, create=False)
+    try:
+        res = store_board(store, allow_mixed_env=allow_mixed_env, resamples=resamples, seed=seed)
+    finally:
+        store.close()
+    return res.board, res.notes
 
 
 def read_scores(path: Path) -> list[ScoreRow]:
@@ -91,14 +123,24 @@ def read_scores(path: Path) -> list[ScoreRow]:
     return rows
 
 
-def render(board: Leaderboard, fmt: str) -> str:
+def render(board: Leaderboard, fmt: str, notes: Sequence[str] = ()) -> str:
+    """The board in one format; `notes` (what the reader must know: mixed environments,
+    candidates left out) go into every format."""
     if fmt == "json":
-        return json.dumps(board.to_dict(), ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(board_json(board, notes), ensure_ascii=False, indent=2) + "\n"
     if fmt == "csv":
-        return to_csv(board)
+        return to_csv(board, notes)
     if fmt == "html":
-        return to_html(board)
-    return to_table(board)
+        return to_html(board, notes)
+    return to_table(board, notes)
+
+
+def board_json(board: Leaderboard, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON document (the issue's shape; `notes` and `mixed_environments` added)."""
+    doc = board.to_dict()
+    doc["notes"] = list(notes)
+    doc["mixed_environments"] = any(n.startswith(MIXED) for n in notes)
+    return doc
 
 
 def figure_rows(board: Leaderboard) -> list[dict[str, Any]]:
@@ -158,7 +200,7 @@ def _footer(board: Leaderboard) -> str:
     )
 
 
-def to_table(board: Leaderboard) -> str:
+def to_table(board: Leaderboard, notes: Sequence[str] = ()) -> str:
     from rich.console import Console
     from rich.table import Table
 
@@ -172,23 +214,27 @@ def to_table(board: Leaderboard) -> str:
         console.print(table)
     for line in variance_lines(board):
         console.print(line, highlight=False, soft_wrap=True)
+    for note in notes:
+        console.print(f"note: {note}", highlight=False, soft_wrap=True)
     console.print(_footer(board), highlight=False, soft_wrap=True)
     return console.export_text()
 
 
-def to_csv(board: Leaderboard) -> str:
-    """One row per system, best first; the seed and resample count on every row."""
+def to_csv(board: Leaderboard, notes: Sequence[str] = ()) -> str:
+    """One row per system, best first; the seed and resample count on every row (and the
+    notes, joined, when there are any)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     head = ["rank", "system", "mean", "ci_lo", "ci_hi", "rank_best", "rank_worst", "prompts", "samples", "runs"]
     head += ["missing", "missing_candidates", "note", *(f"group:{g}" for g in board.groups), "seed", "resamples"]
-    w.writerow(head)
+    w.writerow(head + (["notes"] if notes else []))
     for s in board.systems:
         ci = s.total.ci or (None, None)
         rr = s.rank_range or (None, None)
         row: list[Any] = [s.rank, s.system, _num(s.total.mean, 4), _num(ci[0], 4), _num(ci[1], 4), *rr]
         row += [s.prompts, s.samples, s.runs, s.missing, s.missing_candidates, s.total.note or ""]
         row += [_num(s.groups[g].mean, 4) for g in board.groups] + [board.seed, board.resamples]
+        row += ["; ".join(notes)] if notes else []
         w.writerow(["" if v is None else v for v in row])
     return buf.getvalue()
 
@@ -199,7 +245,7 @@ def _html_table(head: list[str], rows: list[list[str]]) -> str:
     return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def to_html(board: Leaderboard) -> str:
+def to_html(board: Leaderboard, notes: Sequence[str] = ()) -> str:
     """A small self-contained page: both tables and the figure as an inline PNG."""
     import base64
 
@@ -218,5 +264,6 @@ def to_html(board: Leaderboard) -> str:
         f'<img alt="means, intervals and candidates per system" src="data:image/png;base64,{png}">\n'
         f"<h2>Pairwise differences</h2>\n{_html_table(*pair_cells(board))}\n"
         + (f"<h2>Runs versus samples</h2><ul>{variance}</ul>\n" if variance else "")
+        + "".join(f'<p class="note"><strong>note:</strong> {html.escape(n)}</p>\n' for n in notes)
         + f"<p>{html.escape(_footer(board))}</p>\n</body></html>\n"
     )

@@ -18,6 +18,8 @@ names the model) nor anything that matches the candidate's file. The rule:
   BENCH_TEXT keys: reasons, summaries, hints, warnings) only the full label, and the stem
   only inside a file-like token (touching / . _ - or \\): "no external references" stays
   whole when a candidate is called references.html, so the hole never spells out the stem;
+- a candidate's manifest (system, prompt, sample, tags: store/manifests.py) is never shown:
+  it names the model outright, so only admin views and the leaderboard read it;
 - facts that identify the file (FILE_FACTS: its byte size, line count, hash, path, run folder,
   label, model) are left out of the reviewer-facing report wherever they occur (`report`):
   anyone holding the demo files could match a size as well as a hash;

@@ -39,6 +39,7 @@ KNOWN = (
     "0003",
     "0004",
     "0005",
+    "0006",
 )  # every released revision, oldest first (a test holds it to the migrations)
 PG_PREFIXES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 

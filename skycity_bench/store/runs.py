@@ -275,6 +275,7 @@ class StoreRuns(StoreState):
         "run_choice",
         "anchors",
         "review_timings",
+        "candidate_manifests",
     )
 
     def adopt_ids(self, con: Connection, pairs: set[tuple[str, Optional[str]]]) -> None:

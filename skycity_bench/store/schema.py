@@ -35,7 +35,7 @@ from sqlalchemy import (
 # The newest migration this code knows (db.migrate compares it with the store's before
 # importing Alembic, so opening an up-to-date store costs one query).
 # tests/unit/test_store_migrations.py holds it equal to the migrations' head.
-HEAD = "0005"
+HEAD = "0006"
 # PRAGMA user_version of a SQLite store at HEAD: the pre-Alembic code refuses a store whose
 # version is above its own (1), so an older bench never writes into a newer store.
 SQLITE_USER_VERSION = 2
@@ -266,4 +266,17 @@ run_summaries = Table(
     Column("items_collected", Integer, nullable=False),  # the run choice
     Column("sheet_json", Text, nullable=False),  # masked items + environment
     Index("run_summaries_candidate", "candidate_id"),
+)
+
+# --- 0006: each candidate's manifest (system, prompt, sample, tags): admins only ------------
+candidate_manifests = Table(
+    "candidate_manifests",
+    metadata,  # read only by admin views and the leaderboard, never by what serves reviewers
+    Column("candidate_id", Text, ForeignKey("candidates.id"), primary_key=True),
+    Column("system", Text, nullable=False),  # model and version
+    Column("prompt", Text, nullable=False),
+    Column("sample", Text, nullable=False),
+    Column("tags", Text, nullable=False, server_default="[]"),  # JSON list of strings
+    Column("set_by", Text, nullable=False),
+    Column("set_at", Text, nullable=False),
 )
