@@ -31,6 +31,7 @@ from skycity_bench.review import (
     routes_admin,
     routes_calibration,
     routes_docs,
+    routes_leaderboard,
     routes_reviewing,
     routes_runs,
     routes_signin,
@@ -57,6 +58,7 @@ AREAS = (
     routes_calibration,
     routes_runs,
     routes_timings,
+    routes_leaderboard,
 )
 
 

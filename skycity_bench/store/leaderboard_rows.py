@@ -47,6 +47,10 @@ class StoreBoard:
     notes: list[str]
     mixed_environments: bool
 
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document `leaderboard --db --format json` writes and the admin's API serves."""
+        return {**self.board.to_dict(), "notes": list(self.notes), "mixed_environments": self.mixed_environments}
+
 
 def _finalised_reviews(store: ReviewStore) -> dict[str, list[Review]]:
     """Per finalised candidate, the reviews standing when its sheet was finalised (as the

@@ -134,6 +134,8 @@ def test_should_declare_a_role_rule_on_every_route(world):
     assert missing == [], f"routes without a role rule (review/auth.py): {missing}"
     if str(world["db"]).startswith("postgresql"):
         assert {"/progress", "/api/queue/status"} <= {p for p, _ in Auth.iter_routes(app)}
+    rules = {p: auth.rule_of(r) for p, r in Auth.iter_routes(app)}
+    assert rules["/admin/leaderboard"] == rules["/api/admin/leaderboard"] == "admin"  # system names: admins only
     # every operation of the OpenAPI schema is one of the routes walked below
     spec = app.openapi()
     walked = {(m, p) for m, p, _ in _routes(app)}
