@@ -60,7 +60,7 @@ def check(doc: Any, schema: Any, where: str = "$") -> None:
 
 
 @pytest.fixture(scope="module")
-def round_db(tmp_path_factory) -> Path:
+def round_db(tmp_path_factory) -> Path | str:
     root = tmp_path_factory.mktemp("board")
     return build_round(root, root / "db.sqlite")
 

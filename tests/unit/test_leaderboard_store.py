@@ -39,7 +39,7 @@ def _label(system: str, prompt: str, sample: int) -> str:
     return f"{system.split()[0]}-{prompt}-s{sample}.html"
 
 
-def build_round(root: Path, db: Path, *, finalise: bool = True, env: dict | None = None) -> Path:
+def build_round(root: Path, db: Path | str, *, finalise: bool = True, env: dict | None = None) -> Path | str:
     """Runs, a manifest CSV and a store (imported through the CLI with --manifest), both
     reviewers grading every manual item, and the admin finalising each sheet."""
     runs, lines = [], ["file,system,prompt,sample,tags"]
@@ -83,7 +83,7 @@ def build_round(root: Path, db: Path, *, finalise: bool = True, env: dict | None
 
 
 @pytest.fixture(scope="module")
-def round_db(tmp_path_factory) -> Path:
+def round_db(tmp_path_factory) -> Path | str:
     root = tmp_path_factory.mktemp("round")
     return build_round(root, root / "db.sqlite")
 
@@ -228,3 +228,13 @@ def test_should_refuse_unlike_environments_unless_allowed_and_then_say_so(store,
     doc = json.loads(res.stdout)
     assert doc["mixed_environments"] is True and any("cpu_model" in n for n in doc["notes"])
     assert "MIXED ENVIRONMENTS" in invoke("--db", db, "--allow-mixed-env", "--resamples", 200).stdout
+
+
+def test_should_give_the_same_leaderboard_from_a_postgresql_store(pg_url, round_db, tmp_path):
+    build_round(tmp_path, pg_url)
+    docs = [
+        json.loads(invoke("--db", db, "--format", "json", "--resamples", 300, "--seed", 9).stdout)
+        for db in (pg_url, round_db)
+    ]
+    assert [s["system"] for s in docs[0]["systems"]] == list(SYSTEMS)
+    assert docs[0] == docs[1]
