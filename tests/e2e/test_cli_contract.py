@@ -74,7 +74,7 @@ def test_should_reject_bad_options_with_one_line_and_exit_2(args, needle):
 
 
 @pytest.mark.browser
-def test_should_exit_1_with_the_error_when_the_demo_throws(tmp_path):
+def test_should_fail_a_demo_that_throws_before_drawing_and_exit_0(tmp_path):
     out = tmp_path / "run"
     r = cli(
         "run",
@@ -89,9 +89,13 @@ def test_should_exit_1_with_the_error_when_the_demo_throws(tmp_path):
         str(out),
         "--quiet",
     )
-    assert r.returncode == 1
-    item = json.loads((out / "report.json").read_text())["items"]["smoothness.frame_pacing"]
-    assert item["status"] == "untested" and "boom" in item["evidence"]["reason"]
+    # the page was watched and never drew: that is the verdict (fail, 0), not a failed run
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads((out / "report.json").read_text())
+    item = report["items"]["smoothness.frame_pacing"]
+    assert (item["status"], item["points"]) == ("fail", 0.0), item["evidence"]
+    assert "never drew" in item["evidence"]["reason"] and "boom" in item["evidence"]["untested_reason"]
+    assert report["start"]["drew"] is False and "boom" in report["start"]["reason"]
 
 
 @pytest.mark.browser
