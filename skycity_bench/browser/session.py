@@ -164,10 +164,10 @@ class BrowserHandle:
         net.misses = self.misses
         await net.attach(ctx, websockets=False)  # blocked by the page's BenchWorld instead
         if fake_clock:
-            # Install before navigation and freeze with pause_at before any page script runs:
-            # after that only run_for moves time (pause_at after load can hang with a running
-            # rAF loop, a known Playwright pitfall).
-            await ctx.clock.install(time=FAKE_EPOCH_MS)
+            # Frozen before navigation: only run_for moves time (pause_at after load can hang
+            # with a running rAF loop). pause_at installs the clock; an install() call before it
+            # would start performance.now() at the wall ms between the two calls (Playwright
+            # replays its log in real time until the pause): another origin under load.
             await ctx.clock.pause_at(FAKE_EPOCH_MS)
         page = await ctx.new_page()
         if self.user_agent is None and self._ua_tries < 2:  # start() could not read it: once more

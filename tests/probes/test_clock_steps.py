@@ -80,13 +80,16 @@ def test_should_step_a_fast_page_coarsely_only_where_its_clock_is_checked_and_ke
         await dp.seek(2.0)
         return await dp.frame(), dp.clock.to_json(), 0
 
-    sc = scenario()  # the scenario's own threshold: these pages are fast
+    # A fast page by construction: the threshold is far above what these pages cost even on a
+    # loaded machine (under load a 1000-iteration frame measured above the default 50 ms, and
+    # what is tested here is what the bench does with a fast page, not the measurement).
+    sc = scenario(coarse_above_ms=5000)
     img, by_time, _ = asyncio.run(_with_page(page(work=1000, hook="clock"), sc, body))
     assert by_time["frame_cost_ms"] < sc.timeouts.coarse_above_ms
     assert by_time["coarse_steps"] > 0 and by_time["demo_clock"].startswith("kept up")
     assert all(c["kept_up"] and c.get("fast_page") for c in by_time["demo_clock_checks"])
     fine_img, fine, _ = asyncio.run(
-        _with_page(page(work=1000, hook="clock"), scenario(coarse_checked_fast=False), fine_body)
+        _with_page(page(work=1000, hook="clock"), scenario(coarse_above_ms=5000, coarse_checked_fast=False), fine_body)
     )
     assert fine["coarse_steps"] == 0 and np.array_equal(img, fine_img)
     _, per_frame, after_first = asyncio.run(_with_page(page(work=1000, hook="frames"), sc, body))

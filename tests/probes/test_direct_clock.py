@@ -96,6 +96,23 @@ def test_should_record_a_timer_that_throws_alike_on_both_clock_paths_and_go_on()
     assert now_pw == now_direct and now_pw >= 500
 
 
+ORIGIN = b"""<!doctype html><script>window.bornAt = performance.now();
+setTimeout(() => { window.timerAt = performance.now(); }, 100);
+requestAnimationFrame(function f() { requestAnimationFrame(f); });</script>"""
+
+
+def test_should_start_every_page_at_the_same_time_origin_whatever_the_wall_clock_did():
+    # The page's time is the fake clock's alone: its scripts start at performance.now() = 0 and
+    # a 100 ms timer fires at 100, however long the bench took between its clock calls
+    # (a second install() call used to leak those wall milliseconds into the page's origin).
+    async def body(dp):
+        await dp.run_for(200)
+        return await dp.evaluate("[window.bornAt, window.timerAt]")
+
+    born, timer = asyncio.run(_with_page(ORIGIN, scenario(), body))
+    assert (born, timer) == (0, 100)
+
+
 def test_should_keep_playwrights_call_on_a_page_with_a_subframe():
     async def body(dp):
         dp.direct_clock = True
