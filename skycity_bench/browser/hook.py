@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
 
-from skycity_bench.common.errors import DemoHang
+from skycity_bench.common.errors import Cause, DemoHang
 from skycity_bench.inputs.scenario import Scenario
 
 
@@ -28,6 +28,15 @@ class HookCall:
     ok: bool
     value: Any = None
     error: Optional[str] = None  # "missing", "threw: ...", "hung", "not JSON"
+    hung: bool = False  # the call got no answer in time (the page's main thread hangs)
+
+    @property
+    def cause(self) -> Optional[Cause]:
+        """Why a call gave no answer: a hang, or what the page's hook is (missing, threw,
+        not JSON); None when it answered."""
+        if self.ok:
+            return None
+        return Cause.HANG if self.hung else Cause.PAGE
 
     def to_json(self) -> dict:
         return {"ok": self.ok, "value": self.value, "error": self.error}
@@ -76,7 +85,9 @@ class Hook:
                 what=f"hook {method or obj}",
             )
         except DemoHang:
-            return HookCall(False, error=f"hung: no answer within {self.dp.scenario.hook.call_timeout_s:g} s")
+            return HookCall(
+                False, error=f"hung: no answer within {self.dp.scenario.hook.call_timeout_s:g} s", hung=True
+            )
         if not isinstance(r, dict):
             return HookCall(False, error="bad answer")
         if "error" in r:

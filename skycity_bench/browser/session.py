@@ -28,7 +28,7 @@ from skycity_bench.browser.page_clock import FakeClockMixin
 from skycity_bench.browser.page_errors import ThrownLog
 from skycity_bench.browser.page_pixels import PixelsMixin
 from skycity_bench.browser.world import BROWSER_UI_PX, BenchWorld, IsolatedEvalError, UserAgent, read_user_agent
-from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.common.errors import Cause, DemoCrash, DemoHang, ProbeError
 from skycity_bench.common.process_tree import parent_pid
 from skycity_bench.inputs.scenario import Scenario, Viewport
 
@@ -278,7 +278,8 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         if self.events.documents > 1:
             where = self.events.navigations[-1] if self.events.navigations else "a new document"
             raise ProbeError(
-                f"the demo left its own document (navigated to {where[:200]}): what the page shows now is not the demo"
+                f"the demo left its own document (navigated to {where[:200]}): what the page shows now is not the demo",
+                cause=Cause.PAGE,
             )
 
     async def call(self, coro, timeout: float, what: str):
@@ -298,13 +299,14 @@ class DemoPage(FakeClockMixin, PixelsMixin):
             raise DemoHang(f"{what}: no answer within {timeout:.3g} s (the demo's main thread hangs)") from None
         except ProbeError as e:  # the awaited work's own verdict (goto's load limit)
             self._check_alive()
-            raise type(e)(f"{what}: {e}") from None
+            raise type(e)(f"{what}: {e}", cause=e.cause) from None
         except Exception as e:
             self._check_alive()
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             if "crash" in msg.lower() or "Target closed" in msg or "has been closed" in msg:
                 raise DemoCrash(f"{what}: {msg}") from None
-            raise ProbeError(f"{what}: {msg}") from None
+            # the bench's script failed on what the page holds (not what the bench expects)
+            raise ProbeError(f"{what}: {msg}", cause=Cause.PAGE) from None
 
     async def evaluate(self, expression: str, arg: Any = None, timeout: float = 5.0, what: str = "page script"):
         """Evaluate in the page's main world. `__SKYCITY__` names the bench's hidden namespace
@@ -325,7 +327,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         try:
             return await self.call(self.world.evaluate_isolated(fn, arg), timeout, what)
         except IsolatedEvalError as e:
-            raise ProbeError(f"{what}: {e}") from None
+            raise ProbeError(f"{what}: {e}", cause=Cause.PAGE) from None
 
     async def goto(self) -> None:
         """Load the demo and establish t = 0 (first animation frame after the load event).
@@ -363,7 +365,7 @@ class DemoPage(FakeClockMixin, PixelsMixin):
                 await self.run_for(16)
             else:
                 await asyncio.sleep(0.1)
-        raise ProbeError("no animation frame after the load event: the demo never rendered a frame")
+        raise ProbeError("no animation frame after the load event: the demo never rendered a frame", cause=Cause.PAGE)
 
     def wait_clock(self, start: float | None = None) -> WaitClock:
         """A clock of this page's own time from now (or `start`): wall time and the CPU wait

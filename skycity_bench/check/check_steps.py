@@ -19,7 +19,7 @@ import asyncio
 from typing import Any
 
 from skycity_bench.browser.clock_budget import watched
-from skycity_bench.common.errors import ProbeError
+from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.probes import ProbeSpec, registry
 
@@ -163,7 +163,9 @@ def density_step(budget_s: float, order: int) -> ProbeSpec:
         tour = ctx.artifacts.get("check_tour")
         if tour is None or tour.status != "ok" or "density_sample" not in (tour.data or {}):
             why = tour.error if tour is not None and tour.error else "the tour did not run"
-            raise ProbeError(f"no density frame pair: {why}")
+            # the tour's own cause where it failed; one that ran but took no pair: the bench's
+            cause = Cause.NOT_RUN if tour is None else (tour.cause or Cause.BENCH)
+            raise ProbeError(f"no density frame pair: {why}", cause=cause)
         sample = tour.data["density_sample"]
         s = ctx.settings
         first = (tour.data.get("hook") or [{}])[0].get("describe") or {}
@@ -218,11 +220,12 @@ def shops_step(tour_cfg, budget_s: float, order: int) -> ProbeSpec:
             finally:
                 await dp.close()
         if not r.get("ok"):
-            raise ProbeError(f"getShops(): {r.get('error')}")
+            raise ProbeError(f"getShops(): {r.get('error')}", cause=Cause.PAGE)
         shops, problems = valid_shops(r["value"])
         if not shops:
             raise ProbeError(
-                "the hook lists no usable shop: nothing to hover (" + ("; ".join(problems) or "empty list") + ")"
+                "the hook lists no usable shop: nothing to hover (" + ("; ".join(problems) or "empty list") + ")",
+                cause=Cause.PAGE,
             )
         hover = await hover_phase(ctx, shops)
         vp = ctx.scenario.viewport

@@ -77,7 +77,8 @@ class PauseResumeReplay(Part):
     hook_methods: list[str] = Field(description="hook methods the page has")
     hook_has_time: bool = Field(description="the hook's getState gives the demo's time")
     ways: dict[str, dict[str, Any]] = Field(
-        description="'hook' and 'keyboard': each way's cycles (probes/_cycle.py), or {way, untested: reason}"
+        description="'hook' and 'keyboard': each way's cycles (probes/_cycle.py), or {way, untested: reason, "
+        "cause} (common/errors.py Cause; absent in evidence written before it)"
     )
 
 

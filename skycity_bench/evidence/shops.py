@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 
 from pydantic import Field
 
+from skycity_bench.common.errors import Cause
 from skycity_bench.evidence.contract import Evidence, Part
 
 
@@ -247,6 +248,9 @@ class PhaseError(Part):
     """A later phase (manual, touch) that failed: the earlier phases' figures stand."""
 
     error: str
+    cause: Optional[Cause] = Field(
+        None, description="why it failed (common/errors.py Cause), set where the error was raised"
+    )
 
 
 class ShopsEvidence(Evidence):

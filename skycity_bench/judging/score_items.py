@@ -11,19 +11,18 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import ValidationError
 
 from skycity_bench import evidence
-from skycity_bench.common.errors import UserError
+from skycity_bench.common.errors import Cause, UserError, combined
 from skycity_bench.inputs.rubric import Rubric
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, ScorerSpec, all_scorers
 from skycity_bench.judging.start_diagnosis import StartDiagnosis, diagnose
-from skycity_bench.reporting.run_report import ItemResult, Report, set_path
+from skycity_bench.reporting.run_report import ItemResult, ProbeRecord, Report, set_path
 
 log = logging.getLogger(__name__)
 
@@ -141,24 +140,28 @@ def _score_item(
     if spec is None:
         if item.how == "manual":
             return ItemScore("review", None, {"reason": "manual item: scored by reviewers"}), False
-        return ItemScore("untested", None, {"reason": "no probe of this bench version measures this item yet"}), False
+        why = "no probe of this bench version measures this item yet"
+        return ItemScore("untested", None, {"reason": why}, cause=Cause.NOT_RUN), False
     missing = [p for p in spec.probes if p not in report.probes]
     failed = [p for p in spec.probes if p in report.probes and report.probes[p].status != "ok"]
     if missing:
-        return ItemScore("untested", None, {"reason": f"probe(s) not run: {', '.join(missing)}"}), False
+        why = f"probe(s) not run: {', '.join(missing)}"
+        return ItemScore("untested", None, {"reason": why}, cause=Cause.NOT_RUN), False
     if failed:
         why = "; ".join(f"probe {p}: {report.probes[p].error}" for p in failed)
-        return ItemScore("untested", None, {"reason": why}), False
+        cause = combined([probe_cause(report.probes[p]) for p in failed])
+        return ItemScore("untested", None, {"reason": why}, cause=cause), False
     if (problem := evidence_problem(report, spec)) is not None:
         # in a live run a bench bug (the probe wrote what its model does not say);
         # `rescore` refuses such a report before it gets here
-        return ItemScore("untested", None, {"reason": f"evidence not readable: {problem}"}), False
+        return ItemScore("untested", None, {"reason": f"evidence not readable: {problem}"}, cause=Cause.BENCH), False
     inp = ScoreInput(item=item, records=report.probes, **inp_args)
     try:
         res = spec.fn(inp)
     except Exception as e:
         log.debug("scorer %s failed", item.id, exc_info=True)
-        return ItemScore("untested", None, {"reason": f"scorer error: {type(e).__name__}: {e}"}), False
+        why = f"scorer error: {type(e).__name__}: {e}"
+        return ItemScore("untested", None, {"reason": why}, cause=Cause.BENCH), False
     out_dir = inp_args["out_dir"]
     if spec.render and out_dir is not None:
         try:
@@ -199,6 +202,7 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
             how=item.how,
             evidence=res.evidence,
             scorer=item.id if spec else None,
+            cause=res.cause,
         )
     start = diagnose(report.probes)
     report.start = start.to_json()
@@ -213,26 +217,20 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
 # moved): what moves, is timed, paused or counted. A still page's shops and framing can
 # still be observed, so they keep what their scorers found.
 _MOTION_ITEMS = ("density.", "camera.", "smoothness.", "packaging.autoplay", "packaging.pause_resume_replay")
-# Reasons of an item a scorer left untested for the bench's own failure or choice, not the
-# page's emptiness: the budget ran out, a phase failed, the pointer or the sampler fell
-# behind, or the run's profile or scenario did not try it.
-# A probe's error that is the bench's own bug (an unexpected exception, evidence that does not
-# fit its model), never something the page lacks.
-_BENCH_BUG = re.compile(r"probe failed|validation error|internal error|evidence", re.I)
-_BENCH_SIDE = re.compile(
-    r"budget|timed? ?out|\bhung\b|\bhang|crash|phase|fell behind|could not keep up|starved|scorer error|bench"
-    r"|profile|does not enable|in this run",
-    re.I,
-)
+
+
+def probe_cause(rec: ProbeRecord) -> Cause:
+    """Why a probe in error could not collect, as the runner recorded it where the error was
+    raised; a record without one (a report from before causes were recorded) is not taken
+    for the page's."""
+    return Cause(rec.cause) if rec.cause else Cause.BENCH
 
 
 def _stopped_on_the_page(report: Report, probes: tuple[str, ...]) -> bool:
     """Every failed probe of an item stopped on something the page lacks (a hook it never
     set up), not on the bench's own failure (the budget, a hang, a crash, a bench bug)."""
     failed = [report.probes[p] for p in probes if p in report.probes and report.probes[p].status != "ok"]
-    return bool(failed) and all(
-        not _BENCH_SIDE.search(r.error or "") and not _BENCH_BUG.search(r.error or "") for r in failed
-    )
+    return bool(failed) and all(probe_cause(r) == Cause.PAGE for r in failed)
 
 
 def apply_observation(
@@ -241,9 +239,10 @@ def apply_observation(
     """`untested` means the bench could not observe. Where the start diagnosis observed the
     page never drew, drew a blank, or never moved, an automated item its scorer left
     `untested` for want of anything to look at gets the verdict of that observation: fail,
-    0 points (the rubric's missing = 0), the observation as its reason. Items untested for
-    the bench's own failure (a probe not run or failed, the budget, a scorer error) stay
-    untested. Returns the items changed."""
+    0 points (the rubric's missing = 0), the observation as its reason. What the page gave
+    nothing to look at is the item's `cause` (Cause.PAGE, set by its scorer or its probes
+    where that was found); items untested for the bench's own failure or choice (a probe not
+    run, the budget, a hang, a scorer error) stay untested. Returns the items changed."""
     what = start.nothing_to_observe
     if what is None:
         return []
@@ -260,10 +259,9 @@ def apply_observation(
             continue
         if what == "never moved" and not iid.startswith(_MOTION_ITEMS):
             continue
-        before = str(it.evidence.get("reason", ""))
-        if _BENCH_SIDE.search(before):
+        if it.cause != Cause.PAGE:  # the bench could not look: that stays untested
             continue
-        _settle(it, start, what, before)
+        _settle(it, start, what, before=str(it.evidence.get("reason", "")))
         changed.append(iid)
     return changed
 
@@ -282,7 +280,7 @@ def _frozen_pass_seen_still(iid: str, it: ItemResult, what: str) -> bool:
 
 def _settle(it: ItemResult, start: StartDiagnosis, what: str, before: str) -> None:
     it.evidence["untested_reason" if it.status == "untested" else "scorer_reason"] = before
-    it.status, it.points = "fail", 0.0
+    it.status, it.points, it.cause = "fail", 0.0, None
     it.evidence["observed"] = {"start": start.klass, "what": what}
     it.evidence["reason"] = f"the page {what}: nothing to observe, so missing = 0 (start: {start.reason})"
 

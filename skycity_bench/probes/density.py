@@ -43,7 +43,7 @@ from skycity_bench.analysis.vision.objects import ObjectParams
 from skycity_bench.analysis.vision.segment import SegmentParams
 from skycity_bench.analysis.vision.verify import VerifyParams
 from skycity_bench.browser.session import DemoPage
-from skycity_bench.common.errors import ProbeError
+from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.probes import _scene_graph, probe
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, frame_time
@@ -460,7 +460,9 @@ class _Capture:
             # the still-point test's views: the frame and the hook's visible claims there
             views = {k: (frames[n + k][0], _visible(calls.get(n + k))) for k in p["views"]}
         if a.shape != b.shape:
-            raise ProbeError(f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}")
+            raise ProbeError(
+                f"frame size changed between t and t + Δ at {t:g} s: {a.shape} vs {b.shape}", cause=Cause.PAGE
+            )
         res = await asyncio.to_thread(
             analyse_pair,
             a,

@@ -27,7 +27,7 @@ from skycity_bench.browser import screencast
 from skycity_bench.browser.frame_trace import FrameTrace
 from skycity_bench.browser.rate_calibration import calibrate, cpu_noise, cpu_sample
 from skycity_bench.browser.session import js
-from skycity_bench.common.errors import DemoCrash, DemoHang, ProbeError
+from skycity_bench.common.errors import Cause, DemoCrash, DemoHang, ProbeError
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.probes import probe
 
@@ -152,7 +152,9 @@ async def _pass(ctx) -> dict:
             # it is caught just above in 5 s); the data of a long pass takes a while to come.
             await trace.stop(10 + duration / 2)
         if n < 0:
-            raise ProbeError("the frame sampler is missing from the page (was it removed by the demo?)")
+            raise ProbeError(
+                "the frame sampler is missing from the page (was it removed by the demo?)", cause=Cause.PAGE
+            )
         ts, now, drew = await _read_frames(dp, n)
         picture = await _picture(dp)
     except (DemoHang, DemoCrash):

@@ -30,7 +30,7 @@ import cv2
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.browser.session import js
-from skycity_bench.common.errors import DemoHang, DemoSlow
+from skycity_bench.common.errors import Cause, DemoHang, DemoSlow
 from skycity_bench.evidence.playback import PlaybackEvidence
 from skycity_bench.inputs.scenario import Viewport
 from skycity_bench.probes import probe
@@ -183,7 +183,7 @@ async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dic
     try:
         return await run_cycles(dp, way, s, has_time, saver, keep_below)
     except (DemoSlow, DemoHang) as e:
-        return {"way": way, "untested": str(e), "clock": dp.clock.to_json()}
+        return {"way": way, "untested": str(e), "cause": e.cause.value, "clock": dp.clock.to_json()}
 
 
 async def _open_pages(ctx, vp, n: int) -> tuple:
@@ -235,6 +235,7 @@ async def _cycles(ctx, vp) -> dict:
                 "way": "hook",
                 "untested": (desc.error if not desc.ok else f"the hook has no {', '.join(missing)}()")
                 + ": cannot drive pause/resume/replay by hook",
+                "cause": (desc.cause or Cause.PAGE).value,
             }
         finally:
             await dp.close()
@@ -244,6 +245,7 @@ async def _cycles(ctx, vp) -> dict:
             return {
                 "way": "keyboard",
                 "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)",
+                "cause": Cause.NOT_RUN.value,
             }
         try:
             return await _way(kp, "keyboard", s, has_time, saver, keep_below)

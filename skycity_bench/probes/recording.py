@@ -50,7 +50,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.browser.clock_budget import cost_words
-from skycity_bench.common.errors import ProbeError
+from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.recording import RecordingEvidence
 from skycity_bench.evidence.timeline import TimelineEvidence
 from skycity_bench.media.video_encode import CODEC_LABEL, EncoderUnavailable, EncodeWorker, even, pick
@@ -269,7 +269,8 @@ class _Video:
         except Exception as e:
             raise ProbeError(f"the video encoder ({CODEC_LABEL[self.codec]}) failed: {type(e).__name__}: {e}") from e
         if not self.keyframes:
-            raise ProbeError("the tour pass stopped before its first frame: no recording")
+            # only the pass's wall-clock budget stops it that early (the tour's `stopped`)
+            raise ProbeError("the tour pass stopped before its first frame: no recording", cause=Cause.BUDGET)
         self.keyframes.sort(key=lambda k: k[0])
         sheet_path, sheet_rel = self.ctx.file("recordings/contact_sheet.png")
         cv2.imwrite(str(sheet_path), contact_sheet(self.keyframes, s.sheet_columns, s.sheet_thumb_width))
@@ -379,5 +380,8 @@ async def collect(ctx):
     if not with_timeline:
         return rec
     if got.get("stopped"):
-        return {"recording": rec, "timeline": ProbeError(got["stopped"]["message"], got["timeline"])}
+        return {
+            "recording": rec,
+            "timeline": ProbeError(got["stopped"]["message"], got["timeline"], cause=Cause.BUDGET),
+        }
     return {"recording": rec, "timeline": TimelineEvidence.model_validate(got["timeline"])}

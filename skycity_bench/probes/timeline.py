@@ -24,7 +24,7 @@ fades in by CSS runs on real time and is seen in whatever state real time left i
 
 from __future__ import annotations
 
-from skycity_bench.common.errors import ProbeError
+from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.timeline import TimelineEvidence, TimelineSettings
 from skycity_bench.probes import probe
 from skycity_bench.probes._tour import tour_pass
@@ -52,5 +52,5 @@ async def collect(ctx) -> TimelineEvidence:
         e.data = (e.data or {}).get("timeline") or {}
         raise
     if got.get("stopped"):  # the run's wall-clock budget ended the pass
-        raise ProbeError(got["stopped"]["message"], got["timeline"])
+        raise ProbeError(got["stopped"]["message"], got["timeline"], cause=Cause.BUDGET)
     return TimelineEvidence.model_validate(got["timeline"])

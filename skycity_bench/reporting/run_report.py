@@ -15,6 +15,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from skycity_bench.common.atomic_write import write_atomic
+from skycity_bench.common.errors import Cause
 
 SCHEMA = "skycity-bench/report@1"
 Status = Literal["pass", "partial", "fail", "untested", "review"]
@@ -40,6 +41,11 @@ class ItemResult(Model):
     how: str = Field("auto", description="auto | assisted | manual (rubric)")
     evidence: dict[str, Any] = Field(default_factory=dict, description="what was seen: figures, files, reasons")
     scorer: Optional[str] = None
+    cause: Optional[Cause] = Field(
+        None,
+        description="why an untested item could not be observed (common/errors.py Cause), from its scorer's "
+        "outcome or its probes' causes; null for every other status",
+    )
 
 
 class ProbeRecord(Model):
@@ -51,6 +57,11 @@ class ProbeRecord(Model):
     version: str = "1"
     status: Literal["ok", "error", "skipped"] = "ok"
     error: Optional[str] = None
+    cause: Optional[Cause] = Field(
+        None,
+        description="why a probe in error could not collect (common/errors.py Cause: page, hang, crash, budget, "
+        "not_run, bench), set where the error was raised; null when it collected, and in reports from before it",
+    )
     duration_s: float = 0.0
     evidence_version: Optional[str] = Field(None, description="the evidence schema version the probe wrote")
     data: dict[str, Any] = Field(default_factory=dict)

@@ -34,7 +34,7 @@ from skycity_bench.browser.session import BrowserHandle
 from skycity_bench.cache import resolvers, served_from_cache
 from skycity_bench.cache.ondemand import OnDemand
 from skycity_bench.common import environment
-from skycity_bench.common.errors import BenchError, DemoCrash, DemoHang, ProbeError
+from skycity_bench.common.errors import BenchError, Cause, DemoCrash, DemoHang, ProbeError
 from skycity_bench.common.run_progress import Progress, RunProgress
 from skycity_bench.evidence.page_events import PageEventsEvidence
 from skycity_bench.inputs.demo_file import candidate_id, load_demo
@@ -146,6 +146,7 @@ def finish_report(
                     version=version,
                     status="error",
                     error=report.exit_reason or "the run ended before this probe ran",
+                    cause=Cause.NOT_RUN,
                 ),
             )
     report.finished_at = report.finished_at or _now()
@@ -307,7 +308,13 @@ class _ProbeRunner:
     async def __call__(self, spec: ProbeSpec, h) -> None:
         share = await self._share(spec, h)
         if share is not None and share.seconds < self.scenario.timeouts.min_share_s:
-            rec = ProbeRecord(name=spec.name, version=spec.version, status="error", error=share.reason(started=False))
+            rec = ProbeRecord(
+                name=spec.name,
+                version=spec.version,
+                status="error",
+                error=share.reason(started=False),
+                cause=Cause.BUDGET,
+            )
             self.progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")
         else:
             rec = await self._run(spec, h, share)
@@ -566,6 +573,7 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
             error=rec.error
             if own or rec.error is None
             else f"{spec.name}'s pass, which collects it, stopped: {rec.error}",
+            cause=rec.cause,
             duration_s=rec.duration_s,
         )
         part = parts.get(name)
@@ -573,7 +581,7 @@ def _records_of_pass(spec: ProbeSpec, rec: ProbeRecord) -> list[ProbeRecord]:
             # the pass went on but this part could not be finished (a tour its
             # wall-clock budget stopped keeps the shortened video; the timeline needs the
             # whole tour): its own error and partial data
-            r.status, r.error, part = "error", str(part), part.data
+            r.status, r.error, r.cause, part = "error", str(part), part.cause, part.data
         r.data = part or {}
         out.append(r)
     return out
@@ -648,21 +656,20 @@ async def _run_probe(
     try:
         rec.data = await _within_budget(spec.collect(ctx), budget, handle, share)
     except _ShareSpent as e:
-        rec.status, rec.error = "error", str(e)
+        rec.status, rec.error, rec.cause = "error", str(e), Cause.BUDGET
         await handle.restart()
     except TimeoutError as e:
-        rec.status, rec.error = (
-            "error",
-            f"probe ran past its budget of {budget:.0f} s{e.args[0] if e.args else ''} (demo hangs or is too slow)",
-        )
+        rec.status, rec.cause, more = "error", Cause.BUDGET, e.args[0] if e.args else ""
+        rec.error = f"probe ran past its budget of {budget:.0f} s{more} (demo hangs or is too slow)"
         await handle.restart()
     except (DemoHang, DemoCrash) as e:
-        rec.status, rec.error, rec.data = "error", str(e), e.data
+        rec.status, rec.error, rec.cause, rec.data = "error", str(e), e.cause, e.data
         await handle.restart()
     except ProbeError as e:
-        rec.status, rec.error, rec.data = "error", str(e), e.data
+        rec.status, rec.error, rec.cause, rec.data = "error", str(e), e.cause, e.data
     except Exception as e:
-        rec.status, rec.error = "error", f"probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        rec.status, rec.cause = "error", Cause.BENCH
+        rec.error = f"probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         log.debug("probe %s failed", spec.name, exc_info=True)
         if handle.browser is None or not handle.browser.is_connected():
             await handle.restart()
@@ -671,6 +678,7 @@ async def _run_probe(
         # the watchdog's kill is why this probe lost its page: say so in its evidence, so
         # the items it leaves untested name the memory blow-up, not a crash
         rec.error = f"{rec.error} — {kill_reason(kills)}"
+        rec.cause = Cause.CRASH
     rec.duration_s = round(time.monotonic() - t, 2)
     if rec.status == "error":
         progress.log(f"[yellow]probe {spec.name}: {rec.error}[/]")

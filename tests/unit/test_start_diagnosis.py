@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skycity_bench.common.errors import Cause
 from skycity_bench.judging.score_items import apply_observation
 from skycity_bench.judging.start_diagnosis import diagnose
 from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report
@@ -130,22 +131,29 @@ def test_page_events_of_version_one_are_read_from_their_page_errors():
     assert (d.klass, d.cause) == ("never_drew", "module_resolution")
 
 
-def _report(items: dict[str, tuple[str, str]]) -> Report:
+def _report(items: dict[str, tuple[str, str, Cause]]) -> Report:
+    """Items {id: (status, reason, cause)}, as the scoring leaves them."""
     cand = Candidate(id="c", sha256="0" * 64)
     rep = Report(bench_version="t", rubric_id="r", candidate=cand)
-    for iid, (status, reason) in items.items():
-        rep.items[iid] = ItemResult(points=None, max=4, status=status, how="auto", evidence={"reason": reason})
+    for iid, (status, reason, cause) in items.items():
+        rep.items[iid] = ItemResult(
+            points=None, max=4, status=status, how="auto", evidence={"reason": reason}, cause=cause
+        )
     return rep
 
 
 def test_items_left_untested_on_a_page_that_never_drew_fail_with_the_observation():
     rep = _report(
         {
-            "smoothness.frame_pacing": ("untested", "the demo threw before drawing anything: TypeError"),
-            "density.categories": ("untested", "no answering getDynamicObjects()"),
-            "shops.hover": ("untested", "probe shops: ran out of the run's budget"),
-            "camera.phases": ("untested", "probe(s) not run: timeline"),
-            "shops.auto_display": ("untested", "the automatic display was not sampled in this run (the check profile)"),
+            "smoothness.frame_pacing": ("untested", "the demo threw before drawing anything: TypeError", Cause.PAGE),
+            "density.categories": ("untested", "no answering getDynamicObjects()", Cause.PAGE),
+            "shops.hover": ("untested", "probe shops: ran out of the run's budget", Cause.BUDGET),
+            "camera.phases": ("untested", "probe(s) not run: timeline", Cause.NOT_RUN),
+            "shops.auto_display": (
+                "untested",
+                "the automatic display was not sampled in this run (the check profile)",
+                Cause.NOT_RUN,
+            ),
         }
     )
     d = _diagnose(_events(count=900), _network(), _pacing(painted=0), _playback())
@@ -161,7 +169,12 @@ def test_items_left_untested_on_a_page_that_never_drew_fail_with_the_observation
 
 
 def test_a_page_that_never_moved_fails_only_the_items_of_motion():
-    rep = _report({"density.count": ("untested", "no sample"), "shops.hover": ("untested", "no shops listed")})
+    rep = _report(
+        {
+            "density.count": ("untested", "no sample", Cause.PAGE),
+            "shops.hover": ("untested", "no shops listed", Cause.PAGE),
+        }
+    )
     d = _diagnose(_events(), _network(), _pacing(painted=1, flat=0.4), _playback())
     assert d.klass == "started" and d.nothing_to_observe == "never moved"
     assert apply_observation(rep, d, {"density.count", "shops.hover"}) == ["density.count"]
@@ -169,7 +182,7 @@ def test_a_page_that_never_moved_fails_only_the_items_of_motion():
 
 
 def test_a_page_that_started_keeps_its_untested_items():
-    rep = _report({"density.count": ("untested", "no sample")})
+    rep = _report({"density.count": ("untested", "no sample", Cause.PAGE)})
     d = _diagnose(_events(), _network(), _pacing(painted=300, drew=200, flat=0.3), _playback(0.2, 90))
     assert apply_observation(rep, d, {"density.count"}) == [] and rep.items["density.count"].status == "untested"
 
@@ -202,10 +215,14 @@ def test_a_probe_stopped_by_the_missing_hook_of_a_page_that_never_drew_is_an_obs
     from skycity_bench.judging.score_items import run_problems
 
     rep = _report(
-        {"shops.hover": ("untested", "probe shops: hook getShops(): missing"), "shops.touch": ("untested", "x")}
+        {
+            "shops.hover": ("untested", "probe shops: hook getShops(): missing", Cause.PAGE),
+            "shops.touch": ("untested", "x", Cause.PAGE),
+        }
     )
     rep.probes["shops"] = _rec("shops", {}, status="error")
     rep.probes["shops"].error = "hook getShops(): not a function; without it the shops cannot be located"
+    rep.probes["shops"].cause = Cause.PAGE
     d = _diagnose(_events(count=1, pages=5, message=MODULE_ERROR), _network(), _pacing(painted=0), _playback())
     assert d.klass == "never_drew"
     # the shops probe stopped on the hook the page never set up: nothing else to see
@@ -213,7 +230,7 @@ def test_a_probe_stopped_by_the_missing_hook_of_a_page_that_never_drew_is_an_obs
     assert rep.items["shops.hover"].status == "fail" and rep.items["shops.hover"].evidence["observed"]
     assert not [p for p in run_problems(rep) if p.startswith("probe shops")]
     # on a page that drew, the same probe error leaves the items untested (the hook is needed to locate)
-    rep2 = _report({"shops.hover": ("untested", "probe shops: hook getShops(): missing")})
+    rep2 = _report({"shops.hover": ("untested", "probe shops: hook getShops(): missing", Cause.PAGE)})
     rep2.probes["shops"] = rep.probes["shops"]
     drew = _diagnose(_events(), _network(), _pacing(painted=300, drew=240, flat=0.3), _playback(0.2, 80))
     assert apply_observation(rep2, drew, set(), {"shops.hover"}) == []

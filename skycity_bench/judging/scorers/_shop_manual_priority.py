@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol
 
+from skycity_bench.common.errors import Cause
 from skycity_bench.evidence.shops import CardSeen, FollowStep, ManualPhase
 
 
@@ -40,6 +41,15 @@ MANUAL_STATUS = {
     Manual.SHOP_OFF_SCREEN: "untested",
     Manual.HOOK_LOST_SHOP: "untested",
     Manual.HOOK_POSITION_MISMATCH: "untested",
+}
+# Why an untested outcome is so: the bench's pointer that lost the shop is the bench's
+# failure; a shop that left the screen, or a hook that stopped giving or misplaced its
+# position, is what the page did.
+MANUAL_CAUSE = {
+    Manual.POINTER_LEFT_SHOP: Cause.BENCH,
+    Manual.SHOP_OFF_SCREEN: Cause.PAGE,
+    Manual.HOOK_LOST_SHOP: Cause.PAGE,
+    Manual.HOOK_POSITION_MISMATCH: Cause.PAGE,
 }
 
 MANUAL_VERDICT = {

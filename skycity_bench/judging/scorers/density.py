@@ -47,6 +47,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.analysis.vision.behavior import summarise
 from skycity_bench.analysis.vision.settle import UNDECIDED
+from skycity_bench.common.errors import Cause
 from skycity_bench.evidence.density import SCENE_GRAPH_LOCATOR as SCENE_GRAPH
 from skycity_bench.evidence.density import DensityEvidence, DensitySample
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
@@ -339,7 +340,10 @@ def density_count(inp: ScoreInput) -> ItemScore:
     }
     if "N" not in sm:
         ev["reason"] = "no sample could be taken"
-        return ItemScore("untested", None, ev, _measurements(sm))
+        # the probe samples every instant it keeps: none kept means the run's budget left none
+        # (its `sampling` says so), else the bench's own failure
+        cause = Cause.BUDGET if inp.evidence("density").sampling else Cause.BENCH
+        return ItemScore("untested", None, ev, _measurements(sm), cause=cause)
     if not sm["hook_used"] and sm.get("doubt"):
         ev.update(_review_hint(sm))
         return ItemScore("review", None, ev, _measurements(sm))
@@ -389,7 +393,7 @@ def density_categories(inp: ScoreInput) -> ItemScore:
             )
             + ", so this item is untested (not zero)"
         )
-        return ItemScore("untested", None, ev, {"density.C": None})
+        return ItemScore("untested", None, ev, {"density.C": None}, cause=Cause.PAGE)
     c = sm.get("C", 0)
     pts = min(c, full_at) * inp.item.points / full_at
     status = "pass" if c >= full_at else ("fail" if c == 0 else "partial")

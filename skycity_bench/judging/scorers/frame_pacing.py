@@ -37,6 +37,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.analysis import statistics as stats
+from skycity_bench.common.errors import Cause
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
 from skycity_bench.judging.start_diagnosis import is_flat
@@ -432,7 +433,7 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
         # come so late that no interval is left in the pass: that is no freeze to fail).
         ev["outcome"] = Outcome.THREW_BEFORE_DRAWING.value
         ev["reason"] = f"the demo threw before drawing anything: {p.d.page_errors[0]}"
-        return ItemScore("untested", None, ev, meas)
+        return ItemScore("untested", None, ev, meas, cause=Cause.PAGE)
     if worst is None:
         ev["outcome"] = Outcome.NO_INTERVALS.value
         ev["reason"] = "no frame intervals were recorded: playback froze (播放持续卡死)"

@@ -24,6 +24,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from skycity_bench.common.errors import Cause, combined
 from skycity_bench.evidence.playback import PlaybackEvidence
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer
 from skycity_bench.judging.scorers.autoplay import Settings
@@ -110,9 +111,11 @@ def _replay(c: dict[str, Any], s: Settings) -> tuple[bool, _Found | None]:
 
 
 def judge_way(w: dict[str, Any], s: Settings) -> dict[str, Any]:
-    """{status, checks: [{cycle, pause, resume, replay}], failures: [...]} for one way."""
+    """{status, checks: [{cycle, pause, resume, replay}], failures: [...]} for one way; a way
+    the probe could not try: {status: untested, reason, cause}."""
     if "untested" in w:
-        return {"status": "untested", "reason": w["untested"]}
+        # the probe says why (evidence written before it did: not taken for the page's)
+        return {"status": "untested", "reason": w["untested"], "cause": Cause(w.get("cause") or Cause.BENCH).value}
     base = w["first_play_change"]
     if base["changed_share"] < s.moving_min_changed_share:
         fig = {
@@ -169,7 +172,7 @@ def pause_resume_replay(inp: ScoreInput) -> ItemScore:
     ev: dict[str, Any] = {"ways": verdicts, "hook_methods": d.get("hook_methods"), "files": files}
     if not tried:
         ev["reason"] = "not tried: " + "; ".join(f"{n}: {v['reason']}" for n, v in verdicts.items())
-        return ItemScore("untested", None, ev)
+        return ItemScore("untested", None, ev, cause=combined([Cause(v["cause"]) for v in verdicts.values()]))
     best = max(tried, key=lambda n: (_RANK[tried[n]["status"]], n == "hook"))
     status = tried[best]["status"]
     ev["decided_by"] = best

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from skycity_bench.common.errors import Cause
 from skycity_bench.inputs.rubric import Rubric, RubricItem
 from skycity_bench.inputs.scenario import Scenario
 from skycity_bench.reporting.run_report import ProbeRecord
@@ -48,11 +49,20 @@ class ScoreInput:
 
 @dataclass
 class ItemScore:
+    """One item's result. An `untested` one says why in `cause` (common/errors.py Cause), from
+    the outcome that made it so: whether the page gave nothing to look at or the bench could
+    not look decides what a page seen to be empty does to it (score_items.apply_observation)."""
+
     status: str  # pass | partial | fail | untested | review
     points: Optional[float]
     evidence: dict[str, Any] = field(default_factory=dict)
     # report.md measurement paths this scorer fills, e.g. {"smoothness.tier": 10}
     measurements: dict[str, Any] = field(default_factory=dict)
+    cause: Optional[Cause] = None
+
+    def __post_init__(self) -> None:
+        if (self.status == "untested") != (self.cause is not None):
+            raise ValueError(f"an item {self.status} has a cause only when untested (cause {self.cause})")
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.common.errors import UserError
+from skycity_bench.common.errors import Cause, UserError
 from skycity_bench.evidence.shops import (
     AutoInterval,
     AutoPhase,
@@ -41,7 +41,13 @@ from skycity_bench.evidence.shops import (
     TouchShop,
 )
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
-from skycity_bench.judging.scorers._shop_manual_priority import MANUAL_STATUS, MANUAL_VERDICT, Manual, manual_outcome
+from skycity_bench.judging.scorers._shop_manual_priority import (
+    MANUAL_CAUSE,
+    MANUAL_STATUS,
+    MANUAL_VERDICT,
+    Manual,
+    manual_outcome,
+)
 
 
 # --------------------------------------------------------------------------- settings
@@ -231,15 +237,37 @@ _ITEM = {
     Item.NO_DOM_CARD: "no hover opened a DOM card to measure",
     Item.NO_TAP_CARD: "no tap opened a card with that shop's content",
 }
+# Why an outcome leaves its item untested: shops the page never put on screen gave nothing to
+# try; a pointer or a sampler that fell behind is the bench's failure. A phase error and a
+# test not set up say theirs where they are found (_done's `cause`).
+_ITEM_CAUSE = {
+    Item.SHOPS_NOT_TRIED: Cause.PAGE,
+    Item.POINTER_FELL_BEHIND: Cause.BENCH,
+    Item.SAMPLER_STARVED: Cause.BENCH,
+}
 
 
 def _done(
-    status: str, points: float | None, ev: dict[str, Any], m: dict[str, Any] | None, code: Item, **facts: Any
+    status: str,
+    points: float | None,
+    ev: dict[str, Any],
+    m: dict[str, Any] | None,
+    code: Item,
+    cause: Cause | None = None,
+    **facts: Any,
 ) -> ItemScore:
     ev["outcome"] = code.value
     if code is not Item.SCORED:
         ev["reason"] = _ITEM[code].format(**facts)
-    return ItemScore(status, points, ev, m or {})
+    if status == "untested":
+        cause = cause or _ITEM_CAUSE[code]
+    return ItemScore(status, points, ev, m or {}, cause=cause)
+
+
+def _phase_cause(phase: PhaseError) -> Cause:
+    """Why a later phase failed, as the probe recorded it (evidence written before it did: not
+    taken for the page's)."""
+    return Cause(phase.cause) if phase.cause else Cause.BENCH
 
 
 # --------------------------------------------------------------------------- shops.hover
@@ -422,6 +450,7 @@ def auto_display(inp: ScoreInput) -> ItemScore:
             {},
             None,
             Item.NOT_TESTED,
+            Cause.NOT_RUN,
             reason="the automatic display was not sampled in this run (the check profile hovers only)",
         )
     rows, counted = _auto_rows(auto, s)
@@ -474,10 +503,11 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
             {},
             None,
             Item.NOT_TESTED,
+            Cause.NOT_RUN,
             reason="manual priority was not tried in this run (the check profile hovers only)",
         )
     if isinstance(man, PhaseError):
-        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=man.error)
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, _phase_cause(man), error=man.error)
     ev = {
         k: v
         for k, v in man.model_dump(mode="json", exclude_unset=True).items()
@@ -488,7 +518,8 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
             if _canvas_shops(d, s):
                 return _done("review", None, {}, None, Item.CANVAS_REVIEW, shops=_canvas_shops(d, s), more="")
             return _done("fail", 0.0, {}, None, Item.NO_HOVER_CARD)
-        return _done("untested", None, {}, None, Item.NOT_TESTED, reason=man.reason or "not tested")
+        # the page left nothing to test: no automatic card, none told apart, the shop off screen
+        return _done("untested", None, {}, None, Item.NOT_TESTED, Cause.PAGE, reason=man.reason or "not tested")
     code, facts = manual_outcome(man, s)
     status = MANUAL_STATUS[code]
     ev.update(
@@ -513,7 +544,7 @@ def manual_priority(inp: ScoreInput) -> ItemScore:
     }
     if status == "untested":
         ev["reason"] = ev["verdict"]
-        return ItemScore("untested", None, ev, m)
+        return ItemScore("untested", None, ev, m, cause=MANUAL_CAUSE[code])
     points = {"pass": inp.objective("pass"), "partial": inp.objective("partial"), "fail": 0.0}[status]
     return ItemScore(status, points, ev, m)
 
@@ -582,10 +613,11 @@ def touch(inp: ScoreInput) -> ItemScore:
             {},
             None,
             Item.NOT_TESTED,
+            Cause.NOT_RUN,
             reason="touch was not tried in this run (the check profile hovers only)",
         )
     if isinstance(t, PhaseError):
-        return _done("untested", None, {}, None, Item.PHASE_ERROR, error=t.error)
+        return _done("untested", None, {}, None, Item.PHASE_ERROR, _phase_cause(t), error=t.error)
     per = t.per_shop
     ok = [p.id for p in per if content_matches(p)]
     ev = {

@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.common.errors import ProbeError
+from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.shops import ShopsEvidence
 from skycity_bench.probes import probe
 from skycity_bench.probes.shops.auto_manual import auto_phase, manual_phase
@@ -97,6 +97,7 @@ async def collect(ctx) -> ShopsEvidence:
                 f"hook getShops(): {r.error}; without it the shops cannot be located, so every shop "
                 "item is left to reviewers",
                 data={"hook_error": r.error},
+                cause=r.cause,
             )
         shops, problems = valid_shops(r.value)
         raw = r.value if isinstance(r.value, list) else None
@@ -109,6 +110,7 @@ async def collect(ctx) -> ShopsEvidence:
             + ("; ".join(problems) or "empty list")
             + "); the shops cannot be located, so every shop item is left to reviewers",
             data={"problems": problems},
+            cause=Cause.PAGE,
         )
     data: dict[str, Any] = {
         "shops": shops,
@@ -122,8 +124,8 @@ async def collect(ctx) -> ShopsEvidence:
         try:
             data[name] = await fn()
         except ProbeError as e:
-            # keep the kind (a hang or crash makes the runner restart the browser)
-            raise type(e)(f"shops {name}: {e}", data={**data, **e.data}) from None
+            # keep the kind (a hang or crash makes the runner restart the browser) and the cause
+            raise type(e)(f"shops {name}: {e}", data={**data, **e.data}, cause=e.cause) from None
         finally:
             task.close()
     for name, fn in (
@@ -135,7 +137,7 @@ async def collect(ctx) -> ShopsEvidence:
             data[name] = await fn()
         except ProbeError as e:
             # Later phases failing (a demo that hangs at 16 s) keep what the earlier ones found.
-            data[name] = {"error": str(e)}
+            data[name] = {"error": str(e), "cause": e.cause.value}
         finally:
             task.close()
     # The figures as the evidence model (evidence/shops.py): a figure the model does not
