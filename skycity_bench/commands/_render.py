@@ -75,6 +75,8 @@ def print_report(report: Report, console: Console | None = None, out_dir=None) -
             f"{'—' if s.get('scene_update_ratio') is None else format(s['scene_update_ratio'], '.1%')} of frames; "
             f"longest scene freeze {s.get('longest_scene_freeze_s')} s"
         )
+        if s.get("late_side"):
+            c.print(s["late_side"]["sentence"])
     env = report.environment
     if env:
         c.print(

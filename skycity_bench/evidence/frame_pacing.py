@@ -75,3 +75,9 @@ class FramePacingEvidence(Evidence):
         "too); null: the sampler could not say",
     )
     picture: Optional[Picture] = Field(None, description="how flat the picture was at the end of the pass")
+    main_ms: Optional[list[float]] = Field(
+        None,
+        description="each frame's main-thread time, ms: the page's rAF callbacks plus style, layout and paint "
+        "(from the frame's first callback to the first task after its rendering update; -1: that task never "
+        "ran before the next frame); null in reports written before it was kept",
+    )

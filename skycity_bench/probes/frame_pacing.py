@@ -155,7 +155,7 @@ async def _pass(ctx) -> dict:
             raise ProbeError(
                 "the frame sampler is missing from the page (was it removed by the demo?)", cause=Cause.PAGE
             )
-        ts, now, drew = await _read_frames(dp, n)
+        ts, now, drew, main = await _read_frames(dp, n)
         picture = await _picture(dp)
     except (DemoHang, DemoCrash):
         # The page hangs or died: its renderer never flushes a trace, and the runner restarts
@@ -178,6 +178,7 @@ async def _pass(ctx) -> dict:
         # entry_ms + this = performance.now() on entry on the rAF timestamps' origin (raf_ms)
         "entry_to_raf_ms": round(t0 - t0_raf, 3),
         "drew": [int(drew[i]) for i in keep],
+        "main_ms": [main[i] for i in keep] if len(main) == len(ts) else None,
         "chromium": _chromium_frames(trace, dp.url, t0_raf, end_ms),
         "page_errors": (errors or [])[:20],
         "dialogs": dp.events.dialogs[:20],
@@ -241,12 +242,13 @@ async def _play(ctx, dp, duration: float) -> None:
         task.close()
 
 
-async def _read_frames(dp, n: int) -> tuple[list[float], list[float], list[int]]:
-    """The sampler's `n` frames: (rAF timestamps, performance.now() on entry, drew), read in
-    chunks (one page call per _READ_CHUNK frames)."""
+async def _read_frames(dp, n: int) -> tuple[list[float], list[float], list[int], list[float]]:
+    """The sampler's `n` frames: (rAF timestamps, performance.now() on entry, drew, the main
+    thread's time of the frame), read in chunks (one page call per _READ_CHUNK frames)."""
     ts: list[float] = []
     now: list[float] = []
     drew: list[int] = []
+    main: list[float] = []
     for start in range(0, n, _READ_CHUNK):
         part = await dp.evaluate(
             "([a, b]) => __SKYCITY__.frames.read(a, b)",
@@ -257,7 +259,8 @@ async def _read_frames(dp, n: int) -> tuple[list[float], list[float], list[int]]
         ts += part["ts"]
         now += part["now"]
         drew += part["drew"]
-    return ts, now, drew
+        main += part.get("main") or []
+    return ts, now, drew, main
 
 
 async def _capture(ctx, dp) -> screencast.NoCapture | screencast.Screencast:

@@ -6,6 +6,12 @@
 //   drew[i] 1 when the scene drew anything since the previous frame: a canvas 2D / WebGL
 //           draw call or a DOM mutation. That is the scene's own update signal, independent
 //           of rAF running: a demo can keep rAF alive while its picture stands still.
+//   main[i] the main thread's time for that frame: from the sampler's callback (the first
+//           of the frame: it was registered before any page script) to the first task after
+//           the frame's rendering update (a message posted from the callback), i.e. the
+//           page's rAF callbacks plus style, layout and paint. A late frame whose main
+//           thread finished early was held up elsewhere: raster, the GPU process, the
+//           compositor, or a machine without headroom.
 //
 // Cost inside the demo's frame: one draw call per frame is enough to know that
 // the scene drew, so the instruments are armed once per frame and disarm themselves on
@@ -27,6 +33,7 @@
   const ts = new Float64Array(CAP);
   const now = new Float64Array(CAP);
   const drew = new Uint8Array(CAP);
+  const main = new Float32Array(CAP).fill(-1);  // -1: the frame's closing task never ran
   let n = 0;
   let dirty = 0;
   // Frames in which the page made a canvas 2D / WebGL draw call, counted from injection
@@ -87,9 +94,14 @@
     observing = true;
   };
 
+  // The frame's closing task: the first one after its rendering update.
+  const chan = new MessageChannel();
+  let open = -1;
+  chan.port1.onmessage = () => { if (open >= 0) { main[open] = pnow() - now[open]; open = -1; } };
+
   function tick(t) {
     const e = pnow();
-    if (n < CAP) { ts[n] = t; now[n] = e; drew[n] = dirty; n++; }
+    if (n < CAP) { ts[n] = t; now[n] = e; drew[n] = dirty; open = n; n++; chan.port2.postMessage(0); }
     dirty = 0;
     paintedFrames += painted;
     painted = 0;
@@ -109,6 +121,7 @@
       ts: Array.from(ts.subarray(from, Math.min(to, n))),
       now: Array.from(now.subarray(from, Math.min(to, n))),
       drew: Array.from(drew.subarray(from, Math.min(to, n))),
+      main: Array.from(main.subarray(from, Math.min(to, n)), (v) => Math.round(v * 100) / 100),
     }),
   });
 })();

@@ -40,6 +40,7 @@ from skycity_bench.analysis import statistics as stats
 from skycity_bench.common.errors import Cause
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
+from skycity_bench.judging.scorers._pacing_side import late_side
 from skycity_bench.judging.start_diagnosis import is_flat
 
 
@@ -60,6 +61,9 @@ class Settings(BaseModel):
     chromium_smooth_dropped_pct: float = Field(ge=0, le=100)
     chromium_min_frames_share: float = Field(ge=0, le=1)
     compositor_animation_min_share: float = Field(ge=0, le=1)
+    side_busy_share: float = Field(gt=0, le=2)
+    side_lag_vsyncs: float = Field(gt=0)
+    side_majority: float = Field(gt=0.5, le=1)
 
 
 RAF, ENTRY = "rAF timestamp", "performance.now() on entry"
@@ -279,7 +283,16 @@ class _Pass:
         )
 
 
-def _decided_intervals(p: _Pass) -> tuple[np.ndarray, dict[str, Any]]:
+def _late_side(p: _Pass, late: np.ndarray) -> dict[str, Any] | None:
+    """Which side took the time in the late frames (_pacing_side.py), when the sampler kept
+    the main thread's time per frame."""
+    off = p.d.entry_to_raf_ms
+    lag = None if off is None or p.entry.size != p.raf.size else p.entry + float(off) - p.raf
+    s = p.settings
+    return late_side(late, p.d.main_ms, lag, p.vsync, s.side_busy_share, s.side_lag_vsyncs, s.side_majority)
+
+
+def _decided_intervals(p: _Pass) -> tuple[np.ndarray, dict[str, Any], np.ndarray]:
     """The decided intervals (rAF's, lengthened to the entry clock's only where a frame was
     late) and measurements.smoothness.clocks: which signals found the late frames, and why."""
     settings, raf, entry = p.settings, p.raf, p.entry
@@ -311,7 +324,7 @@ def _decided_intervals(p: _Pass) -> tuple[np.ndarray, dict[str, Any]]:
         "late_intervals": int(late.sum()),
         "lengthened_intervals": int(lengthened.sum()),
     }
-    return iv, clocks
+    return iv, clocks, late
 
 
 def _window_figure(p: _Pass, iv: np.ndarray, a: float, b: float) -> dict[str, Any]:
@@ -383,6 +396,8 @@ def _summary(p: _Pass, m: dict[str, Any], ev: dict[str, Any]) -> None:
             "longest_scene_freeze_s": m["longest_scene_freeze_s"],
         }
     )
+    if m.get("late_side"):
+        ev["late_side"] = m["late_side"]["sentence"]
     too_noisy = p.d.noise.model_dump().get("too_noisy")
     if too_noisy:
         ev["machine_noise"] = (
@@ -400,8 +415,10 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     p = _Pass.read(inp)
     duration = p.d.duration_s
     ev: dict[str, Any] = {"frames": p.d.frames, "long_frame_ms": p.long_ms}
-    iv, clocks = _decided_intervals(p)
+    iv, clocks, late = _decided_intervals(p)
     m: dict[str, Any] = {"clocks": clocks}
+    if side := _late_side(p, late):
+        m["late_side"] = side
     worst = None
     for wname, (a, b) in _windows(inp, duration).items():
         m[wname] = _window_figure(p, iv, a, b)
@@ -490,6 +507,8 @@ def _verdict(
             return ItemScore("review", None, ev, meas)
     status = "pass" if tier == p.top else ("fail" if tier == p.floor else "partial")
     ev["outcome"] = Outcome.TIER.value
+    if tier != p.top and ev.get("late_side"):
+        ev["summary"] = f"tier {tier}. {ev['late_side']}"
     return ItemScore(status, float(tier), ev, meas)
 
 
