@@ -5,6 +5,8 @@ Layout of the output folder:
 
     OUT/batch.json            manifest + state of every run (rewritten atomically on each change)
     OUT/summary.json          per candidate: runs, points, repeat spreads (atomic, after each run)
+    OUT/manifest.csv          with --manifest: each candidate's place in the round, keyed by
+                              its id, for `import --manifest` (batch_round.py)
     OUT/.inputs/<id>.html     the exact bytes planned for each candidate (a resumed batch runs
                               what was planned even if the original file moved or changed)
     OUT/<id>/report.json      one run per candidate (--repeat 1)
@@ -42,11 +44,13 @@ from typing import Any, Optional
 
 from skycity_bench import __version__
 from skycity_bench.batch.batch_progress import BatchProgress
+from skycity_bench.batch.batch_round import record_round, resolve_round
 from skycity_bench.batch.batch_summary import candidate_start, print_summary, repeat_stats, start_counts
 from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import kill_marked
 from skycity_bench.inputs.demo_file import candidate_id, load_demo
+from skycity_bench.inputs.round_manifest import Manifest, read_manifest
 from skycity_bench.reporting.run_report import Report
 from skycity_bench.running.child_supervisor import (
     Limits,
@@ -418,13 +422,15 @@ def run_batch(
     max_memory_mb=3072,
     scenario_probes=None,
     budget=None,
+    manifest: Optional[Path] = None,
 ) -> int:
     """`skycity-bench run PATH...` with many candidates: returns the exit code, the one rule
     over every run (runner.exit_code: 0 when each run collected all its evidence and scored
-    every item it should, 1 otherwise)."""
+    every item it should, 1 otherwise). `manifest`: the round's CSV (batch_round.py)."""
     from rich.console import Console
 
     files, notes = discover(paths)  # usage errors before anything is written
+    places = None if manifest is None else resolve_round(read_manifest(manifest), files, manifest.parent, str(manifest))
     if out is None:
         out = Path("recordings") / f"batch-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     overrides = {
@@ -446,6 +452,8 @@ def run_batch(
     b = Batch(out, opts, console=err)
     try:
         b.plan(files)
+        if places is not None:
+            _record_round(b, places, err)
         _prefetch(b, files, err)
         for n in notes:
             err.print(f"[yellow]{n}[/]", highlight=False, soft_wrap=True)
@@ -455,6 +463,25 @@ def run_batch(
         b.close()
     print_summary(summary, runs, Console(), b.out)
     return max((_exit_of(b.out, r) for r in runs), default=0)
+
+
+def _record_round(b: Batch, places: dict[str, Manifest], console) -> None:
+    """Each candidate's place in the round into batch.json and OUT/manifest.csv, and the
+    line that says how to import the run folders with it."""
+    path, unplaced = record_round(b.manifest, places, b.out)
+    b._save()
+    console.print(
+        f"round manifest: {path} ({len(places)} candidates, {len({m.system for m in places.values()})} systems, "
+        f"{len({m.prompt for m in places.values()})} prompts); import the run folders with --manifest {path}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if unplaced:
+        console.print(
+            f"[yellow]round manifest: {unplaced} candidate(s) of the batch have no row; the leaderboard leaves them out[/]",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def _exit_of(out: Path, r: dict) -> int:

@@ -102,6 +102,14 @@ Budget = Annotated[
         "timeouts.run_s, 900); each probe gets a share of it, what could not finish is untested",
     ),
 ]
+RoundManifest = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--manifest",
+        help="batch: CSV file,system,prompt,sample[,tags], each file's place in a round; the batch writes "
+        "OUT/manifest.csv for import --manifest",
+    ),
+]
 NoFetch = Annotated[
     bool,
     typer.Option(
@@ -129,6 +137,7 @@ def run(
     overlap: Overlap = "off",
     no_fetch: NoFetch = False,
     budget: Budget = None,
+    manifest: RoundManifest = None,
 ) -> None:
     """Run the bench on one demo (print the items, write report.json), or on many as a batch."""
     _check_numbers(network, repeat, candidate_timeout, jobs, max_memory_mb)
@@ -162,8 +171,13 @@ def run(
             max_memory_mb=max_memory_mb,
             scenario_probes=capture,
             budget=budget,
+            manifest=manifest,
         )
         raise typer.Exit(code)
+    if manifest is not None:
+        raise UserError(
+            "--manifest: for a batch (several files, a folder, a glob or --repeat); import --manifest takes a single run"
+        )
     _run_one(Path(demos[0]), out, sc, probe, network, quiet, max_memory_mb, jobs, overlap, split)
 
 
