@@ -19,7 +19,9 @@ import io
 import json
 import re
 import statistics
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
+from json.encoder import encode_basestring  # json's C escaper (ensure_ascii=False)
 from typing import Any, Optional, cast
 
 from skycity_bench.analysis.agreement import Agreement, Alpha
@@ -458,20 +460,116 @@ def to_csv(sheets: list[CandidateSheet], agreement: Optional[Agreement] = None) 
     return buf.getvalue()
 
 
-def _plain(v: Any) -> Any:
-    """What dataclasses.asdict gives, without its deep copy of every leaf (the review app's
-    sheet JSON at 50 candidates spent half its time there): dataclasses become dicts, lists
-    are walked, plain values and the reviews' raw dicts are shared — the result is serialised
-    at once and never changed."""
-    if is_dataclass(v) and not isinstance(v, type):
-        return {f.name: _plain(getattr(v, f.name)) for f in fields(v)}
-    if isinstance(v, list):
-        return [_plain(x) for x in v]
-    return v
+_FLOAT_NAMES = {float("inf"): "Infinity", -float("inf"): "-Infinity"}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
+def _float_text(v: float) -> str:
+    """A float as json writes it (allow_nan: NaN, Infinity, -Infinity)."""
+    if v != v:
+        return "NaN"
+    return _FLOAT_NAMES.get(v) or float.__repr__(v)
+
+
+def _key_text(k: Any) -> str:
+    """A dict key as json writes it (str, float, bool, None and int keys; others refused)."""
+    if isinstance(k, str):
+        return encode_basestring(k)
+    if isinstance(k, float):
+        return encode_basestring(_float_text(k))
+    if k is True or k is False or k is None:
+        return encode_basestring(json.dumps(k))
+    if isinstance(k, int):
+        return encode_basestring(int.__repr__(k))
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(k).__name__}")
+
+
+def _scalar_text(v: Any) -> str:
+    """A value that is no container, by json's rules (subclasses of str, int, float too)."""
+    if isinstance(v, str):
+        return encode_basestring(v)
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, int):
+        return int.__repr__(v)
+    if isinstance(v, float):
+        return _float_text(v)
+    raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")
+
+
+# the writers of the exact scalar types (a subclass takes the slower way, _scalar_text)
+_SCALAR_TEXT: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    float: _float_text,
+    int: int.__repr__,
+    bool: lambda v: "true" if v else "false",
+    type(None): lambda _v: "null",
+}
+
+
+def _json_text(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, indent=2)`, byte for byte, with a dataclass
+    written as the dict of its fields in order (what dataclasses.asdict gives, without
+    copying every leaf first). Why not json.dumps itself: with `indent`, Python before 3.13
+    encodes in pure Python through a chain of nested generators, each chunk handed up
+    through every level; the sheet of a 50-candidate round (about 0.7 MB) spent most of its
+    request there. Here each chunk is appended once, strings escaped by json's own C
+    function. Trees only (a cycle ends in RecursionError)."""
+    out: list[str] = []
+    put = out.append
+
+    def pairs(v: Any, indent: str, items: Iterable[tuple[Any, Any]]) -> None:
+        inner, lead = indent + "  ", "{\n"
+        for key, x in items:
+            put(lead + inner + (encode_basestring(key) if type(key) is str else _key_text(key)) + ": ")
+            lead = ",\n"
+            enc(x, inner)
+        put("{}" if lead == "{\n" else "\n" + indent + "}")
+
+    def enc(v: Any, indent: str) -> None:
+        t = type(v)
+        scalar = _SCALAR_TEXT.get(t)
+        if scalar is not None:
+            put(scalar(v))
+        elif t is dict:
+            pairs(v, indent, v.items())
+        elif t is list or t is tuple:
+            if not v:
+                put("[]")
+                return
+            inner = indent + "  "
+            put("[\n" + inner)
+            for k, x in enumerate(v):
+                if k:
+                    put(",\n" + inner)
+                enc(x, inner)
+            put("\n" + indent + "]")
+        elif is_dataclass(v) and not isinstance(v, type):
+            pairs(v, indent, ((n, getattr(v, n)) for n in _field_names(t)))
+        elif isinstance(v, (list, tuple, dict)):  # a subclass: as its base, as json does
+            enc(dict(v) if isinstance(v, dict) else list(v), indent)
+        else:
+            put(_scalar_text(v))
+
+    enc(value, "")
+    return "".join(out)
 
 
 def sheet_dict(s: CandidateSheet) -> dict[str, Any]:
-    d = {f.name: _plain(getattr(s, f.name)) for f in fields(s) if f.name != "environment"}
+    """A candidate's sheet for the JSON file: its fields (rows and items stay dataclasses,
+    written by _json_text), without the environment, and without a label unless unblinded."""
+    d = {n: getattr(s, n) for n in _field_names(CandidateSheet) if n != "environment"}
     if s.label is None:
         d.pop("label", None)
     return d
@@ -501,4 +599,4 @@ def to_json(
         }
     if reviews is not None:
         doc["reviews"] = reviews
-    return json.dumps(doc, ensure_ascii=False, indent=2)
+    return _json_text(doc)

@@ -44,7 +44,17 @@ def _strings(value: Any):
 
 
 def _short_json(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=1, default=str)
+    """The value as indented JSON, cut after MAX_EVIDENCE_CHARS characters: encoding stops
+    once past the cut (an evidence or measurement section may be far longer than what is
+    shown of it), the text the same as json.dumps's cut there."""
+    chunks: list[str] = []
+    size = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, indent=1, default=str).iterencode(value):
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_EVIDENCE_CHARS:
+            break
+    text = "".join(chunks)
     return text if len(text) <= MAX_EVIDENCE_CHARS else text[:MAX_EVIDENCE_CHARS] + "\n…"
 
 
@@ -91,8 +101,14 @@ def candidate_view(rubric: Rubric, cid: str, run: Optional[dict], mine: list[Rev
     videos = _videos(files.all, chap["recording"], rt)
     moments = item_moments(report, chap["marks"]) if videos else {}
     own = {(r.item_id, r.kind): r for r in mine}
+    # each measurement section once per page (several items of a family show the same one)
+    measurements = report.get("measurements") or {}
+    shown = {s: _short_json(measurements[s]) for s in set(MEASUREMENTS_FOR.values()) if s in measurements}
     rows = [
-        {"row": row, "lines": [_line(rubric, iid, report, files, own, wanted, rt, moments) for iid in row.items]}
+        {
+            "row": row,
+            "lines": [_line(rubric, iid, report, files, own, wanted, rt, moments, shown) for iid in row.items],
+        }
         for row in rubric.row_groups()
     ]
     others = [f for f in files.all if f not in videos and f not in files.keyframes and f["name"] not in files.used]
@@ -161,12 +177,13 @@ def _line(
     wanted: list[str],
     rt: Optional[dict],
     moments: dict[str, list],
+    measurements: dict[str, str],
 ) -> dict:
-    """One item's line: the bench's result and evidence beside the reviewer's own score."""
+    """One item's line: the bench's result and evidence beside the reviewer's own score
+    (`measurements`: the report's measurement sections, as shown)."""
     it = rubric.item(iid)
     bench = (report.get("items") or {}).get(iid) or {}
     ev = bench.get("evidence") or {}
-    measurements = report.get("measurements") or {}
     section = MEASUREMENTS_FOR.get(iid.split(".")[0])
     g = own.get((iid, "grade"))
     return {
@@ -178,7 +195,7 @@ def _line(
         "for_reviewers": str(ev["for_reviewers"]) if ev.get("for_reviewers") else "",
         **files.cited(iid, ev),
         "measurement_name": section if section in measurements else None,
-        "measurement_json": _short_json(measurements[section]) if section in measurements else "",
+        "measurement_json": measurements[section] if section in measurements else "",
         "levels": [{"level": lv, "points": lv.share * it.points} for lv in rubric.sorted_levels()],
         "mine": g,
         "my_level": rubric.level_for_points(it, g.points).key if g else None,
