@@ -204,7 +204,7 @@ def score_report(report: Report, scenario: Scenario, rubric: Rubric, out_dir: Pa
             scorer=item.id if spec else None,
             cause=res.cause,
         )
-    start = diagnose(report.probes)
+    start = diagnose(report.probes, scenario.scorer_settings("frame_pacing").blank_flat_share)
     report.start = start.to_json()
     apply_observation(report, start, decided, page_side)
     report.measurements = measurements

@@ -30,9 +30,6 @@ from skycity_bench.reporting.run_report import ProbeRecord
 CLASSES = ("started", "throws", "never_drew", "blank", "not_observed")
 CAUSES = ("module_resolution", "blocked_request", "exception_at_load", "unknown")
 
-# The picture counts as blank when this share of the scene is one colour (16 levels a channel):
-# a flat clear colour with a control panel painted over a corner of it still is.
-FLAT_SHARE = 0.9
 # What the browser says when an import cannot be resolved (Chromium's wording; the generic
 # one of a dynamic import's failed fetch too).
 _MODULE_WORDS = ("Failed to resolve module specifier", "Failed to fetch dynamically imported module")
@@ -93,12 +90,13 @@ def _thrown(pe: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
     return {"count": len(errors), "first": first, "last_message": errors[-1] if errors else None}
 
 
-def is_flat(picture: Any) -> bool:
-    """A recorded picture (frame_pacing's `picture`) that is one flat colour: a blank."""
-    return isinstance(picture, dict) and float(picture.get("flat_share") or 0) >= FLAT_SHARE
+def is_flat(picture: Any, blank_flat_share: float) -> bool:
+    """A recorded picture (frame_pacing's `picture`) that is one flat colour: a blank, when at
+    least `blank_flat_share` of it is one colour (scorers.frame_pacing.blank_flat_share)."""
+    return isinstance(picture, dict) and float(picture.get("flat_share") or 0) >= blank_flat_share
 
 
-def _drew(fp: Optional[dict[str, Any]], moved: Optional[bool]) -> tuple[Optional[bool], list[str]]:
+def _drew(fp: Optional[dict[str, Any]], moved: Optional[bool], flat: float) -> tuple[Optional[bool], list[str]]:
     """Whether the page ever drew: a picture that changed on screen, a canvas / WebGL draw
     call from load on, or a picture that is more than one flat colour (a DOM scene). A DOM
     change alone is no drawing (a page sizing its canvas changes an attribute)."""
@@ -111,14 +109,14 @@ def _drew(fp: Optional[dict[str, Any]], moved: Optional[bool]) -> tuple[Optional
     if isinstance(painted, int):
         if painted > 0:
             return True, [f"{painted} frame(s) made a canvas or WebGL draw call"]
-        if pic is not None and not is_flat(pic):
+        if pic is not None and not is_flat(pic, flat):
             return True, ["no canvas or WebGL draw call, but the page shows more than one colour (its DOM)"]
         return False, [f"no canvas or WebGL draw call from load on in {frames} frame(s), the picture one colour"]
     # evidence without the draw-call count: the pacing pass's draw signal (a DOM change counts)
     drew_frames = sum(1 for d in fp.get("drew") or [] if d)
     if drew_frames:
         return True, [f"{drew_frames} frame(s) of the pacing pass drew or changed the DOM"]
-    if is_flat(pic):
+    if is_flat(pic, flat):
         return False, [f"nothing drawn in {frames} frame(s), the picture one colour"]
     return None, []
 
@@ -177,12 +175,13 @@ def _never_drew(d: StartDiagnosis, net: Optional[dict[str, Any]]) -> StartDiagno
     return d
 
 
-def diagnose(records: Mapping[str, ProbeRecord]) -> StartDiagnosis:
-    """The start diagnosis of a run from its probe records (report.probes)."""
+def diagnose(records: Mapping[str, ProbeRecord], blank_flat_share: float) -> StartDiagnosis:
+    """The start diagnosis of a run from its probe records (report.probes); a picture counts
+    as one flat colour from `blank_flat_share` of it on (scorers.frame_pacing)."""
     pe, net, fp, pb = (_ok(records, n) for n in ("page_events", "network", "frame_pacing", "playback"))
     thrown = _thrown(pe)
     moved = _moved(pb)
-    drew, seen = _drew(fp, moved)
+    drew, seen = _drew(fp, moved, blank_flat_share)
     d = StartDiagnosis("started", "", drew=drew, moved=moved, thrown=thrown, observed=seen)
     if pe is None:
         d.observed.append("no page events recorded: errors the page threw are not known")
@@ -204,13 +203,13 @@ def diagnose(records: Mapping[str, ProbeRecord]) -> StartDiagnosis:
     if drew is None:
         d.klass, d.reason = "not_observed", "not observed: no probe that watches the page ran (frame_pacing, playback)"
         return d
-    return _drew_what(d, fp)
+    return _drew_what(d, fp, blank_flat_share)
 
 
-def _drew_what(d: StartDiagnosis, fp: Optional[dict[str, Any]]) -> StartDiagnosis:
+def _drew_what(d: StartDiagnosis, fp: Optional[dict[str, Any]], flat: float) -> StartDiagnosis:
     """A page that painted and threw nothing: a scene, or a blank (flat and still)."""
     pic = (fp or {}).get("picture")
-    if isinstance(pic, dict) and is_flat(pic) and d.moved is False:
+    if isinstance(pic, dict) and is_flat(pic, flat) and d.moved is False:
         d.klass = "blank"
         d.reason = (
             f"blank: it drew, but {pic['flat_share']:.1%} of the {pic.get('region', 'picture')} is one colour "

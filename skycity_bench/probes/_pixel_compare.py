@@ -41,12 +41,12 @@ def change_stats(mask: np.ndarray, grid: tuple[int, int] = (16, 9), cell_share: 
     return {"changed_share": round(float(mask.mean()), 6), "changed_cells": cells, "grid": [cols, rows], "bbox": bbox}
 
 
-def travel_stats(masks: list[np.ndarray], link_px: int = 3) -> dict:
+def travel_stats(masks: list[np.ndarray], link_px: int) -> dict:
     """How far a change travelled across consecutive frames: what tells one mover in a
     sparse scene from a spinner, a blinking caret or a ticking counter.
 
     `masks[k]` is what changed between frame k and k+1; a spot is a connected part of all
-    the pairs' changes (gaps up to `link_px` joined). A thing that changes in place (a spinner
+    the pairs' changes (gaps up to `link_px` joined: probes.playback.travel_link_px). A thing that changes in place (a spinner
     turning, a caret blinking, digits of a timer) is one spot that changes in pair after pair.
     A mover changes where it was and where it now is: a slow one leaves one long spot, a fast
     one a spot per position, each changing in the two pairs around its frame, and spots of

@@ -68,6 +68,9 @@ class Settings(BaseModel):
     height: int = Field(ge=240)
     # autoplay (real time)
     autoplay_times_s: list[float] = Field(min_length=2, description="frames at these seconds after t = 0, no input")
+    travel_link_px: int = Field(
+        ge=0, description="changes this close (CSS px) are one spot when travel is measured (travel_stats)"
+    )
     click_diagnostic: bool = Field(description="when the scene stood still, a no-input control and a clicked arm")
     moving_scene: MovingScene = Field(description="below this the scene stood still (the click diagnostic)")
     arm_times_s: list[float] = Field(
@@ -126,15 +129,15 @@ async def _look(dp, times_s: list[float]) -> tuple[list[dict], list]:
     return frames, shots
 
 
-def _watched(frames: list[dict], shots: list) -> dict:
+def _watched(frames: list[dict], shots: list, link_px: int) -> dict:
     """What changed from the first of these frames (the union against it) and how far a
-    change travelled from frame to frame."""
+    change travelled from frame to frame (changes `link_px` apart joined)."""
     first = shots[0]
     union = changed_mask(first, shots[1])
     for img in shots[2:]:
         union |= changed_mask(first, img)
     pairs = [changed_mask(a, b) for a, b in zip(shots, shots[1:])]
-    return {"frames": frames, "union": change_stats(union), "travel": travel_stats(pairs)}
+    return {"frames": frames, "union": change_stats(union), "travel": travel_stats(pairs, link_px)}
 
 
 async def _autoplay(ctx, vp) -> dict:
@@ -142,7 +145,7 @@ async def _autoplay(ctx, vp) -> dict:
     dp = await ctx.open_page(viewport=vp, init_scripts=[js("media_probe.js")])
     try:
         frames, shots = await _look(dp, s.autoplay_times_s)
-        out = _watched(frames, shots)
+        out = _watched(frames, shots, s.travel_link_px)
         out["changes"] = [change_stats(changed_mask(shots[0], img)) for img in shots[1:]]
         out["sound"] = await dp.evaluate(
             "__SKYCITY__.media ? __SKYCITY__.media.report() : null", what="reading the media probe"
@@ -154,7 +157,7 @@ async def _autoplay(ctx, vp) -> dict:
         end = s.autoplay_times_s[-1]
         look = [end + x for x in s.arm_times_s]
         frames, more = await _look(dp, look)  # the control: the same page, still no input
-        out["control"] = _watched([out["frames"][-1], *frames], [shots[-1], *more])
+        out["control"] = _watched([out["frames"][-1], *frames], [shots[-1], *more], s.travel_link_px)
     finally:
         await dp.close()
     out["clicked"] = await _clicked_arm(ctx, vp, end, look)
@@ -169,7 +172,7 @@ async def _clicked_arm(ctx, vp, end: float, look: list[float]) -> dict:
         frames, shots = await _look(dp, [end])
         await dp.call(dp.page.mouse.click(vp.width / 2, vp.height / 2), 5, "clicking the centre")
         more_frames, more = await _look(dp, look)
-        out = _watched(frames + more_frames, shots + more)
+        out = _watched(frames + more_frames, shots + more, ctx.settings.travel_link_px)
         out["files"] = [_save(ctx, "autoplay-after-click", more[-1])]
         return out
     finally:

@@ -7,11 +7,13 @@ import cv2
 import numpy as np
 import pytest
 
+from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.probes._pixel_compare import changed_mask, travel_stats
 
 H, W = 360, 640
 TIMES = np.arange(0.0, 3.01, 0.5)
 CAR = (14, 8)  # px, a small 2D car
+LINK_PX = load_scenario(None).probe_settings("playback").travel_link_px  # as the probe reads it
 
 
 def car(speed_px_s: float, x0: int = 0, y: int = 100, enters_s: float = 1.5):
@@ -43,7 +45,7 @@ def travel(*parts) -> dict:
         for p in parts:
             p(im, t)
         frames.append(im)
-    return travel_stats([changed_mask(a, b) for a, b in zip(frames, frames[1:])])
+    return travel_stats([changed_mask(a, b) for a, b in zip(frames, frames[1:])], LINK_PX)
 
 
 @pytest.mark.parametrize("speed", [30, 80, 200])

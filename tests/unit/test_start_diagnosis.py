@@ -7,10 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from skycity_bench.common.errors import Cause
+from skycity_bench.inputs.scenario import load_scenario
 from skycity_bench.judging.score_items import apply_observation
 from skycity_bench.judging.start_diagnosis import diagnose
 from skycity_bench.reporting.run_report import Candidate, ItemResult, ProbeRecord, Report
 
+# the blank rule's threshold as a run reads it (scorers.frame_pacing)
+BLANK = load_scenario(None).scorer_settings("frame_pacing").blank_flat_share
 MODULE_ERROR = 'Failed to resolve module specifier "three". Relative references must start with either "/"'
 
 
@@ -51,7 +54,7 @@ def _network(*blocked_scripts: str) -> ProbeRecord:
 
 
 def _diagnose(*records: ProbeRecord):
-    return diagnose({r.name: r for r in records})
+    return diagnose({r.name: r for r in records}, BLANK)
 
 
 def test_a_page_that_drew_and_moved_without_errors_started():
@@ -254,3 +257,18 @@ def test_a_frozen_pacing_pass_goes_to_fail_only_when_the_screenshots_saw_nothing
     moving = _diagnose(_events(), _network(), _pacing(painted=300, drew=240, flat=0.3), _playback(0.2, 80))
     rep = rep_with_frozen_pass()
     assert apply_observation(rep, moving, set()) == [] and rep.items["smoothness.frame_pacing"].status == "review"
+
+
+def test_the_blank_rule_reads_its_threshold_from_the_scenario():
+    from skycity_bench.inputs.rubric import load_rubric
+    from skycity_bench.judging.score_items import score_report
+
+    def start(**frame_pacing: float) -> str:
+        rep = _report({})
+        for r in (_events(), _network(), _pacing(painted=240, drew=240, flat=0.95), _playback()):
+            rep.probes[r.name] = r
+        sc = load_scenario(None, {"scorers": {"frame_pacing": frame_pacing}} if frame_pacing else None)
+        return score_report(rep, sc, load_rubric(), None).start["class"]
+
+    assert BLANK < 0.95 and start() == "blank"
+    assert start(blank_flat_share=0.99) == "started"  # 95 % of one colour is no blank there

@@ -53,6 +53,7 @@ class Settings(BaseModel):
 
     min_scene_update_ratio: float = Field(ge=0, le=1)
     max_freeze_s: float = Field(gt=0)
+    blank_flat_share: float = Field(gt=0.5, le=1, description="the picture is a blank from this share in one colour")
     clock_resolution_ms: float = Field(ge=0, le=5)
     late_frame_vsyncs: float = Field(ge=1.0)
     trace_alignment_min: float = Field(ge=0, le=1)
@@ -462,7 +463,8 @@ def _never_drew(p: _Pass) -> bool:
     """No frame of the pass drew, or the page never made a canvas / WebGL draw call from load
     on and its picture is one flat colour (a DOM change, such as sizing the canvas, is no
     drawing)."""
-    return not p.drew.any() or (p.d.painted_frames == 0 and is_flat(p.d.picture and p.d.picture.model_dump()))
+    pic = p.d.picture and p.d.picture.model_dump()
+    return not p.drew.any() or (p.d.painted_frames == 0 and is_flat(pic, p.settings.blank_flat_share))
 
 
 def _verdict(
