@@ -16,6 +16,7 @@ async def _probe_browser() -> dict:
     from playwright.async_api import async_playwright
 
     from skycity_bench.browser.rate_calibration import calibrate
+    from skycity_bench.browser.render_headroom import largest_viewport
     from skycity_bench.browser.session import BrowserHandle
     from skycity_bench.common.environment import webgl_info
     from skycity_bench.inputs.scenario import load_scenario
@@ -23,9 +24,18 @@ async def _probe_browser() -> dict:
     async with async_playwright() as pw:
         h = await BrowserHandle(pw).start()
         try:
-            cal = await calibrate(h, load_scenario())
+            sc = load_scenario()
+            cal = await calibrate(h, sc)
             gl = await webgl_info(h)
-            return {"version": h.version, "calibration": cal, "webgl": gl}
+            rooms, best = await largest_viewport(h, sc)
+            return {
+                "version": h.version,
+                "calibration": cal,
+                "webgl": gl,
+                "headroom": rooms,
+                "largest": best,
+                "viewport": f"{sc.viewport.width}x{sc.viewport.height}",
+            }
         finally:
             await h.kill()
 
@@ -67,6 +77,7 @@ def doctor() -> None:
         problems.append(
             f"refresh interval {cal['refresh_interval_ms']} ms is not 60 Hz: timing figures will not be comparable"
         )
+    _print_headroom(c, info, problems)
     fonts = _cjk_fonts()
     c.print(f"CJK fonts: {', '.join(fonts[:4]) or 'none'}")
     if not fonts:
@@ -78,6 +89,20 @@ def doctor() -> None:
     if problems:
         raise typer.Exit(1)
     c.print("[green]all good[/]")
+
+
+def _print_headroom(c: Console, info: dict, problems: list[str]) -> None:
+    """The standard scene at each viewport, and the largest that keeps 60 Hz on this machine
+    (browser/render_headroom.py): a pacing run at a larger viewport measures the machine too."""
+    for r in info["headroom"]:
+        mark = "[green]60 Hz[/]" if r["holds_60hz"] else "[yellow]below 60 Hz[/]"
+        c.print(f"rendering headroom {r['viewport']}: P95 {r['p95_ms']} ms, {r['late_share']:.1%} late: {mark}")
+    if info["largest"] is None:
+        problems.append("this machine cannot render the standard scene at 60 Hz at any viewport tried")
+    else:
+        c.print(
+            f"largest viewport that keeps 60 Hz here: [bold]{info['largest']}[/] (the scenario's is {info['viewport']})"
+        )
 
 
 def register(app: typer.Typer) -> None:

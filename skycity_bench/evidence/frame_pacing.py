@@ -75,6 +75,11 @@ class FramePacingEvidence(Evidence):
         "too); null: the sampler could not say",
     )
     picture: Optional[Picture] = Field(None, description="how flat the picture was at the end of the pass")
+    headroom: Optional[dict[str, Any]] = Field(
+        None,
+        description="the standard scene at this viewport before the pass (browser/render_headroom.py: p95_ms, "
+        "late_share, holds_60hz; {error} when not measured); null in reports written before it",
+    )
     main_ms: Optional[list[float]] = Field(
         None,
         description="each frame's main-thread time, ms: the page's rAF callbacks plus style, layout and paint "

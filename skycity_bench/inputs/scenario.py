@@ -97,6 +97,14 @@ class Calibration(Strict):
     duration_s: float = Field(2, gt=0, le=30)
     expected_interval_ms: float = Field(16.667, gt=0)
     tolerance_ms: float = Field(0.5, gt=0)
+    # rendering headroom (browser/render_headroom.py); defaults for scenarios stored in
+    # reports written before it
+    headroom_s: float = Field(3, gt=0, le=30)
+    headroom_p95_ms: float = Field(20, gt=0)
+    headroom_late_share: float = Field(0.02, ge=0, le=1)
+    headroom_viewports: list[tuple[int, int]] = Field(
+        default_factory=lambda: [(640, 360), (1280, 720), (1920, 1080), (2560, 1440)], min_length=1
+    )
 
 
 class Overlap(Strict):

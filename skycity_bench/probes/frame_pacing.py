@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skycity_bench.browser import screencast
 from skycity_bench.browser.frame_trace import FrameTrace
 from skycity_bench.browser.rate_calibration import calibrate, cpu_noise, cpu_sample
+from skycity_bench.browser.render_headroom import headroom
 from skycity_bench.browser.session import js
 from skycity_bench.common.errors import Cause, DemoCrash, DemoHang, ProbeError
 from skycity_bench.evidence.frame_pacing import FramePacingEvidence
@@ -76,7 +77,7 @@ _READ_CHUNK = 8192
 def _budget(sc) -> float:
     s = sc.probe_settings("frame_pacing")
     one = sc.duration_s + sc.timeouts.load_s + sc.timeouts.probe_grace_s + 2 * (s.noise_calibration_s + 10)
-    return one * (1 + s.noise_reruns)
+    return one * (1 + s.noise_reruns) + sc.calibration.headroom_s + 15  # the headroom scene, once
 
 
 @probe(
@@ -92,6 +93,7 @@ def _budget(sc) -> float:
 async def collect(ctx) -> FramePacingEvidence:
     s = ctx.settings
     attempts: list[dict] = []
+    room = await _headroom(ctx)
     for attempt in range(1 + s.noise_reruns):
         before = await _calibration(ctx)
         a = cpu_sample()
@@ -113,9 +115,28 @@ async def collect(ctx) -> FramePacingEvidence:
             f"({'; '.join(noise['too_noisy'])}); its figures are not to be trusted[/]"
         )
     data["noise"] = noise
+    data["headroom"] = room
     data["passes"] = len(attempts)
     data["noise_of_passes"] = attempts
     return FramePacingEvidence.model_validate(data)
+
+
+async def _headroom(ctx) -> dict:
+    """Can this machine render the standard scene at the scenario's viewport at 60 Hz
+    (browser/render_headroom.py)? Said in the terminal when it cannot."""
+    try:
+        room = await headroom(ctx.browser, ctx.scenario)
+    except (DemoHang, DemoCrash):
+        raise
+    except Exception as e:  # a wedged browser: headroom unknown, the pass still counts
+        return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]}
+    if not room["holds_60hz"]:
+        ctx.progress.log(
+            f"[yellow]frame pacing: this machine cannot render a standard scene at {room['viewport']} "
+            f"at 60 Hz (P95 {room['p95_ms']} ms; {room['rule']}): a tier lost may be the machine's; "
+            "`skycity-bench doctor` names the largest viewport that keeps 60 Hz here[/]"
+        )
+    return room
 
 
 async def _calibration(ctx) -> dict:

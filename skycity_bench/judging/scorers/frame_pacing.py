@@ -357,6 +357,24 @@ def _window_figure(p: _Pass, iv: np.ndarray, a: float, b: float) -> dict[str, An
     }
 
 
+def _machine_headroom(p: _Pass, m: dict[str, Any], ev: dict[str, Any]) -> None:
+    """The machine's headroom at this viewport (the probe's standard scene), and whether a
+    tier lost is flagged as possibly the machine's: the scene could not hold 60 Hz and the
+    late frames were not the page's main thread's."""
+    room = p.d.headroom
+    if not room or "holds_60hz" not in room:
+        return
+    m["machine_headroom"] = room
+    side = (m.get("late_side") or {}).get("side")
+    if room["holds_60hz"] or m["tier"] == p.top or side == "main_thread":
+        return
+    m["machine_bound"] = True
+    ev["machine_headroom"] = (
+        f"this machine could not render a standard scene at {room['viewport']} at 60 Hz (P95 {room['p95_ms']} ms, "
+        f"{room['late_share']:.1%} of intervals late): the tier lost may be the machine's, not the demo's"
+    )
+
+
 def _noise_figure(p: _Pass) -> dict[str, Any]:
     """The machine's noise around the pass as the probe judged it (empty when not measured)."""
     noise = p.d.noise.model_dump()
@@ -443,6 +461,7 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
 
     m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
     m["tier"] = p.floor if worst is None else worst
+    _machine_headroom(p, m, ev)
     _summary(p, m, ev)
     meas = {"smoothness." + k: v for k, v in m.items()}
     if _never_drew(p) and p.d.page_errors:
@@ -510,7 +529,9 @@ def _verdict(
     status = "pass" if tier == p.top else ("fail" if tier == p.floor else "partial")
     ev["outcome"] = Outcome.TIER.value
     if tier != p.top and ev.get("late_side"):
-        ev["summary"] = f"tier {tier}. {ev['late_side']}"
+        ev["summary"] = f"tier {tier}. {ev['late_side']}" + (
+            f" Flagged: {ev['machine_headroom']}." if ev.get("machine_headroom") else ""
+        )
     return ItemScore(status, float(tier), ev, meas)
 
 

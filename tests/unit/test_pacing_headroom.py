@@ -1,0 +1,48 @@
+"""A lost tier flagged as possibly the machine's (scorers/frame_pacing.py `_machine_headroom`):
+the real evidence of the tier-6 jank fixture, with the probe's headroom record and the
+main-thread times set as each case needs; the tier itself never changes."""
+
+from __future__ import annotations
+
+import copy
+
+from skycity_bench.inputs.rubric import find_rubric, load_rubric
+from skycity_bench.inputs.scenario import Scenario
+from skycity_bench.judging.score_items import score_report
+from tests.golden_evidence import GOLDEN_DIR, as_report, load
+
+GOLDEN = load(GOLDEN_DIR / "frame_pacing" / "jank_tier6.json")
+LOW = {"viewport": "1920x1080", "frames": 90, "p95_ms": 68.4, "late_share": 0.16, "holds_60hz": False, "rule": "r"}
+
+
+def _score(headroom: dict | None, main_ms: float | None):
+    g = copy.deepcopy(GOLDEN)
+    data = g["probes"]["frame_pacing"]["data"]
+    data["headroom"] = headroom
+    data["main_ms"] = None if main_ms is None else [main_ms] * len(data["raf_ms"])
+    rep = score_report(
+        as_report(g), Scenario.model_validate(g["scenario"]), load_rubric(find_rubric(g["rubric_id"])), None
+    )
+    return rep.items["smoothness.frame_pacing"], rep.measurements["smoothness"]
+
+
+def test_should_flag_a_lost_tier_when_the_machine_lacked_headroom_and_rendering_took_the_time():
+    item, m = _score(LOW, 2.0)
+    assert m["tier"] == 6 and item.points == 6.0  # flagged, not rescored
+    assert m["machine_bound"] is True and m["late_side"]["side"] == "rendering"
+    assert "could not render a standard scene at 1920x1080" in item.evidence["machine_headroom"]
+    assert "Flagged:" in item.evidence["summary"]
+
+
+def test_should_not_flag_when_the_machine_had_headroom_or_the_page_took_the_time():
+    _, roomy = _score({**LOW, "holds_60hz": True}, 2.0)
+    assert "machine_bound" not in roomy and roomy["machine_headroom"]["holds_60hz"] is True
+    item, busy = _score(LOW, 40.0)  # the page's own script filled every frame
+    assert busy["late_side"]["side"] == "main_thread" and "machine_bound" not in busy
+    assert "machine_headroom" not in item.evidence
+
+
+def test_should_score_reports_without_headroom_as_before():
+    item, m = _score(None, None)
+    assert m["tier"] == 6 and "machine_headroom" not in m and "late_side" not in m
+    assert item.points == GOLDEN["items"]["smoothness.frame_pacing"]["points"]
