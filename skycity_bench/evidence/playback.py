@@ -1,9 +1,12 @@
 """Evidence of probes/playback.py (items packaging.autoplay, packaging.pause_resume_replay):
-real-time autoplay frames without input, and the pause/resume/replay cycles (fake clock)."""
+real-time autoplay frames without input, and the pause/resume/replay cycles (fake clock);
+and the autoplay rule on a watch of those frames (`scene_moves`), which the probe (whether
+to run the click diagnostic's arms) and the autoplay scorer (the verdict) both apply."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from collections.abc import Mapping
+from typing import Any, Optional, Protocol
 
 from pydantic import Field
 
@@ -71,6 +74,26 @@ class Autoplay(Part):
     clicked: Optional[Watch] = Field(
         None, description="still scene only: a fresh page, its centre clicked at the control's start, same offsets"
     )
+
+
+class MovingRule(Protocol):
+    """The autoplay rule's thresholds (the probe's probes.playback.moving_scene and the
+    scorer's scorers.playback: one set of values in scenarios/skycity.yaml)."""
+
+    min_changed_cells: int
+    min_changed_share: float
+    min_travel_px: int
+
+
+def scene_moves(watch: Mapping[str, Any], rule: MovingRule) -> bool:
+    """The autoplay rule on one watch of the page ({union, travel}: Autoplay, Watch): more
+    than a spinner changed (pixels over `min_changed_share` of the viewport in at least
+    `min_changed_cells` cells of the 16x9 grid: a spinner or a caret changes one or two), or
+    a change travelled at least `min_travel_px` (a sparse scene's one mover; what changes in
+    place travels about 0)."""
+    u = watch["union"]
+    wide = u["changed_cells"] >= rule.min_changed_cells and u["changed_share"] >= rule.min_changed_share
+    return bool(wide or watch["travel"]["travel_px"] >= rule.min_travel_px)
 
 
 class PauseResumeReplay(Part):

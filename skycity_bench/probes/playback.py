@@ -6,8 +6,8 @@ clock a screen recorder sees, and real time also moves what the fake clock canno
 before any page script, records media elements asked to play, audio contexts and what feeds
 their destination, and input listeners. Frames are taken at `autoplay_times_s` after t = 0
 (the first animation frame after load); the scorer judges how much changed and how far a
-change travelled (`moving_scene`, the autoplay scorer's rule: a sparse scene's one mover
-travels, a spinner does not).
+change travelled (evidence/playback.py scene_moves with `moving_scene`, the autoplay
+scorer's rule: a sparse scene's one mover travels, a spinner does not).
 
 When the scene stood still by that rule, two arms of the same length say whether it waits
 for a click: the control goes on watching the same page without input, and a second page,
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skycity_bench.browser.session import js
 from skycity_bench.common.errors import Cause, DemoHang, DemoSlow
-from skycity_bench.evidence.playback import PlaybackEvidence
+from skycity_bench.evidence.playback import PlaybackEvidence, scene_moves
 from skycity_bench.inputs.scenario import Viewport
 from skycity_bench.probes import probe
 from skycity_bench.probes._cycle import run_cycles
@@ -39,9 +39,9 @@ from skycity_bench.probes._pixel_compare import change_stats, changed_mask, trav
 
 
 class MovingScene(BaseModel):
-    """A scene that plays by itself: more than a spinner changed between the first no-input
-    frame and the later ones (the autoplay scorer judges with the same two values, its own
-    `scorers.playback` fields; the scenario file writes them once)."""
+    """The thresholds of a scene that plays by itself (evidence/playback.py scene_moves, the
+    rule the autoplay scorer judges with, from its own `scorers.playback` fields of the same
+    values; the scenario file writes them once)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -50,11 +50,6 @@ class MovingScene(BaseModel):
     min_travel_px: int = Field(
         ge=1, description="or: a change travelled this far (CSS px; _pixel_compare.travel_stats)"
     )
-
-    def moves(self, union: dict, travel: dict) -> bool:
-        """More than a spinner changed, or something travelled."""
-        wide = union["changed_cells"] >= self.min_changed_cells and union["changed_share"] >= self.min_changed_share
-        return wide or travel["travel_px"] >= self.min_travel_px
 
 
 class Settings(BaseModel):
@@ -152,7 +147,7 @@ async def _autoplay(ctx, vp) -> dict:
         )
         out["dialogs"], out["page_errors"] = dp.events.dialogs[:10], dp.events.page_errors[:10]
         out["files"] = [_save(ctx, "autoplay-first", shots[0]), _save(ctx, "autoplay-last", shots[-1])]
-        if not s.click_diagnostic or s.moving_scene.moves(out["union"], out["travel"]):
+        if not s.click_diagnostic or scene_moves(out, s.moving_scene):
             return out
         end = s.autoplay_times_s[-1]
         look = [end + x for x in s.arm_times_s]

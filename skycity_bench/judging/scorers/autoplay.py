@@ -6,7 +6,8 @@ its sound instrumentation (browser/js/media_probe.js).
              cells of a 16x9 grid (a spinner or a blinking caret changes one or two cells),
              OR a change travelled at least `min_travel_px` from frame to frame: a sparse
              scene's one car entering late travels, a spinner, a caret or a ticking counter
-             changes in place (probes/_pixel_compare.travel_stats);
+             changes in place (probes/_pixel_compare.travel_stats). The rule is
+             evidence/playback.py scene_moves, the one the probe applies too;
   audible    a media element that plays unmuted with volume > 0, or a running AudioContext
              with something connected to its destination (unless every node feeding the
              destination is a GainNode at 0).
@@ -30,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skycity_bench.evidence.playback import PlaybackEvidence
+from skycity_bench.evidence.playback import PlaybackEvidence, scene_moves
 from skycity_bench.judging.scorers import ItemScore, ScoreInput, scorer, scorer_settings
 
 
@@ -70,20 +71,13 @@ def _audible(sound: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def moves(w: dict[str, Any], s: Settings) -> bool:
-    """The autoplay rule on one watch: more than a spinner changed, or something travelled."""
-    u = w["union"]
-    wide = u["changed_cells"] >= s.min_changed_cells and u["changed_share"] >= s.min_changed_share
-    return bool(wide or w["travel"]["travel_px"] >= s.min_travel_px)
-
-
 @scorer("packaging.autoplay", probes=("playback",), accepts={"playback": ("3",)})
 def autoplay(inp: ScoreInput) -> ItemScore:
     ev_: PlaybackEvidence = inp.evidence("playback")
     d = ev_.autoplay.model_dump(exclude_unset=True)
     s: Settings = inp.settings("playback")
     u = d["union"]
-    animates = moves(d, s)
+    animates = scene_moves(d, s)
     heard = _audible(d.get("sound"))
     last_t = d["frames"][-1]["t_s"] if d.get("frames") else None
     ev = {
@@ -110,7 +104,7 @@ def autoplay(inp: ScoreInput) -> ItemScore:
         ev.update({"started_after_click": outcome is Outcome.CLICK_TO_START, "input_listeners": listeners})
         for arm in ("control", "clicked"):
             if d.get(arm):
-                ev[arm] = {"moved": moves(d[arm], s), **_watch_figures(d[arm])}
+                ev[arm] = {"moved": scene_moves(d[arm], s), **_watch_figures(d[arm])}
     ev["outcome"] = outcome.value
     ev["reason"] = reason(outcome, d, last_t, heard, s)
     return ItemScore(_STATUS[outcome], inp.objective(_STATUS[outcome]), ev, m)
@@ -122,9 +116,9 @@ def _still_outcome(d: dict[str, Any], s: Settings) -> Outcome:
     control, clicked = d.get("control"), d.get("clicked")
     if not control or not clicked:
         return Outcome.STILL
-    if moves(control, s):
+    if scene_moves(control, s):
         return Outcome.LATE_START
-    return Outcome.CLICK_TO_START if moves(clicked, s) else Outcome.STILL_CLICK_TRIED
+    return Outcome.CLICK_TO_START if scene_moves(clicked, s) else Outcome.STILL_CLICK_TRIED
 
 
 def _watch_figures(w: dict[str, Any]) -> dict[str, Any]:
