@@ -45,7 +45,7 @@ from typing import Any, Optional
 from skycity_bench import __version__
 from skycity_bench.batch.batch_progress import BatchProgress
 from skycity_bench.batch.batch_round import record_round, resolve_round
-from skycity_bench.batch.batch_summary import candidate_start, print_summary, repeat_stats, start_counts
+from skycity_bench.batch.batch_summary import candidate_start, machine_flag, print_summary, repeat_stats, start_counts
 from skycity_bench.common.atomic_write import write_atomic
 from skycity_bench.common.errors import UserError
 from skycity_bench.common.process_tree import kill_marked
@@ -403,6 +403,7 @@ def _outcome(rep: Report) -> dict:
         "exit_reason": rep.exit_reason,
         "probe_errors": {n: p.error for n, p in rep.probes.items() if p.status == "error"},
         "exit_code": exit_code(rep),
+        **machine_flag(rep),
     }
 
 

@@ -63,6 +63,17 @@ def candidate_start(reports: list[Report]) -> dict | None:
     return out
 
 
+def machine_flag(rep: Report) -> dict:
+    """{"machine_bound": viewport} when the run's frame-pacing tier was lost on a machine
+    that could not render the standard scene at its viewport at 60 Hz (the scorer's flag,
+    measurements.smoothness.machine_bound): that tier may be the machine's, and a batch
+    summary says so beside the points. Empty otherwise."""
+    sm = rep.measurements.get("smoothness") or {}
+    if not sm.get("machine_bound"):
+        return {}
+    return {"machine_bound": (sm.get("machine_headroom") or {}).get("viewport", "?")}
+
+
 def start_counts(candidates: list[dict]) -> dict[str, int]:
     """Candidates per start class (summary.json `start_classes`), in the diagnosis's order."""
     counts = dict.fromkeys(CLASSES, 0)
@@ -96,10 +107,18 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
             + (f", {len(rep['unstable'])} unstable figures" if rep["unstable"] else "")
         )
         probs = sorted(
-            {
-                (r.get("exit_reason") or "") or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
-                for r in c["runs"]
-            }
+            (
+                {
+                    (r.get("exit_reason") or "")
+                    or "; ".join(f"{k}: {v}" for k, v in (r.get("probe_errors") or {}).items())
+                    for r in c["runs"]
+                }
+                | {
+                    f"frame pacing flagged: the machine lacks headroom at {r['machine_bound']}"
+                    for r in c["runs"]
+                    if r.get("machine_bound")
+                }
+            )
             - {""}
         )
         t.add_row(
@@ -114,4 +133,10 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
     console.print(t)
     counts = summary.get("start_classes") or start_counts(summary["candidates"])
     console.print("start: " + ", ".join(f"{k} {n}" for k, n in counts.items()), highlight=False)
+    flagged = sum(1 for c in summary["candidates"] for r in c["runs"] if r.get("machine_bound"))
+    if flagged:
+        console.print(
+            f"[yellow]{flagged} run(s) lost frame-pacing points on a machine without rendering headroom at "
+            "their viewport: those tiers may be the machine's (`skycity-bench doctor`)[/]"
+        )
     console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

@@ -46,3 +46,26 @@ def test_should_score_reports_without_headroom_as_before():
     item, m = _score(None, None)
     assert m["tier"] == 6 and "machine_headroom" not in m and "late_side" not in m
     assert item.points == GOLDEN["items"]["smoothness.frame_pacing"]["points"]
+
+
+def test_should_say_in_the_batch_summary_which_runs_lost_a_tier_on_a_machine_without_headroom(tmp_path):
+    import io
+
+    from rich.console import Console
+
+    from skycity_bench.batch.batch_summary import machine_flag, print_summary
+
+    g = copy.deepcopy(GOLDEN)
+    data = g["probes"]["frame_pacing"]["data"]
+    data["headroom"], data["main_ms"] = LOW, [2.0] * len(data["raf_ms"])
+    rubric = load_rubric(find_rubric(g["rubric_id"]))
+    flagged = score_report(as_report(g), Scenario.model_validate(g["scenario"]), rubric, None)
+    plain = score_report(as_report(GOLDEN), Scenario.model_validate(g["scenario"]), rubric, None)
+    assert machine_flag(flagged) == {"machine_bound": "1920x1080"} and machine_flag(plain) == {}
+    runs = [{"auto_points": 6.0, "auto_max": 10, **machine_flag(flagged)}, {"auto_points": 6.0, "auto_max": 10}]
+    summary = {"candidates": [{"id": "c1", "labels": ["a"], "runs": runs, "start": None}], "start_classes": {}}
+    buf = io.StringIO()
+    print_summary(summary, runs, Console(file=buf, width=250), tmp_path)
+    out = buf.getvalue()
+    assert "frame pacing flagged: the machine lacks headroom at 1920x1080" in out
+    assert "1 run(s) lost frame-pacing points on a machine without rendering headroom" in out
