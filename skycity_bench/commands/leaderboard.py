@@ -200,12 +200,24 @@ def _footer(board: Leaderboard) -> str:
     )
 
 
+def terminal_tables(board: Leaderboard) -> list[tuple[str, tuple[list[str], list[list[str]]]]]:
+    """The terminal's tables: the systems, then their sheet groups (a system's row with a
+    column per group would not fit a terminal: every cell would wrap), then the pairs."""
+    head, rows = system_cells(board)
+    n = len(board.groups)
+    out = [("leaderboard", ([*head[:8], head[-1]], [[*r[:8], r[-1]] for r in rows]))]
+    if n:
+        groups = (["system", *head[8 : 8 + n]], [[r[1], *r[8 : 8 + n]] for r in rows])
+        out.append(("per sheet group: mean [95 % interval]", groups))
+    return out + [("pairwise differences", pair_cells(board))]
+
+
 def to_table(board: Leaderboard, notes: Sequence[str] = ()) -> str:
     from rich.console import Console
     from rich.table import Table
 
     console = Console(record=True, width=140, file=io.StringIO())
-    for title, (head, rows) in (("leaderboard", system_cells(board)), ("pairwise differences", pair_cells(board))):
+    for title, (head, rows) in terminal_tables(board):
         table = Table(title=title, title_justify="left")
         for h in head:
             table.add_column(h)
