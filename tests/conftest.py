@@ -57,6 +57,7 @@ SLOW_FIRST = (
     "tests/probes/test_hostile.py",  # 122 s: a batch of eight hostile demos
     "tests/probes/test_timeline_fixtures.py",  # 117 s
     "tests/probes/test_fixture_truth.py",  # 110 s
+    "tests/e2e/test_leaderboard_review.py",  # ~150 s at load 11: a real 18-demo batch, two reviewers
     "tests/e2e/test_run_overlap.py",  # ~6 min at load 6-36 (not yet timed quiet): runs with --overlap
     "tests/probes/test_recording_playback.py",  # 99 s: the whole 65 s recorded
     "tests/e2e/test_run_jobs.py",  # 85 s: --jobs 1 and 2
