@@ -11,27 +11,43 @@ anyway, and the page and the JSON then say so."""
 from __future__ import annotations
 
 import base64
-from typing import Any
+from functools import lru_cache
+from typing import Any, Optional
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse
 
 from skycity_bench.common.errors import UserError
+
+# imported with the app, not on the first page view: matplotlib's import is half a second of
+# CPU, once per server, which the first admin's page would otherwise wait for
+from skycity_bench.media.leaderboard_figure import leaderboard_png
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
 from skycity_bench.store.leaderboard_rows import StoreBoard, store_board
 from skycity_bench.store.validate import InvalidReview
 
+# one system's figure data: system, mean, interval, the candidates' dots (hashable)
+FigureRow = tuple[str, Optional[float], Optional[tuple[float, float]], tuple[float, ...]]
+
+
+@lru_cache(maxsize=8)
+def _figure_url(rows: tuple[FigureRow, ...]) -> str:
+    """The figure of these numbers as a data: URL (the page's policy allows data: images,
+    nothing else inline); the same numbers draw the same bytes, so it is drawn once until a
+    number changes (a finalised sheet), not on every view."""
+    png = leaderboard_png(
+        [{"system": s, "mean": mean, "ci": ci, "candidates": list(dots)} for s, mean, ci, dots in rows]
+    )
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
 
 def _figure(res: StoreBoard) -> str:
-    """The figure as a data: URL (the page's policy allows data: images, nothing else inline)."""
-    from skycity_bench.media.leaderboard_figure import leaderboard_png
-
-    rows = [
-        {"system": s.system, "mean": s.total.mean, "ci": s.total.ci, "candidates": s.candidates}
+    rows = tuple(
+        (s.system, s.total.mean, None if s.total.ci is None else tuple(s.total.ci), tuple(s.candidates))
         for s in res.board.systems
-    ]
-    return "data:image/png;base64," + base64.b64encode(leaderboard_png(rows)).decode("ascii")
+    )
+    return _figure_url(rows)
 
 
 def build(ctx: ReviewContext) -> APIRouter:

@@ -15,7 +15,6 @@ allows mixing, in which case `notes` says so.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -83,17 +82,22 @@ def _finalised_reviews(store: ReviewStore) -> dict[str, list[Review]]:
 
 
 def _runs(store: ReviewStore, cids: list[str]) -> list[dict[str, Any]]:
-    """Every run of these candidates with its sheet facts (masked items, environment)."""
+    """Every run of these candidates with its sheet facts (masked items, environment), the
+    facts from the store's parsed sheet summaries (kept parsed by run id, as the sheets read
+    them: a run never changes), so a page view neither reads nor parses them again."""
     store._catch_up()  # runs imported before run_summaries existed get theirs first
+    wanted = set(cids)
     with store.db.read() as con:
-        return [
-            {"candidate_id": r["candidate_id"], "run_id": r["run_id"], "doc": json.loads(r["sheet_json"])}
+        runs = [
+            {"candidate_id": r["candidate_id"], "run_id": r["run_id"]}
             for r in _q(
                 con,
-                "SELECT candidate_id, run_id, sheet_json FROM run_summaries ORDER BY candidate_id, started_at, run_id",
+                "SELECT candidate_id, run_id FROM run_summaries ORDER BY candidate_id, started_at, run_id",
             )
-            if r["candidate_id"] in cids
+            if r["candidate_id"] in wanted
         ]
+        docs = store._sheet_docs(con, [r["run_id"] for r in runs])
+    return [{**r, "doc": docs[r["run_id"]]} for r in runs]
 
 
 def store_rows(store: ReviewStore) -> StoreRows:
