@@ -9,6 +9,7 @@ again needs a reason too. Each of these actions, and every unblinded sheet, leav
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal, Optional
 
 from fastapi import APIRouter, Depends, Request
@@ -18,6 +19,7 @@ from starlette.responses import Response
 
 from skycity_bench.review.auth import INVITE_TTL_S, Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.form_flow import back_with_error, handed_over, shown
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
 from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store import accounts
@@ -55,8 +57,9 @@ def render_team(
     me: Principal,
     new_link: Optional[dict[str, Any]] = None,
     error: str = "",
-    status: int = 200,
 ) -> Response:
+    """The team page: accounts, links, audit, sheets to finalise; a new link shown once and
+    why the last form was refused (both handed over by the form's POST: form_flow)."""
     store = ctx.store
     finalised = store.finalized_ids()
     values = {
@@ -68,7 +71,7 @@ def render_team(
         "new_link": new_link,
         "error": error,
     }
-    return ctx.page(request, "team.html", values, status)
+    return ctx.page(request, "team.html", values)
 
 
 def _reissue(ctx: ReviewContext, me: Principal, acc: dict[str, Any]) -> str:
@@ -130,18 +133,18 @@ def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.get("/team", response_class=HTMLResponse, include_in_schema=False)
     def team_page(request: Request, me: Principal = Depends(auth.admin)):
-        page = render_team(ctx, request, me, new_link=auth.take_flash(request))
-        auth.clear_flash(page, "/team")
-        return page
+        note = handed_over(ctx, request)
+        new_link = note if "link" in note else None
+        return shown(ctx, request, render_team(ctx, request, me, new_link, str(note.get("error", ""))), "/team")
 
-    @router.post("/team/invite", response_class=HTMLResponse, include_in_schema=False)
+    @router.post("/team/invite", include_in_schema=False)
     async def team_invite(request: Request, me: Principal = Depends(auth.admin)):
         form = await form_fields(request, ("name", "role"))
         role = "admin" if form.get("role") == "admin" else "reviewer"
         try:
             link = invite(ctx, request, me, str(form.get("name", "")), role)
         except InvalidReview as e:
-            return render_team(ctx, request, me, error=str(e), status=e.status)
+            return back_with_error(ctx, request, "/team", e, anchor="#invite")
         done = RedirectResponse("/team#new-link", status_code=303)  # POST-redirect-GET
         auth.flash(done, request, "/team", link)
         return done
@@ -150,25 +153,36 @@ def _team_pages(router: APIRouter, ctx: ReviewContext) -> None:
 def _team_forms(router: APIRouter, ctx: ReviewContext) -> None:
     auth, store = ctx.auth, ctx.store
 
-    @router.post("/team/disable", include_in_schema=False)
-    async def team_disable(request: Request, me: Principal = Depends(auth.admin)):
-        name = (await form_fields(request, ("name",))).get("name", "")  # a form field: a name may hold "/"
+    def done_or_refused(request: Request, action: Callable[[], object]) -> Response:
+        """Back to the team page (POST-redirect-GET), saying why if the action was refused."""
+        try:
+            action()
+        except InvalidReview as e:
+            return back_with_error(ctx, request, "/team", e)
+        return RedirectResponse("/team", status_code=303)
+
+    def disable(name: str, me: Principal) -> None:
         if name == me.name:
             raise InvalidReview("you cannot disable your own account", 409)
         accounts.disable(store, name, by=me.name)
-        return RedirectResponse("/team", status_code=303)
+
+    @router.post("/team/disable", include_in_schema=False)
+    async def team_disable(request: Request, me: Principal = Depends(auth.admin)):
+        name = (await form_fields(request, ("name",))).get("name", "")  # a form field: a name may hold "/"
+        return done_or_refused(request, lambda: disable(name, me))
 
     @router.post("/team/finalize/{cid}", include_in_schema=False)
     async def team_finalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
         form = await form_fields(request, ("reason", "force"))
-        finalize(ctx, cid, me, Finalize(reason=form.get("reason", ""), force=form.get("force") == "1"))
-        return RedirectResponse("/team", status_code=303)
+        body = Finalize(reason=form.get("reason", ""), force=form.get("force") == "1")
+        return done_or_refused(request, lambda: finalize(ctx, cid, me, body))
 
     @router.post("/team/unfinalize/{cid}", include_in_schema=False)
     async def team_unfinalize(request: Request, cid: str, me: Principal = Depends(auth.admin)):
         form = await form_fields(request, ("reason",))
-        accounts.unfinalize(store, cid, by=me.name, reason=form.get("reason", ""))
-        return RedirectResponse("/team", status_code=303)
+        return done_or_refused(
+            request, lambda: accounts.unfinalize(store, cid, by=me.name, reason=form.get("reason", ""))
+        )
 
 
 def _api_sheets(router: APIRouter, ctx: ReviewContext) -> None:

@@ -21,6 +21,7 @@ from starlette.responses import Response
 from skycity_bench.analysis.agreement import FLAG_UNRELIABLE, GOOD_FROM, RELIABLE_FROM, agreement
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.form_flow import back_with_error, handed_over, shown
 from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store.anchors import Calibration
 from skycity_bench.store.validate import InvalidReview
@@ -58,7 +59,6 @@ def render_calibration(
     me: Principal,
     error: str = "",
     done: str = "",
-    status: int = 200,
 ) -> Response:
     values = {
         "reviewer": me.name,
@@ -71,7 +71,7 @@ def render_calibration(
         "error": error,
         "done": done,
     }
-    return ctx.page(request, "admin_calibration.html", values, status)
+    return ctx.page(request, "admin_calibration.html", values)
 
 
 async def _form(request: Request) -> dict[str, str]:
@@ -82,11 +82,12 @@ async def _form(request: Request) -> dict[str, str]:
 def _act(
     ctx: ReviewContext, cal: Calibration, request: Request, me: Principal, action: Callable[[], object], done: str
 ) -> Response:
-    """Run an admin action from a form: back to the page (303) or the page with the error."""
+    """Run an admin action from a form: back to the page (303), saying what was done, or
+    why it was refused (form_flow)."""
     try:
         action()
     except InvalidReview as e:
-        return render_calibration(ctx, cal, request, me, error=str(e), status=e.status)
+        return back_with_error(ctx, request, "/admin/calibration", e)
     return RedirectResponse(f"/admin/calibration?done={done}", status_code=303)
 
 
@@ -95,7 +96,9 @@ def _calibration_forms(router: APIRouter, ctx: ReviewContext, cal: Calibration) 
 
     @router.get("/admin/calibration", response_class=HTMLResponse, include_in_schema=False)
     def calibration_page(request: Request, me: Principal = Depends(auth.admin)):
-        return render_calibration(ctx, cal, request, me, done=request.query_params.get("done", "")[:40])
+        error = str(handed_over(ctx, request).get("error", ""))
+        page = render_calibration(ctx, cal, request, me, error, done=request.query_params.get("done", "")[:40])
+        return shown(ctx, request, page, "/admin/calibration")
 
     @router.post("/admin/calibration/anchors/sheet", include_in_schema=False)
     async def anchors_from_sheet_form(request: Request, me: Principal = Depends(auth.admin)):

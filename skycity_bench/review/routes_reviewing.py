@@ -20,6 +20,7 @@ from skycity_bench.judging.sheet_totals import rank
 from skycity_bench.review import timing
 from skycity_bench.review.auth import API_TOKEN_TTL_S, Forbidden, Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.form_flow import back_with_error, handed_over, shown
 from skycity_bench.review.guard import file_number, run_file_headers
 from skycity_bench.review.sheet_access import sheet_response, visible_sheets
 from skycity_bench.review.sheet_page import FILTERS, sheet_page
@@ -76,13 +77,13 @@ def render_candidate(
     *,
     error: str = "",
     saved: str = "",
-    status: int = 200,
     start: Optional[float] = None,
     opened: Optional[str] = None,
 ) -> Response:
     """A candidate's page for reviewer `name`: the shown run beside the rubric, their own
-    scores, the items a third reviewer is wanted on, and the page's signed opening time
-    (`opened`: kept from the form a failed save came from, else now)."""
+    scores, the items a third reviewer is wanted on, why their last save was refused
+    (`error`), and the page's signed opening time (`opened`: kept from the form a refused
+    save came from, else now)."""
     store = ctx.store
     if not store.has_candidate(cid):
         raise InvalidReview(f"no such candidate: {cid}", 404)
@@ -99,7 +100,7 @@ def render_candidate(
         "start": start,
         "opened": opened or ctx.stamp.issue(name, cid),
     }
-    return ctx.page(request, "candidate.html", values, status)
+    return ctx.page(request, "candidate.html", values)
 
 
 # the candidate page form's fields (anything else is refused: review/strict.py)
@@ -139,26 +140,26 @@ def next_candidate(ctx: ReviewContext, name: str, cid: str) -> Optional[str]:
 
 
 def save_from_page(ctx: ReviewContext, request: Request, cid: str, name: str, form: dict[str, str]) -> Response:
-    """Store the page form's scores; on a refusal the page again with why (nothing stored),
-    else back to the page, or on to the next candidate ("save & next", same video time)."""
-    if form.get("candidate") != cid:
-        raise InvalidReview("the form's candidate id does not match the page: nothing stored", 422)
+    """Store the page form's scores, then back to the page, or on to the next candidate
+    ("save & next", same video time); a refusal goes back to the page, which says why
+    (nothing stored) and keeps its opening time (review/form_flow.py)."""
+    check_candidate_id(cid)  # the page a refusal goes back to: a candidate's (else 404)
     grades, overrides = scores_from_form(form)
     then_next = form.get("then") == "next"
     opened = form.get(timing.FIELD)
     opened_at = ctx.stamp.opened_at(opened, name, cid)
     try:
+        if form.get("candidate") != cid:
+            raise InvalidReview("the form's candidate id does not match the page", 422)
         if then_next and not grades and not overrides:  # "next" with nothing chosen: move on
             res: dict[str, Any] = {"stored": 0}
         else:
             res = ctx.store.submit(cid, name, str(form.get("rubric_id", "")), grades, overrides, source="web")
     except InvalidReview as e:
-        if e.status == 404:
+        if e.status == 404:  # no such candidate: no page to go back to
             raise
-        kept = opened if isinstance(opened, str) and opened_at else None
-        return render_candidate(
-            ctx, request, cid, name, error=f"{e} — nothing was stored", status=e.status, opened=kept
-        )
+        kept = {"opened": opened} if opened_at else {}
+        return back_with_error(ctx, request, f"/c/{cid}", f"{e} — nothing was stored", keep=kept)
     if "review_ids" in res and opened_at:  # saved from the page: time since the server opened it
         timings.record(ctx.store, name, cid, opened_at, timing.now())
     # POST-redirect-GET; the page it lands on says what was saved for which candidate
@@ -192,7 +193,20 @@ def _pages(router: APIRouter, ctx: ReviewContext) -> None:
             if known is not None:
                 return RedirectResponse(f"/c/{known}", status_code=303)
         start = video_time(request.query_params.get("t"))
-        return render_candidate(ctx, request, cid, me.name, saved=saved_note(request), start=start)
+        note = handed_over(ctx, request)  # a refused save: why, and the page's opening time
+        opened = note.get("opened")
+        kept = opened if isinstance(opened, str) and ctx.stamp.opened_at(opened, me.name, cid) else None
+        page = render_candidate(
+            ctx,
+            request,
+            cid,
+            me.name,
+            error=str(note.get("error", "")),
+            saved=saved_note(request),
+            start=start,
+            opened=kept,
+        )
+        return shown(ctx, request, page, f"/c/{cid}")
 
     @router.post("/c/{cid}", response_class=HTMLResponse, include_in_schema=False)
     async def candidate_submit(request: Request, cid: str, me: Principal = Depends(auth.reviewer)):

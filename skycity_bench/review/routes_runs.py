@@ -21,6 +21,7 @@ from pydantic import Field
 
 from skycity_bench.review.auth import Principal
 from skycity_bench.review.context import ReviewContext
+from skycity_bench.review.form_flow import back_with_error, handed_over, shown
 from skycity_bench.review.guard import file_number, run_file_headers
 from skycity_bench.review.strict import Strict, form_fields
 from skycity_bench.store.validate import InvalidReview
@@ -59,11 +60,9 @@ def _thumbs(router: APIRouter, ctx: ReviewContext) -> None:
         )
 
 
-def render_runs(
-    ctx: ReviewContext, request: Request, me: Principal, error: str = "", done: str = "", status: int = 200
-) -> Response:
+def render_runs(ctx: ReviewContext, request: Request, me: Principal, error: str = "", done: str = "") -> Response:
     values = {"reviewer": me.name, "candidates": ctx.store.runs_overview(), "error": error, "done": done}
-    return ctx.page(request, "runs.html", values, status)
+    return ctx.page(request, "runs.html", values)
 
 
 def run_number(raw: str) -> Optional[int]:
@@ -80,7 +79,9 @@ def _runs_pages(router: APIRouter, ctx: ReviewContext) -> None:
 
     @router.get("/admin/runs", response_class=HTMLResponse, include_in_schema=False)
     def runs_page(request: Request, me: Principal = Depends(auth.admin)):
-        return render_runs(ctx, request, me, done=request.query_params.get("done", "")[:40])
+        error = str(handed_over(ctx, request).get("error", ""))
+        page = render_runs(ctx, request, me, error, done=request.query_params.get("done", "")[:40])
+        return shown(ctx, request, page, "/admin/runs")
 
     @router.post("/admin/runs/{cid}", include_in_schema=False)
     async def choose_form(request: Request, cid: str, me: Principal = Depends(auth.admin)):
@@ -88,8 +89,8 @@ def _runs_pages(router: APIRouter, ctx: ReviewContext) -> None:
         try:
             run_id = run_number(str(form.get("run_id", "")).strip())
             ctx.store.choose_run(cid, run_id, me.name, str(form.get("reason", "")))
-        except InvalidReview as e:
-            return render_runs(ctx, request, me, error=f"{cid}: {e}", status=e.status)
+        except InvalidReview as e:  # back to the page, saying why (form_flow)
+            return back_with_error(ctx, request, "/admin/runs", f"{cid}: {e}", anchor=f"#runs-{cid}")
         return RedirectResponse(f"/admin/runs?done={cid}#runs-{cid}", status_code=303)
 
 

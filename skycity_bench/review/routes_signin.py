@@ -66,8 +66,8 @@ def _sign_in(router: APIRouter, ctx: ReviewContext) -> None:
     def signin(request: Request, token: str):
         check_origin(request)
         acc = accounts.redeem(ctx.store, token)
-        if acc is None:
-            return link_page(ctx, request, token)
+        if acc is None:  # back to the link's page (POST-redirect-GET), which says it is dead
+            return RedirectResponse(f"/signin/{token}", status_code=303)
         resp = RedirectResponse("/queue", status_code=303)
         auth.set_session(resp, request, acc["id"])
         return resp

@@ -147,11 +147,11 @@ def test_should_resolve_a_disagreement_with_a_third_reviewer_and_total_only_when
     page_text = bob.content()
     assert "ann-private-note" not in page_text and "touch works on every shop" not in page_text
     assert bob.locator("input[type=radio]:checked").count() == 0
-    # a tampered hidden candidate id: clear error, nothing stored
+    # a tampered hidden candidate id: back to the page (POST-redirect-GET), clear error, nothing stored
     bob.check(f"input[name='grade:{DISPUTED}'][value='50']")
     bob.evaluate("document.querySelector('input[name=candidate]').value = 'c-000000000000'")
     bob.click("#submit")
-    assert "nothing stored" in bob.inner_text("body")
+    assert bob.url == f"{base}/c/{a}" and "nothing was stored" in bob.inner_text("#error")
     assert served["store"].reviews(a, "bob") == []
     bob.goto(f"{base}/c/{a}")
     levels_bob = {i: 75 for i in GRADED} | {DISPUTED: 50}
