@@ -59,6 +59,7 @@ from starlette.routing import Mount  # noqa: E402
 from skycity_bench.commands.review import web_app  # noqa: E402
 from skycity_bench.common import blinding as masking  # noqa: E402
 from skycity_bench.inputs.rubric import load_rubric  # noqa: E402
+from skycity_bench.review.app import settle_before_serving  # noqa: E402
 from skycity_bench.review.auth import API_TOKEN_TTL_S, SESSION_COOKIE, Auth  # noqa: E402
 from skycity_bench.store import accounts  # noqa: E402
 from skycity_bench.store.manifests import Manifest, apply_manifest  # noqa: E402
@@ -346,6 +347,7 @@ def main() -> int:
 
     # --- the app ------------------------------------------------------------------------------
     app = web_app(store)  # as `skycity-bench review` serves it
+    settle_before_serving(app)  # as the command does before serving
     served = ExitStack()
     base = served.enter_context(serving(app))  # tests/review_reports.py: uvicorn on a free loopback port
     auth: Auth = app.state.auth

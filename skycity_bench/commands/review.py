@@ -91,6 +91,7 @@ def review(
         return
     import uvicorn
 
+    from skycity_bench.review.app import settle_before_serving
     from skycity_bench.review.guard import allowed_hosts
     from skycity_bench.store.review_store import DEFAULT_DB, ReviewStore
 
@@ -107,6 +108,7 @@ def review(
     web = web_app(store, hosts)
     if store.postgres:
         c.print(f"queue progress on {_url(host, port)}/progress (admins)", highlight=False)
+    settle_before_serving(web)  # built once, kept out of the garbage collector's full walks
     uvicorn.run(
         web, host=host, port=port, log_level="warning", proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips
     )
