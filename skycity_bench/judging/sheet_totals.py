@@ -523,8 +523,8 @@ def _json_text(value: Any) -> str:
     written as the dict of its fields in order (what dataclasses.asdict gives, without
     copying every leaf first). Why not json.dumps itself: with `indent`, Python before 3.13
     encodes in pure Python through a chain of nested generators, each chunk handed up
-    through every level; the sheet of a 50-candidate round (about 0.7 MB) spent most of its
-    request there. Here each chunk is appended once, strings escaped by json's own C
+    through every level; the sheet of a 50-candidate round (about 0.7 MB) would spend most of
+    its request there. Here each chunk is appended once, strings escaped by json's own C
     function. Trees only (a cycle ends in RecursionError)."""
     out: list[str] = []
     put = out.append

@@ -102,8 +102,8 @@ def settle_before_serving(app: FastAPI) -> None:
     OpenAPI document, fixed once the routes are, is built now (FastAPI keeps it), not by the
     first /docs. Then what exists (the app, its routes and templates, every module it
     imported) lives as long as the process, so it is moved out of the cyclic garbage
-    collector's reach (gc.freeze): a full collection no longer walks it. At a round's size such
-    a walk took 100-400 ms, a stall for whichever request set it off. Garbage is collected
+    collector's reach (gc.freeze): a full collection skips it. At a round's size a walk over
+    it takes 100-400 ms, a stall for whichever request sets it off. Garbage is collected
     first, so none is kept."""
     app.openapi()
     gc.collect()
