@@ -6,7 +6,10 @@ the last moments and are no rigid part of a moving parent are the candidates (pa
 object are one object; the rules are browser/js/scene_graph.js's), cameras, lights, the
 camera's rig and particle fields left out. They are *claims*,
 never counts: density checks each against the pixels exactly as it checks a hook's claim
-(vision/verify.py), so the count is of claims whose own pixels moved. The scene graph has no
+(vision/verify.py), so the count is of claims whose own pixels moved. What the scene alone
+knows comes with each claim for the claims no pixel test verified (vision/settle.py): rays
+from the camera to five points of its box and what they met first (covered only where every
+point on it is), and whether it is fixed to the camera. The scene graph has no
 categories: density.categories stays untested for such a demo (scorers/density.py).
 
 Used by both of density's frame sources: its own replay (probes/density.py Replay) and the
@@ -63,11 +66,12 @@ def usable(st: dict | None) -> bool:
 
 async def claims(dp, s) -> tuple[bool, list | None, str | None]:
     """(ok, claims in the hook's shape, error) at the frame on screen; `s` the density
-    probe's Settings (scene_recent_ms, scene_frame_ms, scene_world_share)."""
+    probe's Settings (scene_recent_ms, scene_frame_ms, scene_world_share; min_object_px: the
+    claims at least that long get the ray test of what covers them, `rays`)."""
     try:
         got = await dp.evaluate(
-            "([r, f, w]) => __SKYCITY__.sceneGraph.movers(r, f, w)",
-            [s.scene_recent_ms, s.scene_frame_ms, s.scene_world_share],
+            "([r, f, w, m]) => __SKYCITY__.sceneGraph.movers(r, f, w, m)",
+            [s.scene_recent_ms, s.scene_frame_ms, s.scene_world_share, s.min_object_px],
             what="reading the three.js scene graph",
         )
     except DemoCrash:

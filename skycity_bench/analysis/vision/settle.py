@@ -2,7 +2,11 @@
 last): each rejection says why and over how long a time, or the claim stays *undecided*.
 
 Why: one pair over 0.1 s cannot tell a small, slow mover (a 4 x 7 px car at 10 px/s moves
-1 px) from a still thing, nor a covered object from one drawn fixed to the screen. Before a
+1 px) from a still thing, nor a covered object from one drawn fixed to the screen. First
+the scene's own account, where the locator is the three.js scene graph (scene_graph.js):
+a claim is *covered* when rays from the camera to several points of its box (RAYS_MIN_ON or
+more on it) all met something nearer, and *still on screen* when it is fixed to the camera
+(it moves in the world, its place in the camera's frame stands). Else, before a
 claim is called static, the frames the longest pair spans (t ± long_frames, 1 s at 60 Hz)
 are asked: over that time
   - nothing changed on screen in its box (raw frames): it is *covered* when its claimed box
@@ -304,6 +308,55 @@ def _median_change(ga: np.ndarray, gb: np.ndarray, t: tuple[int, int, int, int])
     return float(np.median(np.abs(ga[y0:y1, x0:x1].astype(np.int16) - gb[y0:y1, x0:x1])))
 
 
+# A claim is covered by the scene only when rays reached it at this many points of its box or
+# more and something nearer met every one of them (one point may be a lamp post before a car).
+RAYS_MIN_ON = 2
+
+
+def _rays(rec: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(points tested, points on the object, of them covered) of the locator's ray test at t
+    (browser/js/scene_graph.js `rays`), or None where it made none."""
+    r = rec.get("rays")
+    if not isinstance(r, dict):
+        return None
+    got = tuple(r.get(k) for k in ("points", "on", "covered"))
+    return got if all(isinstance(v, int) and v >= 0 for v in got) else None  # type: ignore[return-value]
+
+
+def _by_the_scene(rec: dict[str, Any], moved: float | None, secs: float, p: VerifyParams) -> str | None:
+    """The verdict the scene itself gives an unverified claim, before any pixel: covered when
+    the rays found it behind something at every point on it; still on screen when it is fixed
+    to the camera (it moves in the world, not on screen; its claimed box kept its place).
+    None: the scene does not settle it."""
+    r = _rays(rec)
+    if r is not None and r[1] >= RAYS_MIN_ON and r[2] == r[1]:
+        return f"{COVERED}: rays to {r[1]} points on it ({r[0]} tried) all met something nearer at t"
+    if rec.get("fixed_to_camera") is True and (moved is None or moved < p.min_speed_px_s * secs):
+        return (
+            f"{STILL} over {secs:g} s): fixed to the camera: it moved in the world while its place in the "
+            "camera's frame stood (not covered)"
+        )
+    return None
+
+
+def _nothing_changed(rec: dict[str, Any], moved: float | None, secs: float, p: VerifyParams) -> str:
+    """The verdict of a claim whose box did not change on screen over the longest pairs."""
+    if moved is None or moved < p.min_speed_px_s * secs:
+        return (
+            f"{STILL} over {secs:g} s): nothing changed there and its claimed box "
+            + ("stayed put" if moved is not None else "was not followed")
+            + " (fixed to the screen, or moving too little to see)"
+        )
+    r = _rays(rec)
+    seen = (
+        f"; rays reached it unhindered at {r[1] - r[2]} of {r[1]} points on it: the page's own elements over "
+        "the canvas cover it, or it is drawn unseen"
+        if r is not None and r[1] > r[2]
+        else ""
+    )
+    return f"{COVERED}: its claimed box moved {moved:.0f} px on screen in {secs:g} s, but nothing changed on screen there{seen}"
+
+
 def _settle_one(
     rec: dict[str, Any],
     a: np.ndarray,
@@ -317,19 +370,13 @@ def _settle_one(
     t = _tight(rec)
     secs = max(abs(pr.frames) for pr in pairs) / 60
     rec["baseline_s"] = round(secs, 3)
+    moved = _claimed_moved(rec, at)
+    scene = _by_the_scene(rec, moved, secs, p)
+    if scene is not None:
+        rec["verdict"] = scene
+        return
     if all(_rms(a, pr.raw, t, W, H) < p.still_rms for pr in pairs):
-        moved = _claimed_moved(rec, at)
-        if moved is not None and moved >= p.min_speed_px_s * secs:
-            rec["verdict"] = (
-                f"{COVERED}: its claimed box moved {moved:.0f} px on screen in {secs:g} s, "
-                "but nothing changed on screen there"
-            )
-        else:
-            rec["verdict"] = (
-                f"{STILL} over {secs:g} s): nothing changed there and its claimed box "
-                + ("stayed put" if moved is not None else "was not followed")
-                + " (fixed to the screen, or moving too little to see)"
-            )
+        rec["verdict"] = _nothing_changed(rec, moved, secs, p)
         return
     if any(_median_change(ga, pr.gray, t) < p.still_rms for pr in pairs):
         # most of its box unchanged at one end: it stayed; what changed there passed by

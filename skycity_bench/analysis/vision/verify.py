@@ -334,6 +334,11 @@ class _Claims:
             return rec
         x, y, w, h = bx
         rec.update({"x": round(x, 1), "y": round(y, 1), "w": round(w, 1), "h": round(h, 1)})
+        # what the scene graph locator saw of it (vision/settle.py reads them)
+        if isinstance(c.get("rays"), dict):
+            rec["rays"] = {k: c["rays"][k] for k in ("points", "on", "covered") if isinstance(c["rays"].get(k), int)}
+        if c.get("fixed_to_camera") is True:
+            rec["fixed_to_camera"] = True
         if not (0 <= x < self.W and 0 <= y < self.H):
             rec["verdict"] = "off screen"
             return rec
