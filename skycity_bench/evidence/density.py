@@ -144,11 +144,13 @@ class DensityEvidence(Evidence):
     # Optional: version 4 evidence without it stays valid as it is (it was located by the
     # hook alone).
     locator: Optional[DensityLocator] = Field(None, description="what located the claims checked at each sample")
-    # Optional: written only where the sample times were cut to fit the run's budget.
+    # Optional: written only where the probe replayed the window on a slowly rendering page.
     sampling: Optional[dict[str, Any]] = Field(
         None,
-        description="on a slowly rendering page, the instants kept to fit the probe's share of the run's "
-        "budget: frame_cost_ms, share_s, planned, kept, why (the rubric's instants first, no densifying)",
+        description="on a slowly rendering page, the probe's time (time_s: the earlier of its share of the "
+        "run's budget, share_s, and its own budget, own_budget_s), the frame cost and the pace measured, and the "
+        "instants and densified samples planned, kept and left out to fit it, with why (the rubric's instants "
+        "first; probes/_density_time.py)",
     )
     note: str = Field(description="what the fake clock cannot show")
 

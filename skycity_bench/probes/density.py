@@ -46,6 +46,7 @@ from skycity_bench.browser.session import DemoPage
 from skycity_bench.common.errors import Cause, ProbeError
 from skycity_bench.evidence.density import DensityEvidence
 from skycity_bench.probes import _scene_graph, probe
+from skycity_bench.probes._density_time import TimeFit, Walk, keys_of
 from skycity_bench.probes._stepper import RAF_60HZ_JS, Stepper, frame_time
 
 _FRAME_MS = 1000.0 / 60.0
@@ -181,45 +182,6 @@ def sample_times(main: list[float], a: float, b: float, step: float) -> list[flo
     return sorted(ts)
 
 
-# Wall seconds a sample costs besides rendering its frames: each frame's capture and hand-off
-# (a JPEG/PNG under load, as the recording's) and the sample's analysis (1-6 s measured on the
-# generated cities on a loaded 2-core machine).
-CAPTURE_S, ANALYSIS_S = 0.15, 4.0
-# Of the share: what the probe keeps back for densifying, drawing and the evidence.
-FINISH_SHARE = 0.15
-
-
-def fit_times(
-    times: list[float], main: list[float], frames_per_sample: int, way_frames: int, cost_s: float, seconds: float
-) -> tuple[list[float], dict | None]:
-    """The sample times that fit in `seconds` (the probe's share of the run's budget) on a page
-    whose frame costs `cost_s` wall seconds: each sample renders and captures
-    `frames_per_sample` frames and is analysed, and reaching the window renders `way_frames`
-    frames. The rubric's own instants (`main`) are kept first, then the others, spread evenly
-    over the window, as many as fit; at least one (the first rubric instant). Returns the
-    times kept and what was left out and why (None: all fit)."""
-    per = frames_per_sample * (cost_s + CAPTURE_S) + ANALYSIS_S
-    room = seconds * (1 - FINISH_SHARE) - way_frames * cost_s
-    n = max(1, int(room // per)) if per > 0 else len(times)
-    if n >= len(times):
-        return times, None
-    mains = [t for t in times if t in main]
-    rest = [t for t in times if t not in main]
-    kept = mains[:n]
-    k = n - len(kept)
-    if k > 0:
-        kept += [rest[int(i * len(rest) / k)] for i in range(k)]
-    kept = sorted(set(kept))
-    return kept, {
-        "frame_cost_ms": round(cost_s * 1000, 1),
-        "share_s": round(seconds, 1),
-        "planned": times,
-        "kept": kept,
-        "why": f"{len(kept)} of {len(times)} instants fit in the {seconds:.0f} s share of the run's budget at "
-        f"{per:.1f} s a sample (the rubric's instants first); no densified samples",
-    }
-
-
 def count_of(s: dict) -> int | None:
     """The sample's count: verified when the hook answered, else the visual count."""
     return s.get("verified_count") if s.get("verified_count") is not None else s.get("visual_count")
@@ -249,10 +211,6 @@ def plan_pass(
         {"t": t, "key": int(round(t * 60)), "before": list(before), "after": list(after), "views": list(views)}
         for t in times
     ]
-
-
-def _keys(plan: list[dict], delta_frames: int) -> list[int]:
-    return sorted({p["key"] + k for p in plan for k in (0, delta_frames, *p["before"], *p["after"])})
 
 
 class _Call:
@@ -293,6 +251,18 @@ class Replay:
         if self._st is None:
             raise RuntimeError("the replay is not open (Replay.open)")
         return self._st
+
+    async def measured(self) -> None:
+        """When no page of the run has measured the frame cost yet, the page's first frames
+        after load played one at a time and timed now (browser/page_clock.py: any first advance
+        does so; the same frames the walk would play first), so that the probe's time can be
+        planned from it."""
+        b = getattr(self.ctx.browser, "budget", None)
+        if b is None or b.frame_cost_ms() is not None:
+            return
+        n = self.ctx.scenario.timeouts.frame_cost_frames
+        # n frames of 17 ms (the measurement's step), ending on a whole ms (Stepper.to)
+        await self.st.to((self.st.pos_ms + n * (int(_FRAME_MS) + 1) - 0.5) / 1000.0)
 
     async def describe(self) -> _Call:
         d = await self.dp.hook.describe()
@@ -412,32 +382,49 @@ class _Capture:
         self.plain_too = False
 
     async def run_pass(
-        self, source, times: list[float], hook: bool, densified: bool, out: list[dict], progress=None
-    ) -> None:
-        """Every sample of one pass, appended to `out` in time order as it is analysed. The
-        source is walked forward once; a frame is dropped when no later sample uses it."""
-        plan = self.plan(times, hook)
-        keys = _keys(plan, self.delta_frames)
-        last_use: dict[int, int] = {}
-        for i, p in enumerate(plan):
-            for k in (0, self.delta_frames, *p["before"], *p["after"]):
-                last_use[p["key"] + k] = i
-        # the hook's claims at each sample's frame A and at its still-point views
-        a_keys = {p["key"] + k for p in plan for k in (0, *p["views"])}
+        self,
+        source,
+        times: list[float],
+        hook: bool,
+        densified: bool,
+        out: list[dict],
+        progress=None,
+        fit: TimeFit | None = None,
+        reserve_s: float = 0.0,
+    ) -> list[float]:
+        """Every sample of one pass, appended to `out` in time order as it is analysed; returns
+        the times taken. The source is walked forward once, each sample's frames taken up to
+        its last one (the frames of later samples on the way too); a frame is dropped when no
+        sample still to take uses it. With `fit` (a slow page), after every sample the samples
+        still to take are fitted to what is left of the probe's time less `reserve_s`
+        (probes/_density_time.py). `progress(t, pending, pos)` after every sample."""
+        pending = self.plan(times, hook)
         frames: dict[int, tuple] = {}
         claims: dict[int, _Call] = {}
-        i = 0
-        for key in keys:
-            frames[key] = await source.frame(key)
-            if hook and key in a_keys:
-                claims[key] = await source.claims(key)
-            while i < len(plan) and max(plan[i]["key"] + k for k in (self.delta_frames, *plan[i]["after"])) <= key:
-                out.append(await self._analyse(plan[i], frames, claims, hook, densified))
-                if progress is not None:
-                    progress(plan[i]["t"])
-                for k in [k for k in frames if last_use.get(k, -1) <= i]:
-                    del frames[k]
-                i += 1
+        pos, taken = -1, []
+        while pending:
+            p, t0, start = pending[0], time.monotonic(), pos
+            # the hook's claims at each sample's frame A and at its still-point views
+            a_keys = {q["key"] + k for q in pending for k in (0, *q["views"])}
+            end = max(p["key"] + k for k in (self.delta_frames, *p["after"]))
+            walked = [k for k in keys_of(pending, self.delta_frames) if pos < k <= end]
+            for key in walked:
+                frames[key] = await source.frame(key)
+                if hook and key in a_keys:
+                    claims[key] = await source.claims(key)
+                pos = key
+            out.append(await self._analyse(p, frames, claims, hook, densified))
+            taken.append(p["t"])
+            pending = pending[1:]
+            if fit is not None:
+                fit.count(walked, start, 1, time.monotonic() - t0)
+                pending = fit.trim(pending, pos, reserve_s)
+            used = set(keys_of(pending, self.delta_frames))
+            for k in [k for k in frames if k not in used]:
+                del frames[k]
+            if progress is not None:
+                progress(p["t"], pending, pos)
+        return taken
 
     def plan(self, times: list[float], hook: bool) -> list[dict]:
         return plan_pass(times, self.delta_frames, self.other_frames, hook, self.view_frames)
@@ -451,6 +438,8 @@ class _Capture:
         if hook and call is not None:
             if call.ok and isinstance(call.value, list):
                 claims = [c for c in call.value if not (isinstance(c, dict) and c.get("visible") is False)]
+                if not self.plain_too:  # a hook's claims: what only the scene graph tells is dropped
+                    claims = [_hook_said(c) for c in claims]
             else:
                 hook_error = call.error or f"getDynamicObjects returned {type(call.value).__name__}, not a list"
         others = [(k, frames[n + k][0]) for k in p["before"] if k in self.other_frames]
@@ -499,6 +488,12 @@ class _Capture:
         return rel
 
 
+def own_budget_s(sc) -> float:
+    """The probe's own budget: two pages (the window and the densified samples) each loaded
+    and played to the window's end at up to six times real time, and two minutes of analysis."""
+    return 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120
+
+
 @probe(
     "density",
     order=50,
@@ -507,7 +502,7 @@ class _Capture:
     after=("recording",),
     description="fake clock; frame pairs t, t+Δ across 20–35 s (the recording's tour frames when it runs); "
     "camera-compensated motion; hook claims checked",
-    budget=lambda sc: 2 * (sc.timeouts.load_s + 6 * sc.dense_window_s[1]) + sc.timeouts.probe_grace_s + 120,
+    budget=lambda sc: own_budget_s(sc),
 )
 async def collect(ctx) -> DensityEvidence:
     """Frames from the recording's tour pass when it ran before this probe and captured the
@@ -518,66 +513,78 @@ async def collect(ctx) -> DensityEvidence:
     a_s, b_s = ctx.scenario.dense_window_s
     times = sample_times(ctx.scenario.density_sample_times_s, a_s, b_s, s.step_s)
     cap = _Capture(ctx)
+    started = time.monotonic()
     found = TourFrames.of_run(ctx)
     try:
-        return await _collect(ctx, s, times, cap, found)
+        return await _collect(ctx, s, times, cap, found, started)
     finally:
         if found is not None:  # read or not, the PNGs were this probe's only
             found.remove()
 
 
-def _budget_fit(ctx, times: list[float], cap: _Capture) -> tuple[list[float], dict | None]:
-    """On a page that renders slowly (a measured frame cost above the coarse-step limit) and
-    replays the window itself, the sample times that fit in the probe's share of the run's
-    budget (browser/clock_budget.py RunBudget; fit_times), else all of them."""
+def _time_fit(ctx, cap: _Capture, started: float) -> TimeFit | None:
+    """On a page that renders slowly (a measured frame cost above the coarse-step limit), the
+    probe's time (probes/_density_time.py): the earlier of the end of its share of the run's
+    budget (browser/clock_budget.py RunBudget) and its own budget. None on a fast page, or
+    without a run budget: every instant is taken."""
     b = getattr(ctx.browser, "budget", None)
     cost = b.frame_cost_ms() if b is not None else None
     t = ctx.scenario.timeouts
     if b is None or cost is None or cost <= t.coarse_above_ms:
-        return times, None
+        return None
+    own = own_budget_s(ctx.scenario)
     share = b.shares.get("density")
-    seconds = share.seconds if share is not None else b.left_s()
-    plan = cap.plan(times[:1], True)[0]
-    per = 2 + len(plan["before"]) + len(plan["after"])
-    way = int(times[0] * 1000 / t.coarse_step_ms) if times else 0
-    main = [round(float(x), 3) for x in ctx.scenario.density_sample_times_s]
-    return fit_times(times, main, per, way, cost / 1000.0, seconds)
+    ends = share.ends_at if share is not None else b.deadline
+    return TimeFit(
+        walk=Walk(cost / 1000.0, t.coarse_step_ms),
+        deadline=min(ends, started + own),
+        main={round(float(x), 3) for x in ctx.scenario.density_sample_times_s},
+        delta_frames=cap.delta_frames,
+        share_s=(share.seconds if share is not None else ends - started),
+        own_s=own,
+        started=started,
+    )
 
 
-async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: TourFrames | None) -> DensityEvidence:
+async def _collect(
+    ctx, s: Settings, times: list[float], cap: _Capture, tour: TourFrames | None, started: float
+) -> DensityEvidence:
     hook_tour = tour is not None and (await tour.locate(await tour.describe()))["kind"] != "none"
-    if tour is not None and not tour.has(_keys(cap.plan(times, hook_tour), cap.delta_frames)):
+    if tour is not None and not tour.has(keys_of(cap.plan(times, hook_tour), cap.delta_frames)):
         tour = None  # the tour stopped before the window's end: play it here
-    fitted = None
-    if tour is None:  # the tour's frames cost no rendering; a replay's do
-        times, fitted = _budget_fit(ctx, times, cap)
     samples: list[dict] = []
     frames_from = {"main": "tour" if tour is not None else "replay", "densified": None}
-    task = ctx.progress.task("density: frame pairs 20–35 s" + (" (the tour's frames)" if tour else ""), len(times))
     source = tour or Replay(ctx)
+    planned, view = times, None
     try:
-        await source.open()
-        desc = await source.describe()
-        # claims come from the hook, else from the three.js scene graph (probes/_scene_graph.py)
-        loc = await source.locate(desc)
-        hook = loc["kind"] != "none"
-        cap.plain_too = loc["kind"] == _scene_graph.KIND
-        await cap.run_pass(
-            source, times, hook, False, samples, progress=lambda t: task.update(len(samples), note=f"t = {t:g} s")
+        try:
+            desc, loc, fit = await _open(ctx, source, cap, started)
+            if fit is not None:  # a slow page: the instants that fit the probe's time
+                times = [p["t"] for p in fit.first_cut(cap.plan(times, True))]
+            view = _View(ctx, cap, fit, times, samples, tour is not None)
+            hook = loc["kind"] != "none"
+            taken = await cap.run_pass(
+                source, times, hook, False, samples, view.main, fit, fit.reserve_s if fit is not None else 0.0
+            )
+        except ProbeError as e:
+            e.data = {"samples": samples, **(e.data or {})}
+            raise
+        finally:
+            await source.close()
+        extra, extra_planned = _densify_plan(cap, samples, s, fit, hook)
+        densify_error, frames_from["densified"], more_errors = await _densify(
+            ctx, cap, tour, hook, extra, samples, view
         )
-    except ProbeError as e:
-        e.data = {"samples": samples, **(e.data or {})}
-        raise
     finally:
-        task.close()
-        await source.close()
-    extra = _densify_times(samples, s) if fitted is None else []
-    densify_error, frames_from["densified"], more_errors = await _densify(ctx, cap, tour, hook, extra, samples)
+        if view is not None:
+            view.close()
     page_errors = more_errors if more_errors is not None else source.page_errors()
     samples.sort(key=lambda d: d["t"])
     lowest_file = None
     if cap.lowest is not None and "evidence" not in cap.lowest[3]:
         lowest_file = cap.lowest[3]["evidence"] = cap._draw(*cap.lowest[2:5])
+    done_extra = sorted(d["t"] for d in samples if d["densified"])
+    sampling = fit.note(planned, taken, extra_planned, done_extra) if fit is not None else None
     # The figures as the evidence model (evidence/density.py): a figure the model does not
     # know is an error here, not a silent change of the report's shape.
     return DensityEvidence.model_validate(
@@ -588,21 +595,103 @@ async def _collect(ctx, s: Settings, times: list[float], cap: _Capture, tour: To
             "delta_frames": s.delta_frames,
             "other_pair_frames": cap.other_frames,
             "still_point_frames": cap.view_frames if hook else None,
-            "times": times,
+            "times": taken,
             "densified_times": extra,
             "densify_error": densify_error,
             "lowest_evidence": lowest_file,
             "samples": samples,
             "page_errors": page_errors,
             "frames_from": frames_from,
-            **({"sampling": fitted} if fitted is not None else {}),
+            **({"sampling": sampling} if sampling is not None else {}),
             "note": "the fake clock does not drive CSS animations/transitions: objects moved only by CSS are not seen moving",
         }
     )
 
 
+async def _open(ctx, source, cap: _Capture, started: float) -> tuple[_Call, dict, TimeFit | None]:
+    """Open the pass's source: (describe()'s answer, what locates the claims: the hook, else
+    the three.js scene graph, probes/_scene_graph.py, and the probe's time when it replays
+    the window on a slow page). The tour's frames cost no rendering; a replay's frames are
+    priced from the page's frame cost, measured here when no page of the run has yet, and the
+    open's wall time is kept (a densifying page costs as much again)."""
+    opened = time.monotonic()
+    await source.open()
+    desc = await source.describe()
+    loc = await source.locate(desc)
+    cap.plain_too = loc["kind"] == _scene_graph.KIND
+    fit = None
+    if isinstance(source, Replay):
+        await source.measured()
+        fit = _time_fit(ctx, cap, started)
+        if fit is not None:
+            fit.open_s = time.monotonic() - opened
+    return desc, loc, fit
+
+
+class _View:
+    """The probe's progress line. On a fast page (or from the tour's frames) the share of
+    samples taken; on a slow page (`fit`) its time so far against that and the paced estimate
+    of the rest (probes/_density_time.py), the densified samples the drops seen so far call
+    for included, so the run's estimate follows what is really left."""
+
+    def __init__(self, ctx, cap: _Capture, fit: TimeFit | None, times: list[float], samples: list[dict], tour: bool):
+        self.cap, self.fit, self.samples = cap, fit, samples
+        said = "density: frame pairs 20–35 s" + (" (the tour's frames)" if tour else "")
+        if fit is not None:
+            said += f" ({len(times)} instants fit on this slow page)"
+        self.task = ctx.progress.task(said, 1000.0 if fit is not None else len(times))
+        self.done = 0
+
+    def main(self, t: float, pending: list[dict], pos: int) -> None:
+        self.done += 1
+        if self.fit is None:
+            self.task.update(self.done, note=f"t = {t:g} s")
+            return
+        rest = self.fit.need_s(pending, pos)
+        rest += min(self._densify_s(), max(0.0, self.fit.left_s() - rest))
+        note = f"t = {t:g} s · {self.done} of {self.done + len(pending)} instants"
+        self.task.update(1000.0 * self.fit.progress(rest), note=note)
+
+    def densified(self, t: float, pending: list[dict], pos: int) -> None:
+        if self.fit is not None:
+            note = f"densified t = {t:g} s · {len(pending)} left"
+            self.task.update(1000.0 * self.fit.progress(self.fit.need_s(pending, pos)), note=note)
+
+    def densifying(self, extra: list[float]) -> None:
+        """The densified samples' pass starts: its estimate, a fresh page walked from the start."""
+        if self.fit is not None and extra:
+            note = f"{len(extra)} densified samples where the count dropped"
+            self.task.update(1000.0 * self.fit.progress(self._densify_s(extra)), note=note)
+
+    def _densify_s(self, extra: list[float] | None = None) -> float:
+        """What the densified samples cost at the pace so far (the drops seen so far when
+        `extra` is None), on a fresh page walked from the start."""
+        fit = self.fit
+        if extra is None:
+            extra = _densify_times(sorted(self.samples, key=lambda d: d["t"]), self.cap.ctx.settings)
+        if fit is None or not extra:
+            return 0.0
+        return fit.pace * (fit.open_s or 0.0) + fit.need_s(self.cap.plan(sorted(extra), True), 0)
+
+    def close(self) -> None:
+        self.task.close()
+
+
+def _densify_plan(
+    cap: _Capture, samples: list[dict], s: Settings, fit: TimeFit | None, hook: bool
+) -> tuple[list[float], list[float]]:
+    """(the densified samples to take, those planned): where the count dropped between two
+    samples; on a slow page those that fit in what is left, largest drop first."""
+    planned = _densify_times(samples, s)
+    if fit is None or not planned:
+        return sorted(planned), sorted(planned)
+    by_t = {p["t"]: p for p in cap.plan(planned, hook)}
+    kept = fit.densify_cut([by_t[t] for t in planned])
+    return [p["t"] for p in kept], sorted(planned)
+
+
 async def _densify(
-    ctx, cap: _Capture, tour: TourFrames | None, hook: bool, extra: list[float], samples: list[dict]
+    ctx, cap: _Capture, tour: TourFrames | None, hook: bool, extra: list[float], samples: list[dict], view: _View
 ) -> tuple[str | None, str | None, list | None]:
     """The samples at `extra` (where the count dropped between two samples) added to
     `samples`, from the tour's frames when it has them all, else from a replay of the
@@ -610,18 +699,31 @@ async def _densify(
     None when there are none to take."""
     if not extra:
         return None, None, None
-    plan_keys = _keys(cap.plan(extra, hook), cap.delta_frames)
+    plan_keys = keys_of(cap.plan(extra, hook), cap.delta_frames)
     more = tour if tour is not None and tour.has(plan_keys) else Replay(ctx)
+    fit = view.fit if more is not tour else None
+    view.densifying(extra)
     error = None
     try:
         await more.open()
         await more.locate(await more.describe())
-        await cap.run_pass(more, extra, hook, True, samples)
+        await cap.run_pass(more, extra, hook, True, samples, view.densified, fit)
     except ProbeError as e:
         error = str(e)
     finally:
         await more.close()
     return error, more.name, more.page_errors()
+
+
+# What the three.js scene graph locator adds to a claim (browser/js/scene_graph.js): whether
+# rays found it covered, whether it is fixed to the camera. vision/settle.py takes them as the
+# scene's own account; a hook saying the same is the demo's word, and is not taken.
+SCENE_ONLY = ("rays", "fixed_to_camera")
+
+
+def _hook_said(c):
+    """A hook's claim without what only the scene graph locator may say of it."""
+    return {k: v for k, v in c.items() if k not in SCENE_ONLY} if isinstance(c, dict) else c
 
 
 def _visible(call: _Call | None) -> list | None:
@@ -632,6 +734,8 @@ def _visible(call: _Call | None) -> list | None:
 
 
 def _densify_times(samples: list[dict], s: Settings) -> list[float]:
+    """The densified samples' times where the count dropped between two neighbouring samples:
+    densify_points in each of the densify_max_intervals largest drops, the largest first."""
     out: list[float] = []
     drops = []
     for prev, nxt in zip(samples, samples[1:]):
@@ -641,4 +745,4 @@ def _densify_times(samples: list[dict], s: Settings) -> list[float]:
     for _, ta, tb in sorted(drops, reverse=True)[: s.densify_max_intervals]:
         for k in range(1, s.densify_points + 1):
             out.append(round(ta + (tb - ta) * k / (s.densify_points + 1), 3))
-    return sorted(out)
+    return out

@@ -5,8 +5,9 @@ tells the recording that density reads its evidence (ProbeSpec.after, ctx.reader
 browser here: tests/probes/test_density_tour_frames.py runs both sources."""
 
 from skycity_bench.probes import registry
+from skycity_bench.probes._density_time import keys_of as _keys
 from skycity_bench.probes._tour import density_frame_times
-from skycity_bench.probes.density import _keys, plan_pass, sample_times
+from skycity_bench.probes.density import plan_pass, sample_times
 from skycity_bench.running.runner import Profile, readers_of
 
 
