@@ -187,7 +187,7 @@ def check_unlisted(t: Table, item: str, got: dict[str, Any], untested_reason: st
     if status != "untested":
         t.row(item, "a verdict", status, "ok")
     elif untested_reason and re.search(untested_reason, reason, re.I):
-        t.row(item, "a verdict", status, "ok (budget)", _first_line(reason))
+        t.row(item, "a verdict", status, "ok (allowed)", _first_line(reason))
     else:
         t.row(item, "a verdict", status, "MISMATCH", _first_line(reason))
 

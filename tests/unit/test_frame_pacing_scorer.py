@@ -313,6 +313,21 @@ def test_should_put_a_frozen_scene_to_review():
     assert r.evidence["longest_scene_freeze_s"] == pytest.approx(1.0, abs=0.05)
 
 
+def test_should_fail_a_frozen_scene_whose_figures_already_give_the_lowest_tier():
+    # A page at 2 frames a second whose scene also stood still for 1.5 s: the figures give
+    # tier 0 and the freeze can only look worse, so there is nothing for a reviewer to raise.
+    iv = [500.0] * 20
+    drew = [0 if 5 <= i < 9 else 1 for i in range(len(iv) + 1)]
+    r = score(evidence(iv, drew=drew, duration=10), duration=10)
+    assert r.status == "fail" and r.points == 0.0
+    assert r.evidence["outcome"] == "scene_frozen_at_floor"
+    assert r.evidence["reason"].startswith("tier 0 by the rAF figures, and the scene updated in")
+    # the same freeze above the lowest tier still goes to review
+    smooth = steady(10)
+    drew = [0 if 200 <= i < 290 else 1 for i in range(len(smooth) + 1)]
+    assert score(evidence(smooth, drew=drew, duration=10), duration=10).status == "review"
+
+
 def test_scene_updates_measures_longest_gap():
     raf = np.arange(0, 1000, 100.0)
     ratio, longest = scene_updates(raf, np.array([1, 0, 0, 0, 1, 1, 1, 1, 1, 1]))

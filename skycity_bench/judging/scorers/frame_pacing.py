@@ -505,6 +505,14 @@ def _verdict(
     frozen = ratio is None or ratio < settings.min_scene_update_ratio or freeze > settings.max_freeze_s
     if frozen:
         _frozen(p, tier, ratio, freeze, chrom, both, ev)
+        if tier == p.floor and ev["outcome"] == Outcome.SCENE_FROZEN.value:
+            # The look cannot be better than the figures here: the rAF figures already give the
+            # lowest tier, and a scene that also froze only looks worse. Nothing for a
+            # reviewer to raise; the freeze stays in the reason.
+            ev["outcome"] = Outcome.FROZEN_AT_FLOOR.value
+            seen = ev["reason"].split(": ", 1)[0]
+            ev["reason"] = f"tier {tier} by the rAF figures, and {seen}: a freeze cannot raise the lowest tier"
+            return ItemScore("fail", float(tier), ev, meas)
         return ItemScore("review", None, ev, meas)
     pct = chrom.get("dropped_frame_pct")
     if pct is not None and _enough(chrom, duration, p.vsync, settings):
@@ -572,6 +580,7 @@ class Outcome(str, Enum):
     NO_INTERVALS = "no_intervals"  # playback froze: no interval at all
     THREW_BEFORE_DRAWING = "threw_before_drawing"  # untested: nothing drawn, the page threw
     SCENE_FROZEN = "scene_frozen"  # review: rAF ran, the scene did not update
+    FROZEN_AT_FLOOR = "scene_frozen_at_floor"  # fail: the lowest tier, and the scene froze too
     COMPOSITOR_ONLY = "compositor_only_animation"  # review: animated by the compositor only
     RAF_SMOOTH_CHROMIUM_DROPPED = "raf_smooth_chromium_dropped"  # review: the clocks disagree
     RAF_JANKY_CHROMIUM_SMOOTH = "raf_janky_chromium_smooth"  # review: the clocks disagree
