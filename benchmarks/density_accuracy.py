@@ -33,7 +33,11 @@ Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
   beside a permanent jam, pedestrian specks, a control bar over the scene, no hook): N, the
   page's own truth and the verdict; N within 15 % of the fewest cars seen moving or review
   with its reason, never a fail, never more cars than the page shows moving at once.
-Groups for --only: the fixture names, static_orbit, still_orbit, hookless, gen_city, timing. --step S samples the
+- a page that renders at a few frames a second (gen_city_heavy: the fixed-camera city with a
+  mesh per window), the density probe alone at the default budget: its wall time within its
+  time (the earlier of its share of the run's budget and its own budget), the instants and
+  densified samples it took, and a verdict or review.
+Groups for --only: the fixture names, static_orbit, still_orbit, hookless, gen_city, slow, timing. --step S samples the
 dense window every S s instead of every second (software WebGL on a loaded machine is slow).
 --misses lists, under the 3D recall rows, every claim that failed at some sample with its
 verdict and the shift measured over Δ (what is left to win, and why).
@@ -408,6 +412,44 @@ def gen_city_rows(name: str, out: Path) -> None:
         row(f"{name}: review reason", (it["evidence"].get("reason") or "")[:40], "(evidence)", True)
 
 
+def slow_rows(out: Path) -> None:
+    """The density probe alone on the generated city made heavy (gen_city_heavy: a mesh per
+    window, a few frames a second in software WebGL here) at the run's default budget: it ends
+    within its time (the earlier of its share of the run's budget and its own budget) with a
+    verdict or review, and says which instants and densified samples it took."""
+    name = "gen_city_heavy"
+    rep = run(name, out / name, hook=False)
+    probe, it = rep["probes"]["density"], rep["items"]["density.count"]
+    vp = fixture(f"density/{name}").truth["scenario"]["viewport"]
+    cost = rep["environment"]["render_cost"]["viewports"][vp]["frame_cost_ms"]
+    row(f"{name}: frame cost (frames a second)", f"{cost:.0f} ms ({1000 / cost:.1f})", "(evidence: a few)", True)
+    sm = probe["data"].get("sampling")
+    if sm is None:  # not replayed as a slow page: nothing was fitted
+        row(f"{name}: the probe's time fitted to a slow page", "no", "yes", False)
+        return
+    took = probe["duration_s"]
+    row(
+        f"{name}: density probe's wall s, of its time",
+        f"{took:.0f} of {sm['time_s']:.0f}",
+        "within",
+        took <= sm["time_s"],
+    )
+    row(
+        f"{name}: instants, densified samples taken",
+        f"{len(sm['kept'])}/{len(sm['planned'])}, {len(sm['densified_kept'])}/{len(sm['densified_planned'])}",
+        "(evidence)",
+        True,
+    )
+    page = fixture(f"density/{name}").truth["page"]
+    n, status = rep["measurements"]["density"]["N"], it["status"]
+    row(
+        f"{name}: N, truth (fewest..most seen moving), verdict",
+        f"{n}, {page['movers_seen_min_20_35']}..{page['movers_seen_max_20_35']}, {status}",
+        "a verdict or review",
+        status in ("pass", "partial", "review"),
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="skip the no-hook runs")
@@ -415,7 +457,7 @@ def main() -> None:
         "--only",
         nargs="*",
         help="fixture names (movers_10 ... liar, movers_orbit3d_30, movers_three_44, gen_city_fixed, "
-        "gen_city_orbit), static_orbit, still_orbit, hookless, gen_city, timing",
+        "gen_city_orbit, gen_city_heavy), static_orbit, still_orbit, hookless, gen_city, slow, timing",
     )
     ap.add_argument("--step", type=float, help="sample the dense window every STEP s (default: the scenario's 1 s)")
     ap.add_argument("--misses", action="store_true", help="list the 3D fixtures' claims that failed, with why")
@@ -457,6 +499,7 @@ def main() -> None:
             "still_orbit",
             "hookless",
             "gen_city",
+            "slow",
             "timing",
         ]
     )
@@ -526,6 +569,8 @@ def main() -> None:
     for name in ("gen_city_fixed", "gen_city_orbit"):
         if "gen_city" in want or name in want:
             gen_city_rows(name, tmp)
+    if "slow" in want or "gen_city_heavy" in want:
+        slow_rows(tmp)
     if "timing" in want:
         timing("movers_80")
         timing("camera_orbit3d")

@@ -18,6 +18,11 @@ fresh page (Replay; a second fresh page for the densified samples), stepping the
 One plan of which frames each sample uses (plan_pass) and one analysis (_Capture.run_pass)
 for both sources, so both give the same samples.
 
+On a page that renders slowly (a few frames a second) a replay fits its instants and its
+densified samples to the probe's time, the rubric's instants first, says which in the
+evidence (`sampling`), and reports its progress against the paced estimate of the rest
+(probes/_density_time.py).
+
 The fake clock does not drive CSS animations/transitions: objects animated only by CSS
 are not moved between A and B and are not seen as moving (said in the evidence).
 """
@@ -596,7 +601,8 @@ async def _collect(
             "other_pair_frames": cap.other_frames,
             "still_point_frames": cap.view_frames if hook else None,
             "times": taken,
-            "densified_times": extra,
+            # on a slow page those taken (the pass may leave some out as it goes: `sampling`)
+            "densified_times": extra if fit is None else done_extra,
             "densify_error": densify_error,
             "lowest_evidence": lowest_file,
             "samples": samples,

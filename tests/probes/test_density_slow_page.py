@@ -95,6 +95,8 @@ def test_should_say_which_instants_it_sampled_and_which_it_left_out(run):
     assert sampling["kept"] == data["times"] and 20.0 in sampling["kept"]
     assert sorted(sampling["kept"] + sampling["left_out"]) == sampling["planned"]
     assert [s["t"] for s in data["samples"] if not s["densified"]] == data["times"]
+    assert sorted(s["t"] for s in data["samples"] if s["densified"]) == data["densified_times"]
+    assert data["densified_times"] == sampling["densified_kept"]
     assert "ms each" in sampling["why"] and "share" in sampling["why"]
 
 
