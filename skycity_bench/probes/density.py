@@ -483,6 +483,14 @@ class _Capture:
             self.lowest = (c, t_a, a, data, res.seg.regions)
         return data
 
+    def lowest_drawn(self) -> str | None:
+        """The lowest sample's evidence picture, drawn now unless it was a main instant's
+        (drawn already, named in the sample); None when no sample was counted."""
+        if self.lowest is None or "evidence" in self.lowest[3]:
+            return None
+        self.lowest[3]["evidence"] = self._draw(*self.lowest[2:5])
+        return self.lowest[3]["evidence"]
+
     def _draw(self, a, data: dict, regions: list) -> str:
         path, rel = self.ctx.file(f"density/t{data['t']:06.2f}.png")
         claimed = data.get("claimed_count")
@@ -585,9 +593,7 @@ async def _collect(
             view.close()
     page_errors = more_errors if more_errors is not None else source.page_errors()
     samples.sort(key=lambda d: d["t"])
-    lowest_file = None
-    if cap.lowest is not None and "evidence" not in cap.lowest[3]:
-        lowest_file = cap.lowest[3]["evidence"] = cap._draw(*cap.lowest[2:5])
+    lowest_file = cap.lowest_drawn()
     done_extra = sorted(d["t"] for d in samples if d["densified"])
     sampling = fit.note(planned, taken, extra_planned, done_extra) if fit is not None else None
     # The figures as the evidence model (evidence/density.py): a figure the model does not

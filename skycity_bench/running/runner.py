@@ -260,7 +260,7 @@ async def _run(
             handle.budget = budget = RunBudget(scenario.timeouts, started=started)
             await handle.start()
             try:
-                await _describe_environment(report, handle, scenario, profile)
+                await _describe_environment(report, handle, scenario, profile, specs)
                 # one display for the whole run where a person watches (run_progress.RunProgress),
                 # whose estimate never passes the run's budget
                 weights = {s.name: s.budget(scenario) for s in specs}
@@ -279,17 +279,21 @@ async def _run(
                 await handle.kill()
 
 
-async def _describe_environment(report: Report, handle, scenario: Scenario, profile: Profile) -> None:
-    """Calibrate the refresh rate (where the profile measures timing) and record the
-    environment every number of the run is read in."""
+async def _describe_environment(
+    report: Report, handle, scenario: Scenario, profile: Profile, specs: list[ProbeSpec]
+) -> None:
+    """Calibrate the refresh rate (where a probe of the run plays in real time) and record
+    the environment every number of the run is read in."""
     path, source = find_chromium()
-    cal = await calibrate(handle, scenario) if profile.calibrate else _not_calibrated(scenario)
+    # the refresh interval matters only to timing figures, which real-time probes alone make
+    timed = profile.calibrate and any(s.realtime for s in specs)
+    cal = await calibrate(handle, scenario) if timed else _not_calibrated(scenario)
     webgl = await environment.webgl_info(handle)
     report.environment = environment.build(handle.version, path, webgl, scenario, cal)
     report.environment["browser_source"] = source
     report.environment["network"] = profile.network
     report.environment["jobs"] = profile.jobs
-    if profile.calibrate and not cal["within_tolerance"]:
+    if timed and not cal["within_tolerance"]:
         report.warnings.append(
             f"calibration: measured refresh interval {cal['refresh_interval_ms']} ms is more than "
             f"{cal['tolerance_ms']} ms off {cal['expected_interval_ms']} ms; timing figures are not comparable"
@@ -429,12 +433,12 @@ def _close_out(report: Report, handle, network: str, ondemand, progress: Progres
 
 
 def _not_calibrated(scenario: Scenario) -> dict:
-    """A profile that measures no timing (check) skips the refresh calibration; the
-    environment says so instead of a refresh interval."""
+    """A run that measures no timing (the check profile, or no real-time probe chosen) skips
+    the refresh calibration; the environment says so instead of a refresh interval."""
     return {
         "refresh_interval_ms": None,
         "within_tolerance": None,
-        "skipped": "this profile measures no timing",
+        "skipped": "no probe of this run plays in real time",
         "expected_interval_ms": scenario.calibration.expected_interval_ms,
         "tolerance_ms": scenario.calibration.tolerance_ms,
     }

@@ -262,6 +262,16 @@ def test_should_place_every_batch_candidate_in_the_round_at_import(world):
 
 
 @pytest.mark.browser
+def test_should_not_calibrate_a_round_that_plays_nothing_in_real_time(world):
+    """The packaging probe runs on the fake clock: no run measured a refresh interval (which a
+    loaded machine could put off 60 Hz and so split the round), and each says why."""
+    for run_dir in world["out"].glob("c-*"):
+        env = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))["environment"]
+        assert env["refresh_interval_ms"] is None
+        assert env["calibration"]["skipped"] == "no probe of this run plays in real time"
+
+
+@pytest.mark.browser
 def test_should_print_the_table_write_the_figure_and_json_of_the_schema(world, tmp_path):
     run = CliRunner().invoke(cli_app, ["leaderboard", "--db", str(world["db"]), "--figure", str(tmp_path / "f.png")])
     assert run.exit_code == 0, run.output

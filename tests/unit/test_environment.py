@@ -33,3 +33,13 @@ def test_should_name_what_differs():
 def test_should_refuse_refresh_rates_apart_or_off_calibration():
     assert not environment.comparable(env(), env(refresh_interval_ms=20.0))[0]
     assert not environment.comparable(env(), env(calibration={"within_tolerance": False, "refresh_interval_ms": 33}))[0]
+
+
+def test_should_compare_untimed_runs_on_their_machine_alone():
+    """Runs with no real-time probe measure no refresh interval: two of them are ranked on the
+    fields that matter; one timed run beside an untimed one is not."""
+    untimed = {"refresh_interval_ms": None, "calibration": {"refresh_interval_ms": None, "within_tolerance": None}}
+    assert environment.comparable(env(**untimed), env(**untimed)) == (True, [])
+    ok, why = environment.comparable(env(), env(**untimed))
+    assert not ok and why == ["refresh interval measured on one run only"]
+    assert not environment.comparable(env(**untimed), env(**untimed, viewport="1280x720"))[0]
