@@ -85,6 +85,31 @@ class Settings(BaseModel):
     ssim_width: int = Field(ge=64)
 
 
+def close_stopped(ctx, why: str) -> PlaybackEvidence:
+    """The autoplay part it finished, when the budget stopped the probe after it: autoplay
+    keeps its verdict, pause/resume/replay is untested with the reason."""
+    s = ctx.settings
+    stopped = {"untested": f"{why}: stopped before pause/resume/replay was tried", "cause": Cause.BUDGET.value}
+    ways = {w: {"way": w, **stopped} for w in ("hook", "keyboard")}
+    if not s.keyboard:
+        ways["keyboard"] = _keyboard_off()
+    return PlaybackEvidence.model_validate(
+        {
+            "viewport": [s.width, s.height],
+            "autoplay": ctx.kept["autoplay"],
+            "pause_resume_replay": {"hook_methods": [], "hook_has_time": False, "ways": ways},
+        }
+    )
+
+
+def _keyboard_off() -> dict:
+    return {
+        "way": "keyboard",
+        "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)",
+        "cause": Cause.NOT_RUN.value,
+    }
+
+
 def _budget(sc) -> float:
     return 90 + 3 * sc.timeouts.load_s + sc.timeouts.probe_grace_s
 
@@ -97,6 +122,7 @@ def _budget(sc) -> float:
     evidence=PlaybackEvidence,
     description="autoplay without input (real time, sound instrumentation); pause/resume/replay (fake clock)",
     budget=_budget,
+    close_stopped=close_stopped,
 )
 async def collect(ctx) -> PlaybackEvidence:
     s = ctx.settings
@@ -147,6 +173,7 @@ async def _autoplay(ctx, vp) -> dict:
         )
         out["dialogs"], out["page_errors"] = dp.events.dialogs[:10], dp.events.page_errors[:10]
         out["files"] = [_save(ctx, "autoplay-first", shots[0]), _save(ctx, "autoplay-last", shots[-1])]
+        ctx.keep("autoplay", out)  # the verdict's frames: the arms below are diagnostics
         if not s.click_diagnostic or scene_moves(out, s.moving_scene):
             return out
         end = s.autoplay_times_s[-1]
@@ -240,11 +267,7 @@ async def _cycles(ctx, vp) -> dict:
 
     async def by_keyboard() -> dict:
         if not s.keyboard:
-            return {
-                "way": "keyboard",
-                "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)",
-                "cause": Cause.NOT_RUN.value,
-            }
+            return _keyboard_off()
         try:
             return await _way(kp, "keyboard", s, has_time, saver, keep_below)
         finally:

@@ -71,6 +71,11 @@ class ProbeSpec:
     # Seconds this probe may take for a scenario before it is stopped (demo time it plays
     # plus the scenario's grace); a probe over budget is recorded as an error.
     budget: Callable[[Scenario], float] = lambda sc: 60 + sc.timeouts.load_s + sc.timeouts.probe_grace_s
+    # For a probe whose evidence has parts that stand alone (playback: autoplay, then
+    # pause/resume/replay): when the run's budget stops it, its evidence from the parts it
+    # finished (ProbeContext.keep), the unfinished ones marked untested with the reason the
+    # runner gives; None from it (or no such function): a stopped probe keeps nothing.
+    close_stopped: Optional[Callable[[ProbeContext, str], Any]] = None
 
     def __post_init__(self) -> None:
         if self.evidence is not None:
@@ -96,6 +101,13 @@ class ProbeContext:
     # and run after it): the recording's tour pass captures the density probe's frames only
     # when density is one of them (capture once).
     readers: tuple[str, ...] = ()
+    # The parts of its evidence the probe has finished, by name (ProbeSpec.close_stopped).
+    kept: dict[str, Any] = field(default_factory=dict)
+
+    def keep(self, part: str, value: Any) -> None:
+        """Mark a part of the evidence finished: if the budget stops the probe later, the
+        part is still scored (ProbeSpec.close_stopped)."""
+        self.kept[part] = value
 
     async def open_page(self, **kw):
         """A fresh context and page on the demo (see BrowserHandle.open_page)."""

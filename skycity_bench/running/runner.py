@@ -628,6 +628,18 @@ def readers_of(spec: ProbeSpec, specs: Sequence[ProbeSpec]) -> tuple[str, ...]:
     return tuple(s.name for s in specs if s is not spec and set(s.after) & mine)
 
 
+def _stopped(spec: ProbeSpec, ctx: ProbeContext, rec: ProbeRecord, why: str, progress: Progress) -> None:
+    """A probe the budget stopped: an error with the budget's cause, or, where it finished
+    parts that stand alone (ProbeSpec.close_stopped), evidence of those, its other parts
+    untested with `why`: what was observed keeps its verdict."""
+    closed = spec.close_stopped(ctx, why) if spec.close_stopped is not None and ctx.kept else None
+    if closed is None:
+        rec.status, rec.error, rec.cause = "error", why, Cause.BUDGET
+        return
+    rec.data = closed
+    progress.log(f"[yellow]probe {spec.name}: {why}; kept what it finished ({', '.join(ctx.kept)})[/]")
+
+
 async def _run_probe(
     spec,
     demo,
@@ -659,12 +671,10 @@ async def _run_probe(
     rec = ProbeRecord(name=spec.name, version=spec.version)
     try:
         rec.data = await _within_budget(spec.collect(ctx), budget, handle, share)
-    except _ShareSpent as e:
-        rec.status, rec.error, rec.cause = "error", str(e), Cause.BUDGET
-        await handle.restart()
-    except TimeoutError as e:
-        rec.status, rec.cause, more = "error", Cause.BUDGET, e.args[0] if e.args else ""
-        rec.error = f"probe ran past its budget of {budget:.0f} s{more} (demo hangs or is too slow)"
+    except TimeoutError as e:  # its share of the run ended (_ShareSpent), or its own budget
+        more = e.args[0] if e.args else ""
+        own = f"probe ran past its budget of {budget:.0f} s{more} (demo hangs or is too slow)"
+        _stopped(spec, ctx, rec, str(e) if isinstance(e, _ShareSpent) else own, progress)
         await handle.restart()
     except (DemoHang, DemoCrash) as e:
         rec.status, rec.error, rec.cause, rec.data = "error", str(e), e.cause, e.data
