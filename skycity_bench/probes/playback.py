@@ -18,8 +18,10 @@ the no-input frames.)
 
 Pause / resume / replay — fake clock (deterministic frames for the SSIM comparison, and
 fast). Driven through the hook when it has pause, resume and replay, and by keyboard when the
-scenario enables it (`keyboard: true`), each on its own fresh page (probes/_cycle.py). A way
-that cannot be tried is recorded as untested with the reason.
+scenario enables it (`keyboard: true`), each on its own fresh page (probes/_cycle.py). The
+keyboard way is not tried on a page that registered no key handler but click handlers by the
+end of its load (browser/input_handlers.py, the browser's own listener table): keys cannot
+pause it, and its controls may. A way that cannot be tried is recorded as untested with the reason.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import asyncio
 import cv2
 from pydantic import BaseModel, ConfigDict, Field
 
+from skycity_bench.browser.input_handlers import CLICK_EVENTS, KEY_EVENTS, input_handlers
 from skycity_bench.browser.session import js
 from skycity_bench.common.errors import Cause, DemoHang, DemoSlow
 from skycity_bench.evidence.playback import PlaybackEvidence, scene_moves
@@ -107,6 +110,26 @@ def _keyboard_off() -> dict:
         "way": "keyboard",
         "untested": "the scenario does not enable keyboard control (probes.playback.keyboard)",
         "cause": Cause.NOT_RUN.value,
+    }
+
+
+def _deaf_with_controls(heard: list[dict]) -> bool:
+    """The page hears no key but has click or tap handlers: keys cannot pause it, and its
+    controls (buttons, a click on the scene) may, which the bench does not press. A page with
+    neither is still tried by keyboard: nothing it has can pause it, and the frames show so."""
+    types = {h["type"] for h in heard}
+    return not types & KEY_EVENTS and bool(types & CLICK_EVENTS)
+
+
+def _deaf(heard: list[dict]) -> dict:
+    clicks = sorted({f"{h['on']}:{h['type']}" for h in heard})
+    return {
+        "way": "keyboard",
+        "untested": "the page listens to no key (no keydown, keyup or keypress handler on the window or in "
+        f"the document after load); its click handlers ({', '.join(clicks[:6])}) may pause it, which the "
+        "bench does not press",
+        "cause": Cause.PAGE.value,
+        "input_handlers": heard[:20],
     }
 
 
@@ -206,7 +229,11 @@ async def _way(dp, way: str, s, has_time: bool, saver, keep_below: float) -> dic
     untested with the reason and the page's clock log (slow and hung told apart),
     so the other way still counts."""
     try:
-        return await run_cycles(dp, way, s, has_time, saver, keep_below)
+        heard = await input_handlers(dp) if way == "keyboard" else None
+        if heard is not None and _deaf_with_controls(heard):
+            return _deaf(heard)
+        out = await run_cycles(dp, way, s, has_time, saver, keep_below)
+        return out if heard is None else {**out, "input_handlers": heard[:20]}
     except (DemoSlow, DemoHang) as e:
         return {"way": way, "untested": str(e), "cause": e.cause.value, "clock": dp.clock.to_json()}
 

@@ -79,16 +79,27 @@ def test_run_on_a_2_fps_page_ends_within_its_budget_with_a_report(tmp_path):
     assert "frames a second (" in reasons and "ms a frame)" in reasons, reasons
 
 
+# The panel's pause and replay wired to Space and R as well: the 2 fps page as it would be
+# with keys, whose keyboard way the probe tries (without a key handler it is not tried).
+KEYS = """document.getElementById('replay').onclick = () => { t0 = null; shown = 0; };
+addEventListener('keydown', (e) => { if (e.code === 'Space') paused = !paused; if (e.code === 'KeyR') { t0 = null; shown = 0; } });"""
+
+
 @pytest.mark.slow
 def test_a_probe_stopped_by_its_share_keeps_what_it_observed(tmp_path):
-    """playback on the 2 fps page: autoplay (real time, a few seconds) is watched before its
-    share of a 60 s budget ends in the fake-clock cycles, which cannot finish at 2 frames a
-    second. The autoplay verdict stands (the page moves by itself: the fixture's truth);
-    pause/resume/replay is untested for the budget (tests/unit/test_probe_stopped.py checks
-    the runner's side of it on golden evidence)."""
+    """playback on the 2 fps page with keys: autoplay (real time, a few seconds) is watched
+    before its share of a 60 s budget ends in the fake-clock keyboard cycles, which cannot
+    finish at 2 frames a second. The autoplay verdict stands (the page moves by itself: the
+    fixture's truth); pause/resume/replay is untested for the budget
+    (tests/unit/test_probe_stopped.py checks the runner's side of it on golden evidence)."""
+    html = SLOW.read_text(encoding="utf-8")
+    old = "document.getElementById('replay').onclick = () => { t0 = null; shown = 0; };"
+    assert html.count(old) == 1
+    page = tmp_path / "slow_2fps_keys.html"
+    page.write_text(html.replace(old, KEYS), encoding="utf-8")
     out = tmp_path / "run"
     r = subprocess.run(
-        [sys.executable, "-m", "skycity_bench", "run", str(SLOW), "--probe", "playback", "--budget", "60"]
+        [sys.executable, "-m", "skycity_bench", "run", str(page), "--probe", "playback", "--budget", "60"]
         + ["--out", str(out)],
         cwd=ROOT,
         capture_output=True,
