@@ -40,7 +40,7 @@ REALTIME_MODULES = (
     "tests/probes/test_cache_cdn.py",
     "tests/e2e/test_review_realtime.py",
     "tests/probes/test_load_time.py",  # makes its own CPU contention and times the wall
-    # Five three.js pages on software WebGL, two at a time: beside a second worker the
+    # Five three.js pages on software WebGL, one at a time: beside a second worker the
     # shadow-map room's frames cost 0.9-2.3 s (0.38 s quiet), and in one CI run its playback
     # ran past its budget plus 372 s of slow rendering, so the run rightly said `untested`.
     # The module's claim is a verdict at the slow renderer's own speed, not at a neighbour's.

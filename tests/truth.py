@@ -142,10 +142,10 @@ def run_fixture(fx: Fixture, out_dir: Path, probes: list[str] | None = None) -> 
 
 
 def run_side_by_side(
-    fixtures: dict[str, Fixture], root: Path, order: list[str] | None = None
+    fixtures: dict[str, Fixture], root: Path, order: list[str] | None = None, threads: int = 2
 ) -> dict[str, tuple[dict, Path]]:
     """{name: (report.json, run folder)} of each fixture's run (run_fixture into root/NAME),
-    two at a time on two threads (a module's runs on its xdist worker), handed out in `order`
+    `threads` at a time (two: a module's runs on its xdist worker), handed out in `order`
     (slowest first: a slow run handed out last runs alone at the end). The probe and scorer
     registries load lazily and not thread-safely, so they are loaded here first."""
     from concurrent.futures import ThreadPoolExecutor
@@ -160,7 +160,7 @@ def run_side_by_side(
         out = root / name.replace("/", "_")
         return name, (run_fixture(fixtures[name], out), out)
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         return dict(pool.map(one, order if order is not None else list(fixtures)))
 
 
