@@ -64,14 +64,18 @@ def candidate_start(reports: list[Report]) -> dict | None:
 
 
 def machine_flag(rep: Report) -> dict:
-    """{"machine_bound": viewport} when the run's frame-pacing tier was lost on a machine
-    that could not render the standard scene at its viewport at 60 Hz (the scorer's flag,
-    measurements.smoothness.machine_bound): that tier may be the machine's, and a batch
-    summary says so beside the points. Empty otherwise."""
+    """{"machine_bound": why} when the run's frame-pacing tier was flagged as possibly the
+    machine's (the scorer's flag, measurements.smoothness.machine_bound): the machine could
+    not render the standard scene at the run's viewport at 60 Hz ("lacks headroom at
+    1920x1080"), or was too noisy to trust while the page's own frame work fit ("was too
+    noisy"). A batch summary says so beside the points. Empty otherwise."""
     sm = rep.measurements.get("smoothness") or {}
     if not sm.get("machine_bound"):
         return {}
-    return {"machine_bound": (sm.get("machine_headroom") or {}).get("viewport", "?")}
+    room = sm.get("machine_headroom") or {}
+    if room.get("holds_60hz") is False:
+        return {"machine_bound": f"lacks headroom at {room.get('viewport', '?')}"}
+    return {"machine_bound": "was too noisy"}
 
 
 def start_counts(candidates: list[dict]) -> dict[str, int]:
@@ -114,7 +118,7 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
                     for r in c["runs"]
                 }
                 | {
-                    f"frame pacing flagged: the machine lacks headroom at {r['machine_bound']}"
+                    f"frame pacing flagged: the machine {r['machine_bound']}"
                     for r in c["runs"]
                     if r.get("machine_bound")
                 }
@@ -137,6 +141,6 @@ def print_summary(summary: dict, runs: list[dict], console, out: Path) -> None:
     if flagged:
         console.print(
             f"[yellow]{flagged} run(s) lost frame-pacing points on a machine without rendering headroom at "
-            "their viewport: those tiers may be the machine's (`skycity-bench doctor`)[/]"
+            "their viewport or too noisy to trust: those tiers may be the machine's (`skycity-bench doctor`)[/]"
         )
     console.print(f"batch: {out}/summary.json (manifest {out}/batch.json)")

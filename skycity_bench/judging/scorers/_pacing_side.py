@@ -50,6 +50,7 @@ def late_side(
     return {
         "late_intervals": n_late,
         "main_thread": m,
+        "main_thread_script": int((by_main & (main >= busy_ms)).sum()),
         "rendering": r,
         "unknown": n_late - told,
         "busy_ms": round(busy_ms, 2),

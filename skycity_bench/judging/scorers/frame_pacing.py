@@ -375,6 +375,31 @@ def _machine_headroom(p: _Pass, m: dict[str, Any], ev: dict[str, Any]) -> None:
     )
 
 
+def _noise_bound(p: _Pass, m: dict[str, Any]) -> None:
+    """A tier lost on a machine the probe found too noisy to trust (after its re-run) while
+    the page's own frame work fit in the frame: flagged as possibly the machine's, and the
+    late side names the machine. Stolen or contended CPU time makes every thread start late,
+    the page's main thread included, which the split alone would charge to the page; where
+    the page's script, style, layout and paint filled the frames the tier stays the page's."""
+    too_noisy = p.d.noise.model_dump().get("too_noisy")
+    side = m.get("late_side")
+    if not too_noisy or m["tier"] == p.top or not side:
+        return
+    told = side["main_thread"] + side["rendering"]
+    script = side["main_thread_script"]
+    if told == 0 or script >= p.settings.side_majority * told:
+        return
+    m["machine_bound"] = True
+    side["side"] = "machine"
+    n = side["late_intervals"]
+    side["sentence"] = (
+        f"The machine took the time, not the page's script: the pass was too noisy to trust "
+        f"({'; '.join(too_noisy)}), and in {told - script} of {n} late frames the page's script, style, "
+        f"layout and paint ran under {side['busy_ms']:.1f} ms; their callbacks started late or the frame "
+        "was held up after it, as any thread's are when the machine's CPU is taken."
+    )
+
+
 def _noise_figure(p: _Pass) -> dict[str, Any]:
     """The machine's noise around the pass as the probe judged it (empty when not measured)."""
     noise = p.d.noise.model_dump()
@@ -462,6 +487,7 @@ def frame_pacing(inp: ScoreInput) -> ItemScore:
     m["realtime_video"], ev["realtime_capture"] = capture_summary(inp.records)
     m["tier"] = p.floor if worst is None else worst
     _machine_headroom(p, m, ev)
+    _noise_bound(p, m)
     _summary(p, m, ev)
     meas = {"smoothness." + k: v for k, v in m.items()}
     if _never_drew(p) and p.d.page_errors:
@@ -540,6 +566,8 @@ def _verdict(
         ev["summary"] = f"tier {tier}. {ev['late_side']}" + (
             f" Flagged: {ev['machine_headroom']}." if ev.get("machine_headroom") else ""
         )
+        if meas.get("smoothness.machine_bound") and not ev.get("machine_headroom"):
+            ev["summary"] += " Flagged: the tier lost may be the machine's, not the demo's."
     return ItemScore(status, float(tier), ev, meas)
 
 
