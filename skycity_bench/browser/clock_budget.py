@@ -26,7 +26,9 @@ that really hangs. So:
   what is left of the run budget. No movement (or no answer) for `hang_s`, or for
   `hang_frames` times the frame cost (measured, or seen during the advance, if higher) if
   longer, is a hang (`DemoHang`); a coarse step moves the clock once, at its start, so there
-  the step's one frame must end in that time. Both messages carry the measured frame cost,
+  the step's one frame must end in that time. Past that limit a page whose browser's GPU
+  process keeps working (`gpu_drain_min_share` of a CPU) is waiting for queued GPU work,
+  not looping: it is waited for up to `busy_wall_cap` times the limit of wall. Both messages carry the measured frame cost,
   the one seen, and how far the clock got; an advance that ran past its sized budget and
   was waited for is listed in the page's clock log (`slowed_past_sized`).
 - **Coarse steps.** Where a probe needs only the picture at a time, not every frame on the
@@ -476,6 +478,11 @@ class _Watch:
         # on (an advance that ends before it, nearly all of them, reads nothing), never past
         # busy_wall_cap x the limit of wall.
         self.quiet: WaitClock | None = None
+        # The GPU process's CPU during a silence: a page blocked while its GPU process drains
+        # queued work (software WebGL) is slow, not hung (`_draining`).
+        self.gpu_mark: tuple[float, float] | None = None
+        self.gpu_share: float | None = None  # of a CPU, over the last poll
+        self.gpu_waited_s = 0.0  # silence waited for past the hang limit while the GPU worked
         self.charged_wall = self.charged_ms = 0.0
         self.task: asyncio.Future  # the advance, once started (`start`)
 
@@ -511,6 +518,7 @@ class _Watch:
             if self.quiet is None:
                 self.quiet = self.dp.wait_clock(start=self.last_move)
             self.quiet.read()
+            self._read_gpu(time.monotonic())
             self._stop_if_hung_or_spent(self.quiet, time.monotonic())
             read_s = min(t.poll_s, max(t.clock_read_min_s, self.hang_s / 4))
             pos = await _fake_now(self.dp, read_s)
@@ -527,7 +535,10 @@ class _Watch:
         """DemoHang when no frame came for the hang limit of the demo's own time (or
         busy_wall_cap x it of wall); DemoSlow when the run budget is spent."""
         t, hang_s, cost_note = self.t, self.hang_s, _cost_note(self.cost, self.seen_cost)
-        if quiet.own_s() >= hang_s or quiet.wall_s >= hang_s * t.busy_wall_cap:
+        over = quiet.own_s() >= hang_s
+        if over and quiet.wall_s < hang_s * t.busy_wall_cap and self._draining():
+            self.gpu_waited_s = max(self.gpu_waited_s, quiet.own_s() - hang_s)
+        elif over or quiet.wall_s >= hang_s * t.busy_wall_cap:
             credit = quiet.waited_s
             busy = (
                 f" ({quiet.wall_s:.0f} s wall, {credit:.0f} s of it waiting for a CPU other processes held)"
@@ -549,6 +560,23 @@ class _Watch:
                 f"{self.what}: slow: the run budget ({t.run_s:.0f} s) is spent after {now - self.t_start:.1f} s of "
                 f"this advance (sized {self.sized:.1f} s from {cost_note}); {self._at()}; {came}"
             )
+
+    def _read_gpu(self, now: float) -> None:
+        """The GPU process's share of a CPU since the last poll (None until two reads)."""
+        cpu = self.dp.gpu_cpu_s()
+        if cpu is None:
+            self.gpu_share = None
+        elif self.gpu_mark is not None and now > self.gpu_mark[0]:
+            self.gpu_share = (cpu - self.gpu_mark[1]) / (now - self.gpu_mark[0])
+        self.gpu_mark = None if cpu is None else (now, cpu)
+
+    def _draining(self) -> bool:
+        """No frame for the hang limit, but the browser's GPU process worked at least
+        gpu_drain_min_share of a CPU over the last poll: on software WebGL a page whose main
+        thread waits for queued GPU work (a readPixels, a full command buffer) stands still
+        while SwiftShader renders, where a page whose script loops leaves the GPU process
+        idle. Waited for up to busy_wall_cap x the hang limit of wall, as a busy machine is."""
+        return self.gpu_share is not None and self.gpu_share >= self.t.gpu_drain_min_share
 
     def _saw(self, pos: float, now: float) -> None:
         """The page's clock read `pos` at `now`: frames keep coming when it moved."""
@@ -603,6 +631,9 @@ class _Watch:
                     "frame_cost_seen_ms": round(seen, 1),
                 }
             )
+            if self.gpu_waited_s > 0:
+                # waited for past the hang limit while the GPU process drained queued work
+                self.log.slowed[-1]["gpu_drain_past_hang_s"] = round(self.gpu_waited_s, 1)
         return wall
 
 

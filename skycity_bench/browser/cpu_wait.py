@@ -67,6 +67,26 @@ def thread_times(root: int, also: tuple[int, ...] = ()) -> dict[int, tuple[int, 
     return out or None
 
 
+def gpu_process_cpu_s(root: int | None) -> float | None:
+    """CPU seconds so far (user and system, every thread, exited ones included) of the GPU
+    process of the browser below `root`, where SwiftShader renders WebGL on a machine without
+    a GPU; None when none is found."""
+    if root is None:
+        return None
+    for pid in descendants(root):
+        try:
+            with open(f"{_PROC}/{pid}/cmdline", "rb") as f:
+                if b"--type=gpu-process" not in f.read():
+                    continue
+            with open(f"{_PROC}/{pid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue
+        fields = raw[raw.rfind(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return None
+
+
 def _busy_s(a: dict | None, b: dict | None) -> tuple[float, float] | None:
     """(busy, stolen) CPU seconds of the whole machine between two /proc/stat samples."""
     if not a or not b:

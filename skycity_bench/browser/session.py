@@ -20,7 +20,7 @@ from importlib import resources
 from typing import Any
 
 from skycity_bench.browser.clock_budget import ClockLog, RunBudget
-from skycity_bench.browser.cpu_wait import WaitClock
+from skycity_bench.browser.cpu_wait import WaitClock, gpu_process_cpu_s
 from skycity_bench.browser.hook import Hook
 from skycity_bench.browser.launch import launch
 from skycity_bench.browser.network import NetworkPolicy
@@ -372,6 +372,11 @@ class DemoPage(FakeClockMixin, PixelsMixin):
         other processes caused its browser, Playwright's driver and this process (cpu_wait.py;
         plain wall time before goto has found the driver's pid)."""
         return WaitClock.begin(self._pid, (os.getpid(),), start)
+
+    def gpu_cpu_s(self) -> float | None:
+        """CPU seconds so far of this page's browser's GPU process (cpu_wait.py); None before
+        goto has found the driver's pid, or where it cannot be read."""
+        return gpu_process_cpu_s(self._pid)
 
     async def _in_load_time(self, aw, what: str, missing: str, result: list | None = None) -> WaitClock:
         """Await `aw` within load_s of the demo's own time (see goto); its result goes into

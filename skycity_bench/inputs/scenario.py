@@ -82,6 +82,7 @@ class Timeouts(Strict):
     advance_base_s: float = Field(10, gt=0, le=600)
     hang_s: float = Field(20, gt=0, le=600)
     hang_frames: float = Field(40, ge=1)
+    gpu_drain_min_share: float = Field(0.5, gt=0, le=64)
     answer_margin: float = Field(3, ge=1)
     poll_s: float = Field(1.0, gt=0, le=60)
     clock_first_read_max_s: float = Field(5.0, gt=0, le=60)

@@ -234,3 +234,75 @@ def test_should_wait_for_a_slow_real_time_page_and_still_stop_one_that_loops_for
     )
     assert "reading the clock: no answer within" in msg, msg
     assert took < 5.0 + 5  # the call's 5 s plus a loaded machine's slack
+
+
+# A WebGL page that, once its frames' time passes DRAIN_AFTER_S, renders window.DRAIN_DRAWS
+# full-canvas quads of a costly fragment shader in one frame and reads a pixel back: the
+# main thread waits while the GPU process (SwiftShader, on the CPU here) drains the work.
+# window.gpuRound(n) does the same outside a frame, to time it.
+GPU_DRAIN = """<!doctype html><html><head><meta charset="utf-8"></head><body>
+<canvas id="c" width="320" height="240"></canvas><script>
+const DRAIN_AFTER_S = 0.3;
+const gl = document.getElementById('c').getContext('webgl', {preserveDrawingBuffer: true});
+const src = (type, text) => { const s = gl.createShader(type); gl.shaderSource(s, text); gl.compileShader(s); return s; };
+const prog = gl.createProgram();
+gl.attachShader(prog, src(gl.VERTEX_SHADER, 'attribute vec2 p; void main() { gl_Position = vec4(p, 0.0, 1.0); }'));
+gl.attachShader(prog, src(gl.FRAGMENT_SHADER, `precision highp float; uniform float u;
+  void main() { float c = u; for (int i = 0; i < 96; i++) c = fract(sin(c * 1.37 + gl_FragCoord.x + float(i)) * 43758.5);
+  gl_FragColor = vec4(c, fract(c * 7.0), u, 1.0); }`));
+gl.linkProgram(prog); gl.useProgram(prog);
+gl.bindBuffer(gl.ARRAY_BUFFER, gl.createBuffer());
+gl.bufferData(gl.ARRAY_BUFFER, new Float32Array([-1, -1, 3, -1, -1, 3]), gl.STATIC_DRAW);
+gl.enableVertexAttribArray(0); gl.vertexAttribPointer(0, 2, gl.FLOAT, false, 0, 0);
+const u = gl.getUniformLocation(prog, 'u'), px = new Uint8Array(4);
+window.gpuRound = n => {
+  for (let i = 0; i < n; i++) { gl.uniform1f(u, i / n); gl.drawArrays(gl.TRIANGLES, 0, 3); }
+  gl.readPixels(0, 0, 1, 1, gl.RGBA, gl.UNSIGNED_BYTE, px); return px[0];
+};
+let start = null, drained = false;
+function frame(t) {
+  if (start === null) start = t;
+  const s = (t - start) / 1000;
+  if (s >= DRAIN_AFTER_S && !drained && window.DRAIN_DRAWS) { drained = true; gpuRound(window.DRAIN_DRAWS); }
+  else gpuRound(1);
+  requestAnimationFrame(frame);
+}
+requestAnimationFrame(frame);
+</script></body></html>"""
+
+
+async def gpu_draws(dp, s: float) -> int:
+    """The draws whose GPU work takes `s` seconds of real time on this machine, timed here."""
+    best = None
+    for _ in range(3):  # the first one also compiles the shader
+        t = time.perf_counter()
+        await dp.evaluate("n => window.gpuRound(n)", 10)
+        took = time.perf_counter() - t
+        best = took if best is None else min(best, took)
+    return max(1, int(10 * s / best))
+
+
+def test_should_wait_for_a_page_whose_gpu_process_drains_queued_work_past_the_hang_limit():
+    """A page blocked while its GPU process renders (software WebGL: a readPixels, a full
+    command buffer) stands still as a looping page does, but its GPU process works: it is
+    slow, not hung, and waited for up to busy_wall_cap x the hang limit (the looping page
+    above, whose GPU process is idle, is still hung at hang_s)."""
+
+    async def body(dp):
+        await dp.run_for(100)
+        await dp.evaluate("n => { window.DRAIN_DRAWS = n; }", await gpu_draws(dp, 7.0))
+        t = time.monotonic()
+        await dp.run_for(1000)
+        return time.monotonic() - t, dp.clock.to_json()
+
+    took, log = asyncio.run(
+        _with_page(
+            GPU_DRAIN.encode(),
+            scenario(hang_s=2, hang_frames=1, busy_wall_cap=10, advance_base_s=1, frame_cost_margin=1),
+            body,
+        )
+    )
+    assert took > 4, took  # the frame that drained stood still past twice the hang limit
+    drained = [s for s in log["slowed_past_sized"]["first"] if "gpu_drain_past_hang_s" in s]
+    assert drained and drained[0]["gpu_drain_past_hang_s"] > 1, log["slowed_past_sized"]
+    assert log["advanced_s"] == pytest.approx(1.1, abs=0.01)  # the whole advance was played
