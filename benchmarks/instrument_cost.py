@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -278,6 +278,11 @@ def _med(xs: list[float]) -> str:
     return f"{statistics.median(xs):.3g} [{min(xs):.3g}–{max(xs):.3g}]"
 
 
+def _counts(xs: list[Any]) -> str:
+    """Each value with how often it was seen, most often first: "10×9 6×1"."""
+    return " ".join(f"{v}×{n}" for v, n in Counter(str(x) for x in xs).most_common())
+
+
 def _diff_ci(a: list[float], b: list[float], rounds: int = 2000) -> str:
     """Median of b − a (percentage points) with a bootstrap 95 % interval."""
     a_, b_ = np.asarray([x for x in a if x is not None]), np.asarray([x for x in b if x is not None])
@@ -297,8 +302,8 @@ def report(page: str, runs: dict[str, list[dict[str, Any]]]) -> bool:
         f"{'dropped %':>18s} {'bench CPU':>18s}"
     )
     for cfg, rs in runs.items():
-        tiers_seen = " ".join(str(r["tier"]) for r in rs)
-        bench = " ".join(str(r["bench_tier"]) for r in rs) if cfg != "plain" else "–"
+        tiers_seen = _counts([r["tier"] for r in rs])
+        bench = _counts([r["bench_tier"] for r in rs]) if cfg != "plain" else "–"
         print(
             f"  {cfg:22s} {_med([r['p95'] for r in rs]):>20s} "
             f"{_med([None if r['late'] is None else r['late'] * 100 for r in rs]):>20s} {tiers_seen:>16s} "
