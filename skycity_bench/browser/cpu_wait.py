@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 from skycity_bench.browser.rate_calibration import cpu_sample
-from skycity_bench.common.process_tree import descendants
+from skycity_bench.common.process_tree import cpu_seconds, descendants, process_kind
 
 _PROC = "/proc"
 
@@ -68,23 +68,12 @@ def thread_times(root: int, also: tuple[int, ...] = ()) -> dict[int, tuple[int, 
 
 
 def gpu_process_cpu_s(root: int | None) -> float | None:
-    """CPU seconds so far (user and system, every thread, exited ones included) of the GPU
-    process of the browser below `root`, where SwiftShader renders WebGL on a machine without
-    a GPU; None when none is found."""
+    """CPU seconds so far of the GPU process of the browser below `root`, where SwiftShader
+    renders WebGL on a machine without a GPU; None when none is found."""
     if root is None:
         return None
-    for pid in descendants(root):
-        try:
-            with open(f"{_PROC}/{pid}/cmdline", "rb") as f:
-                if b"--type=gpu-process" not in f.read():
-                    continue
-            with open(f"{_PROC}/{pid}/stat") as f:
-                raw = f.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return None
+    gpu = next((pid for pid in descendants(root) if process_kind(pid) == "gpu-process"), None)
+    return None if gpu is None else cpu_seconds(gpu)
 
 
 def _busy_s(a: dict | None, b: dict | None) -> tuple[float, float] | None:

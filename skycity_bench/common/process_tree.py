@@ -30,6 +30,18 @@ def _stat(pid: int) -> tuple[int, int] | None:
         return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU seconds so far (user and system, every thread, exited ones included) of a
+    process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            s = f.read()
+        fields = s[s.rindex(b")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def parent_pid(pid: int) -> int:
     """The parent of a live process (OSError when it is gone)."""
     st = _stat(pid)
