@@ -3,7 +3,7 @@ with a verdict or review, the instants it sampled named, and a progress estimate
 not promise less than is left (probes/_density_time.py).
 
 The page: the generated city made heavy the way models write theirs (gen_city_heavy: each of
-10,000 window quads a mesh of its own), about 3 frames a second in software WebGL on this
+10,000 window quads a mesh of its own), 5 to 7 frames a second in software WebGL on this
 2-core machine. The run gets a small budget (timeouts.run_s, as `run --budget` sets it) so
 that the probe cannot take every instant: it must fit fewer in its share, say which, and
 still give density.count a verdict or send it to review, the run ending inside its budget."""
@@ -24,8 +24,9 @@ pytestmark = pytest.mark.browser
 
 FX = fixture("density/gen_city_heavy")
 # the run's budget: room for the walk to 20 s and a few instants, not for all 16 and their
-# densified samples (those took 8 minutes at the default budget)
-RUN_S = 300
+# densified samples, even on a quiet machine where the pass runs faster than its model gives
+# (there 300 s held all 16)
+RUN_S = 150
 
 
 class _Watch(Progress):
@@ -67,7 +68,7 @@ def run(tmp_path_factory):
 def test_should_run_on_a_page_that_renders_at_a_few_frames_a_second(run):
     rep, *_ = run
     cost = rep["environment"]["render_cost"]["viewports"]["960x540"]
-    assert cost["slow"] and cost["frame_cost_ms"] >= 150, cost
+    assert cost["slow"] and cost["frame_cost_ms"] >= 100, cost
 
 
 def test_should_end_within_its_time_with_a_verdict_or_review(run):
