@@ -1,4 +1,4 @@
-"""Speed and robustness figures of issue 10, each printed beside its target:
+"""Speed and robustness figures of `check` and batch runs, each printed beside its target:
 
   - `skycity-bench check` on the reference demo (target: all pass, < 30 s) and on each
     fixture of tests/fixtures/check/ (target: fails exactly the checks its truth names);

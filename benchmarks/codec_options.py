@@ -1,5 +1,5 @@
-"""Which encoder for the recording (issue 18 part 2): the options measured on frames of the
-reference demo at 1920x1080.
+"""Which encoder for the recording: the options measured on frames of the reference demo
+at 1920x1080.
 
 Frames: the recording's own input, i.e. JPEG screenshots (the scenario's jpeg_quality) taken
 under the fake clock at 30 fps from `--from` s (default 20: the busy middle of the tour) for
@@ -10,7 +10,7 @@ bitrate and keyframe interval; per option:
   - the file size, scaled to a 65 s recording (MB),
   - PSNR (dB, all three channels) of the decoded video against the captured frames.
 The recording needs >= 1950 / 60 s ~ 33 frames/s beside the browser to keep the tour's
-added cost under the issue's 70 s; the printout puts every figure beside that.
+added cost under its 70 s target; the printout puts every figure beside that.
 
     .venv/bin/python benchmarks/codec_options.py [--frames 120] [--from 20] [--demo FILE]
 
@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 # (label, codec or "opencv-vp8", threads, options over video_encode.CODECS')
 OPTIONS = [
-    ("OpenCV VP8 writer (before issue 18)", "opencv-vp8", 1, {}),
+    ("OpenCV VP8 writer (the recording's earlier one)", "opencv-vp8", 1, {}),
     # VP8's speed level is fixed only by a negative cpu-used (video_encode.CODECS); 8 lets
     # libvpx choose it from the wall time of each frame, so that row moves with the load
     ("PyAV VP8 realtime speed 4 (cpu-used -4, the bench's)", "vp8", 1, {}),

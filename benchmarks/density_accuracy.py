@@ -1,4 +1,4 @@
-"""Density accuracy and speed on the fixture family (issue 7), run on demand:
+"""Density accuracy and speed on the fixture family, run on demand:
 
     .venv/bin/python benchmarks/density_accuracy.py [--quick] [--only movers_50 ...]
 
@@ -9,11 +9,11 @@ Prints every figure beside its target:
 - the lying hook: N = true movers ±10 % and C = true categories;
 - one 1920x1080 frame pair analysed in < 150 ms on one core (cv2.setNumThreads(1)),
   median of 9 runs, for the flat scene with 80 movers and for the parallax scene.
-Beyond the issue's targets (marked "extra"), the case most model-written demos are: a 3D
+Beyond those targets (marked "extra"), the case most model-written demos are: a 3D
 city under an orbiting camera with 30 flying movers (N and C with the hook, the visual count
 without), its analysis time, and how many of 640 static boxes claimed over the camera-only
 orbit's frames get through (a lying hook in 3D: parallax makes still things slide).
-Issue 16 (3D recall and no-hook honesty), rows marked by fixture:
+3D recall and no-hook honesty, rows marked by fixture:
 - every 3D fixture with movers (the Canvas2D orbit with 30, the three.js city with 44 at
   mixed depths, speeds and headings): per-sample verified recall >= 97 % (verified / movers
   on screen, over all samples) and >= 95 % at the worst sample; static boxes claimed over the
@@ -190,7 +190,7 @@ def static_claims_in_orbit() -> None:
             }
             for i in range(64)
         ]
-        # every pair a claim may be checked in (issue 16): the guard must hold over all of them
+        # every pair a claim may be checked in: the guard must hold over all of them
         d = analyse_pair(a, b, claims, params, others=more, primary_frames=st.delta_frames).data
         total += len(claims)
         held += d["verified_count"]
@@ -203,14 +203,14 @@ def static_claims_in_orbit() -> None:
 
 
 def still_claims_over_views(per_sample: int = 64) -> None:
-    """Issue 16 part 1: a lying hook in 3D that claims still things where they really are in
-    every view the still-point test reads (so the appearance check passes), or at positions
-    drifting 4 or 10 px a second off them: boxes centred on corners of the camera-only orbit
-    that one still point explains (followed through all the views, the test's own
-    reconstruction), claimed at t and at t + each of still_point_frames. The analysis as
-    wired: every pair and the far pair (analyse_pair), then, in a 3D scene (a fitted F), the
-    still-point test on the claims they left (still_point_recheck, as analyse_pair calls it
-    last), once per drift. Verified by any route <= 5 % at every drift."""
+    """A lying hook in 3D that claims still things where they really are in every view the
+    still-point test reads (so the appearance check passes), or at positions drifting 4 or 10 px
+    a second off them: boxes centred on corners of the camera-only orbit that one still point
+    explains (followed through all the views, the test's own reconstruction), claimed at t and
+    at t + each of still_point_frames. The analysis as wired: every pair and the far pair
+    (analyse_pair), then, in a 3D scene (a fitted F), the still-point test on the claims they
+    left (still_point_recheck, as analyse_pair calls it last), once per drift. Verified by any
+    route <= 5 % at every drift."""
     import copy
 
     import numpy as np
@@ -282,8 +282,8 @@ def still_claims_over_views(per_sample: int = 64) -> None:
 
 
 def recall_rows(name: str, m: dict, truth: int, data: dict | None = None) -> None:
-    """Issue 16: verified / movers on screen at each sample (the rubric's N is the minimum,
-    so every per-sample miss counts)."""
+    """Verified / movers on screen at each sample (the rubric's N is the minimum, so every
+    per-sample miss counts)."""
     page = fixture(f"density/{name}").truth["page"]
     if "movers_unoccluded_min_20_35" in page:
         # the denominator: the page's own truth (checked against the page by
@@ -342,10 +342,10 @@ def misses(name: str, data: dict) -> None:
 
 
 def hookless_rows(name: str, out: Path, plain_k: int | None = None, scene_graph: bool = True) -> None:
-    """Issue 16: without the hook, never auto points from blobs: a scene with no objects gets
-    review or a plain count <= 2 at every sample and 0 points; distinct movers within 10 %.
-    A three.js scene's claims are located by its scene graph (probes/_scene_graph.py) unless
-    `scene_graph` is off (the pixels' own judgement alone)."""
+    """Without the hook, never auto points from blobs: a scene with no objects gets review or a
+    plain count <= 2 at every sample and 0 points; distinct movers within 10 %. A three.js
+    scene's claims are located by its scene graph (probes/_scene_graph.py) unless `scene_graph`
+    is off (the pixels' own judgement alone)."""
     rep = run(name, out / f"{name}-nohook{'' if scene_graph else '-pixels'}", hook=False, scene_graph=scene_graph)
     m, it = rep["measurements"]["density"], rep["items"]["density.count"]
     data = rep["probes"]["density"]["data"]
@@ -530,7 +530,7 @@ def main() -> None:
         cats = fixture(f"density/{name}").truth["page"]["categories"]
         if name in ("movers_orbit3d_30", "movers_three_44"):
             recall_rows(name, m, k, rep["probes"]["density"]["data"])
-            extra = "extra: "  # the rows below are issue 7's, beyond its targets for 3D
+            extra = "extra: "  # 3D: these rows go beyond the targets set for the 2D K movers
         row(f"{extra}{name}: N (verified, with hook)", m["N"], f"{k} ± 10 %", within(m["N"], k))
         row(f"{extra}{name}: C (verified categories)", m["C"], str(cats), m["C"] == cats)
         vis = [s["visual_count"] for s in m["samples"]]

@@ -1,4 +1,4 @@
-"""The still-point test over five views (skycity_bench/analysis/vision/multiview.py; issue 16 part 1),
+"""The still-point test over five views (skycity_bench/analysis/vision/multiview.py),
 measured offline on grabbed frames (the probe runs the same test as wired, last, in
 vision/analyse.py; benchmarks/density_accuracy.py measures the wired figures), run on demand:
 

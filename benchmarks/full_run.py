@@ -1,4 +1,4 @@
-"""A full evaluation against the 60 s floor (issue 18 part 5).
+"""A full evaluation against the 60 s floor.
 
 Runs `skycity-bench run` end to end (the CLI, as an operator runs it, a fresh process each
 time) on the reference demo and two fixtures, and `skycity-bench check` on the reference
@@ -16,7 +16,7 @@ Then the encode figures of the codec options the recording chose between
 
 With --save DIR the reports are kept there (DIR/<name>/report.json); with --baseline DIR the
 items (status, points) and measurements of each demo are compared with a saved run, so a
-speed change that changed a verdict shows (the issue's "no item or measurement changes").
+speed change that changed a verdict shows (the target: "no item or measurement changes").
 
     .venv/bin/python benchmarks/full_run.py [--runs 1] [--only reference] [--save DIR] [--baseline DIR]
                                             [--no-check] [--no-codecs] [--jobs N]

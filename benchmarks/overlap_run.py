@@ -1,5 +1,5 @@
-"""`run --overlap pinned` against the default order (issue 18 part 3), for a reference
-machine with spare cores.
+"""`run --overlap pinned` against the default order, for a reference machine with spare
+cores.
 
 Runs `skycity-bench run` on one demo (default: the reference demo at 1920x1080) with
 `--overlap off` and with `--overlap pinned`, alternating, each a fresh process, and prints
@@ -9,8 +9,8 @@ modes, and the overlap's own record: the CPUs, the kernel's masks read back, the
 perturbation (the pinned pacing cores' blank page alone and beside the probes, the changes
 against the limits of scorers.overlap) and whether the real-time probes ran again alone.
 
-Targets printed beside the figures: the perturbation within scorers.overlap's limits (2 %,
-issue 18) on a quiet machine, no re-run, and the pinned run shorter than the default one.
+Targets printed beside the figures: the perturbation within scorers.overlap's limits (2 %)
+on a quiet machine, no re-run, and the pinned run shorter than the default one.
 Whether the pinned pass's tier matches the default pass's is printed too (the pacing browser
 holds overlap.pacing_cpus cores instead of the whole machine).
 

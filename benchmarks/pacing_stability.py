@@ -1,4 +1,4 @@
-"""Stability of the frame-pacing tier (issue 15): runs each frame-pacing fixture N times and
+"""Stability of the frame-pacing tier: runs each frame-pacing fixture N times and
 prints, per fixture, the tiers (or statuses) seen and how often each, beside the target:
 
 - smooth fixtures (steady, smooth_work_1_9, smooth_work_1_12): tier 10 in N of N runs;

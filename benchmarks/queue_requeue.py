@@ -1,4 +1,4 @@
-"""The queue's fault bound (issue 19), printed beside its target: with the workers' default
+"""The queue's fault bound, printed beside its target: with the workers' default
 heartbeat (10 s) and stall limit (30 s), a worker killed with kill -9 in the middle of a run
 has its job queued again within 40 s (stalled-after + one stall check), and the other worker
 finishes it.

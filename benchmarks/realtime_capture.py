@@ -1,9 +1,9 @@
-"""What the real-time capture (录屏复核, issue 15) does to the pass it films.
+"""What the real-time capture (录屏复核) does to the pass it films.
 
 Runs frame-pacing fixtures with and without the screencast in the measured pass, in
 alternating order (off on, on off, ...) so machine drift hits both alike, and prints per
 fixture the median P95 and long-frame share of each window with and without, their relative
-change beside the 2 % target, and the tiers seen. Rule (issue 15, scenarios/skycity.yaml
+change beside the 2 % target, and the tiers seen. Rule (scenarios/skycity.yaml
 probes.realtime_capture.capture_in): the measured pass may be filmed only if the capture moves
 neither P95 nor the long-frame share by more than 2 % relative, nor any tier; otherwise the
 video is filmed in a second real-time pass. The last line says which setting the figures
@@ -32,7 +32,7 @@ from skycity_bench.inputs.scenario import load_scenario  # noqa: E402
 from skycity_bench.running.runner import run_candidate  # noqa: E402
 from tests.truth import fixture  # noqa: E402
 
-TARGET = 0.02  # 2 % relative (issue 15)
+TARGET = 0.02  # 2 % relative
 DEFAULT_FIXTURES = ["frame_pacing/steady", "frame_pacing/jank_tier6"]
 MODES = {"off": {"when": "never"}, "on": {"when": "always", "capture_in": "measured_pass"}}
 OVERHEAD_S = 15.0  # per run beyond the played seconds: browser, calibrations, encoder, scoring

@@ -1,4 +1,4 @@
-"""How much the bench's frame sampler disturbs what it measures (issues 2 and 15).
+"""How much the bench's frame sampler disturbs what it measures.
 
 A page measures its own per-frame work (the time its rAF callback spends drawing) with and
 without the bench's instrumentation, in alternating runs (A B C A B C ...) so machine noise
@@ -8,7 +8,7 @@ hits all alike. Two pages:
   fill), the kind of call the sampler watches: what a heavy demo pays inside its frame;
 - `light`: a few draw calls per frame.
 
-Three set-ups per page: no instruments; the sampler as it was before issue 15 (a wrapper on
+Three set-ups per page: no instruments; the sampler as it was before its rework (a wrapper on
 every draw call and an always-on MutationObserver); the bench as it injects its scripts now
 (BrowserHandle.open_page with frame_sampler.js: wrappers armed once per frame, disarmed on
 their first hit). Prints P95 and median frame work for each and the ratio to no
@@ -54,7 +54,7 @@ requestAnimationFrame(frame);
 </script></body></html>"""
 PAGES = {"canvas 12k calls": PAGE % 12000, "light": PAGE % 20}
 
-# The sampler's instruments before issue 15: a wrapper on every draw call, an always-on observer.
+# The sampler's instruments before its rework: a wrapper on every draw call, an always-on observer.
 OLD_SAMPLER = """(() => {
   let dirty = 0; const ts = new Float64Array(1 << 16); let n = 0;
   const raf = requestAnimationFrame.bind(window), pnow = performance.now.bind(performance);

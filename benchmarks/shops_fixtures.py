@@ -1,7 +1,7 @@
 """Accuracy and cost of the shops probe: every fixture of tests/fixtures/shops/ against its
 truth file (target: all match), then the reference demo (target: 15/15 on the five shop
 items), each with the seconds its run and the probe took, and how the manual-priority hold
-went (issue 16: the outcome code, the pointer's largest lag behind the shop, the drift of
+went (the outcome code, the pointer's largest lag behind the shop, the drift of
 the pixels from the hook's point, and how far the pointer travelled following the shop).
 
     .venv/bin/python benchmarks/shops_fixtures.py [--skip-reference] [NAME ...]

@@ -1,11 +1,10 @@
-"""Slow software WebGL (issue 16 part 3): the three.js-style examples of
-tests/fixtures/threejs/ (and the cubes as a single file, three.js inlined) run through
-framing and playback at 1280x720 and 1920x1080 on this machine. Per example and viewport it
-prints the measured frame cost (ms per animation frame, and how many 60 Hz frames that is),
-the slowest frame seen after that measurement (frames get slower with what comes into view
-and what runs beside the page: the budgets are re-estimated from it), each probe's status
-and wall time, each item's result, and the run's wall time beside the per-run budget
-(scenario timeouts.run_s).
+"""Slow software WebGL: the three.js-style examples of tests/fixtures/threejs/ (and the
+cubes as a single file, three.js inlined) run through framing and playback at 1280x720 and
+1920x1080 on this machine. Per example and viewport it prints the measured frame cost (ms
+per animation frame, and how many 60 Hz frames that is), the slowest frame seen after that
+measurement (frames get slower with what comes into view and what runs beside the page: the
+budgets are re-estimated from it), each probe's status and wall time, each item's result,
+and the run's wall time beside the per-run budget (scenario timeouts.run_s).
 
 Target: every example gets framing, autoplay and pause/resume/replay results (not
 `untested`) at both viewports, each run within the per-run budget.

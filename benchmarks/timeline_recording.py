@@ -1,4 +1,4 @@
-"""Cost and accuracy of the timeline and recording probes (issue 8).
+"""Cost and accuracy of the timeline and recording probes.
 
 1. The reference demo at the scenario's viewport (1920x1080): the recording's wall time,
    frames, fps and the duration Chromium's <video> reads from the file (targets: 1950

@@ -1,5 +1,5 @@
-"""What one frame of the tour pass costs, part by part (issue 18: the recording's own added
-cost, the tour pass with its encoding, <= 70 s at 1920x1080 on the 2-core machine).
+"""What one frame of the tour pass costs, part by part (the recording's own added cost, the
+tour pass with its encoding, <= 70 s at 1920x1080 on the 2-core machine).
 
 Opens the reference demo (scenarios/demos/reference.html) at the scenario's viewport under
 the fake clock, as the tour pass does, steps to `--at` (20 s: inside density's window) and

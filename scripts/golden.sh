@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the golden evidence under tests/golden/ (issue 17 part 3; README section golden):
+# Regenerate the golden evidence under tests/golden/ (README section golden):
 # the probe tests of the fixture families run as usual and each fixture run also writes what
 # its probes collected (tests/golden_evidence.py). Real Chromium; a few minutes per family.
 set -euo pipefail

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 fc-list :lang=zh 2>/dev/null | grep -qi "noto" || need_apt+=(fonts-noto-cjk)
-# PostgreSQL's server: the store and queue tests start a throwaway one (tests/pg.py, issue 19)
+# PostgreSQL's server: the store and queue tests start a throwaway one (tests/pg.py)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian" >&2
@@ -30,7 +30,7 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   touch "$stamp"
 fi
 
-# --- offline library cache (issue 5) ---
+# --- offline library cache ---
 if .venv/bin/skycity-bench cache --help >/dev/null 2>&1 && [ -f scripts/cache-seed.txt ]; then
   .venv/bin/skycity-bench cache seed scripts/cache-seed.txt >&2 || echo "setup: warning: the library cache could not be seeded" >&2
 fi

@@ -1,4 +1,4 @@
-"""Golden evidence (issue 17 part 3): what the probes collected on each fixture, checked in
+"""Golden evidence: what the probes collected on each fixture, checked in
 under tests/golden/, so the scorers' unit tests run on real probe output without a browser
 and a drift in a probe's output shape fails a fast test, not only a browser test.
 

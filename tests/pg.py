@@ -1,4 +1,4 @@
-"""A real PostgreSQL for the tests (issue 19): Debian's server binaries (scripts/setup.sh
+"""A real PostgreSQL for the tests: Debian's server binaries (scripts/setup.sh
 installs the `postgresql` package), a cluster in a temporary folder on a free loopback port,
 started for the test session and stopped at its end. As root the server runs as the
 `postgres` user (runuser): PostgreSQL refuses to run as root.

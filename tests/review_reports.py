@@ -116,7 +116,7 @@ def expected_auto_points(untested=(), partial=()) -> float:
     )
 
 
-# --- signed-in clients (issue 20: accounts; skycity_bench/review/auth.py) ------------------------
+# --- signed-in clients (accounts; skycity_bench/review/auth.py) ----------------------------------
 @dataclass
 class SignedIn:
     """An account with a live session cookie (and its CSRF token) and a personal API token."""

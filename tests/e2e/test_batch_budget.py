@@ -1,7 +1,7 @@
-"""A batch run's hard wall-clock budget (issue 10): a run past its --candidate-timeout is
-killed and still gets its report.json with the reason, every item it measures untested.
-Bounded by the wall clock with 10 s of slack for a loaded machine, so it runs in the parallel
-pass (tests/conftest.py)."""
+"""A batch run's hard wall-clock budget: a run past its --candidate-timeout is killed and
+still gets its report.json with the reason, every item it measures untested. Bounded by the
+wall clock with 10 s of slack for a loaded machine, so it runs in the parallel pass
+(tests/conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""--repeat N (issue 10): each figure's spread over the runs and whether the automated item
-points stayed identical; whole-batch progress with an ETA. Nothing here depends on real time
-(the spread is reported whatever it is), so these run in the parallel pass; the batch's
+"""--repeat N: each figure's spread over the runs and whether the automated item points
+stayed identical; whole-batch progress with an ETA. Nothing here depends on real time (the
+spread is reported whatever it is), so these run in the parallel pass; the batch's
 wall-clock budget per run is test_batch_budget.py, in the real-time pass."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Batch runs survive kill -9 (issue 10): the batch is killed while its second candidate
-runs, started again with the same --out, and finishes with every result exactly once:
-nothing lost, nothing run twice, nothing half-written read."""
+"""Batch runs survive kill -9: the batch is killed while its second candidate runs, started
+again with the same --out, and finishes with every result exactly once: nothing lost,
+nothing run twice, nothing half-written read."""
 
 from __future__ import annotations
 

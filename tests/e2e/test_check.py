@@ -1,6 +1,6 @@
-"""`skycity-bench check` (issue 10): the reference demo passes every check; each broken
-fixture of tests/fixtures/check/ fails the check it breaks, with the reason its truth file
-names; exit codes, JUnit XML and JSON as CI reads them."""
+"""`skycity-bench check`: the reference demo passes every check; each broken fixture of
+tests/fixtures/check/ fails the check it breaks, with the reason its truth file names; exit
+codes, JUnit XML and JSON as CI reads them."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""One execution path (issue 17 part 4): `check`, a single `run` and a batch run the same
-fixture through runner.execute and agree on the items they share; each exits by its rule.
+"""One execution path: `check`, a single `run` and a batch run the same fixture through
+runner.execute and agree on the items they share; each exits by its rule.
 
 Cheap on purpose: the packaging probe only (fake clock, a 640x360 page), on a fixture whose
 truth is a failing packaging.single_file (it loads a script from cdn.example.com, which the

@@ -1,7 +1,7 @@
-"""Two reference machines, one queue (issue 19's done-when), on a real PostgreSQL
-(tests/pg.py) with real Chromium runs: 6 runs enqueued (3 light fixture demos × --repeat 2,
-the packaging probe only, a short calibration), two worker processes ("wA" stores evidence
-in the database, "wB" under --artifacts), wA killed with kill -9 in the middle of a run.
+"""Two reference machines, one queue, on a real PostgreSQL (tests/pg.py) with real Chromium
+runs: 6 runs enqueued (3 light fixture demos × --repeat 2, the packaging probe only, a short
+calibration), two worker processes ("wA" stores evidence in the database, "wB" under
+--artifacts), wA killed with kill -9 in the middle of a run.
 
 Every run ends done exactly once (6 results, none lost, none twice), the killed run was
 queued again from missed heartbeats and finished by wB, `queue status` showed progress

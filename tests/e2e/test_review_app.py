@@ -35,8 +35,8 @@ OVERRIDDEN = "shops.touch"  # untested by the bench in this run: a reviewer over
 
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def served(request, tmp_path_factory):
-    """The app over a store of either database (issue 19): the browser flow runs on SQLite,
-    the API tests on both (parametrized with indirect=True below)."""
+    """The app over a store of either database: the browser flow runs on SQLite, the API tests
+    on both (parametrized with indirect=True below)."""
     tmp = tmp_path_factory.mktemp("review")
     if request.param == "sqlite":
         db = tmp / "reviews.sqlite"

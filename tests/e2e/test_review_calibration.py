@@ -1,8 +1,8 @@
-"""Calibration and agreement in the review app (issue 20 parts 5 and 6), through the app's
-own routes (TestClient, signed in as real accounts), on SQLite and on PostgreSQL.
+"""Calibration and agreement in the review app, through the app's own routes (TestClient,
+signed in as real accounts), on SQLite and on PostgreSQL.
 
-- a reviewer made to score two levels off on an item is flagged, one on the anchors is not
-  (the issue's Done-when), and the admin's sheet marks the flagged reviewer's scores;
+- a reviewer made to score two levels off on an item is flagged, one on the anchors is not,
+  and the admin's sheet marks the flagged reviewer's scores;
 - anchors by hand (with a reason) and from a finalised sheet, each action audited; bad input
   stores nothing;
 - a new reviewer meets the anchors early in their queue and nothing marks them: not the
@@ -71,7 +71,7 @@ def hand(admin, cid, item, level, reason="agreed at the calibration meeting"):
 
 
 def test_calibration_flags_fire_on_a_reviewer_made_to_score_two_levels_off(world):
-    """The issue's Done-when: ann scores the anchors as agreed, bob two levels below on
+    """What calibration must catch: ann scores the anchors as agreed, bob two levels below on
     camera.motion (and as agreed elsewhere); bob is flagged on camera.motion only, ann not."""
     admin, cids = world["admin"], world["cids"]
     anchors = cids[:2]

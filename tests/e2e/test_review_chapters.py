@@ -1,7 +1,7 @@
-"""Chapter marks on the reviewers' recording, in a real Chromium (issue 20 part 7): a reviewer
-jumps via a chapter mark and via an item's evidence link, and the video lands at that moment;
-an evidence plot fills its column and opens full size; the third reviewer's queue says what
-is still asked of them, and a reviewer whose work is done sees that it is.
+"""Chapter marks on the reviewers' recording, in a real Chromium: a reviewer jumps via a
+chapter mark and via an item's evidence link, and the video lands at that moment; an
+evidence plot fills its column and opens full size; the third reviewer's queue says what is
+still asked of them, and a reviewer whose work is done sees that it is.
 
 The run: golden evidence of the timeline and shops probes on their fixtures (what the probes
 really collected, tests/golden/), scored by the real scorers into a report (their plots

@@ -1,6 +1,6 @@
-"""Scoring from the keyboard in a real Chromium (issue 20 part 7, keys only): j/k move between
-graded items, 1–5 pick the current item's level in the order shown, keys typed into a comment
-stay text, and what the keys picked is what gets stored."""
+"""Scoring from the keyboard in a real Chromium (keys only): j/k move between graded items,
+1–5 pick the current item's level in the order shown, keys typed into a comment stay text,
+and what the keys picked is what gets stored."""
 
 from __future__ import annotations
 

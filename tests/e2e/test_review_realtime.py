@@ -1,4 +1,4 @@
-"""The real-time video beside smoothness.frame_pacing (录屏复核, issue 15), end to end: a
+"""The real-time video beside smoothness.frame_pacing (录屏复核), end to end: a
 real bench run of a designed-jank fixture with the capture on, imported into the review
 store and served; Chromium (Playwright) plays and seeks the video, the plot's cursor follows
 it, and a click on a stall jumps there. The static report.html, opened from disk, does the

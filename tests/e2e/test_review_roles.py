@@ -1,5 +1,5 @@
-"""Every route of the review app under every role (issue 20 part 2): anonymous, reviewer A
-(ann), reviewer B (bob) and the admin (boss), on SQLite and PostgreSQL.
+"""Every route of the review app under every role: anonymous, reviewer A (ann), reviewer B
+(bob) and the admin (boss), on SQLite and PostgreSQL.
 
 The walk takes the routes from the app itself (app.routes: every page and every route of the
 OpenAPI schema, including the ones other modules register), fills their path parameters with

@@ -1,5 +1,5 @@
-"""The review app's run choice and thumbnails (issue 20 parts 3 and 4; review/routes_runs.py),
-through the app with signed-in accounts, on SQLite and PostgreSQL:
+"""The review app's run choice and thumbnails (review/routes_runs.py), through the app with
+signed-in accounts, on SQLite and PostgreSQL:
 
 - a partial re-run does not replace the full run on the candidate's page and in the API; an
   admin's pick (API or the /admin/runs form, with a reason) does, and is in the audit trail;

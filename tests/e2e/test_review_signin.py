@@ -1,9 +1,9 @@
-"""Signing in by invitation in a real Chromium (issue 20 parts 1–2), end to end over HTTP:
-the operator creates the admin with the CLI (a one-time link); the admin signs in by it and
-invites two reviewers from the Team page; reviewer A signs in by her link, scores with the
-keyboard (j, digits, a typed comment, n saves and opens the next); reviewer B signs in by his
-and cannot see A's scores by any route: every GET route of the app (pages in the browser,
-the API through the same signed-in browser context), while the admin does see them there."""
+"""Signing in by invitation in a real Chromium, end to end over HTTP: the operator creates
+the admin with the CLI (a one-time link); the admin signs in by it and invites two reviewers
+from the Team page; reviewer A signs in by her link, scores with the keyboard (j, digits, a
+typed comment, n saves and opens the next); reviewer B signs in by his and cannot see A's
+scores by any route: every GET route of the app (pages in the browser, the API through the
+same signed-in browser context), while the admin does see them there."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""`run --jobs N` (issue 18 part 3): the fake-clock probes side by side in separate browsers
-give the same items as one after the other. The lying-hook density fixture with four
-fake-clock probes (packaging, framing, the recording and density, which reads the
-recording's frames), the dense window moved to 2–4 s and the recording cut to 5 s so both
-runs take a minute or two; then the command line's --jobs."""
+"""`run --jobs N`: the fake-clock probes side by side in separate browsers give the same
+items as one after the other. The lying-hook density fixture with four fake-clock probes
+(packaging, framing, the recording and density, which reads the recording's frames), the
+dense window moved to 2–4 s and the recording cut to 5 s so both runs take a minute or two;
+then the command line's --jobs."""
 
 import asyncio
 import subprocess

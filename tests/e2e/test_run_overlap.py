@@ -1,8 +1,8 @@
-"""`run --overlap pinned-force` on this small machine (issue 18 part 3): the mechanics, not
-the timing. The light Canvas2D fixture (steady) played 4 s in real time while the recording
-steps 4 s of it on the fake clock in a second browser; the pacing browser pinned to the
-first CPU, everything else to the second. Checked from outside the bench too: a thread of
-this test reads every process's threads' masks from /proc while the run goes.
+"""`run --overlap pinned-force` on this small machine: the mechanics, not the timing. The
+light Canvas2D fixture (steady) played 4 s in real time while the recording steps 4 s of it
+on the fake clock in a second browser; the pacing browser pinned to the first CPU,
+everything else to the second. Checked from outside the bench too: a thread of this test
+reads every process's threads' masks from /proc while the run goes.
 
 Two runs: the perturbation limits set out of reach (1e9: never re-run) and below zero (every
 overlap too disturbed: the real-time probes run again alone). No assertion depends on the

@@ -1,12 +1,12 @@
-"""Issue 5 in a real Chromium with the network closed: demos that import three.js from a
-CDN are answered from the offline cache (seeded by scripts/setup.sh, no internet here),
-are measured exactly as if the library were inline (their frame-pacing passes compared)
-and draw its very pixels (the CDN page's module loads in real time while the fake clock
-waits: under a second test worker's load it was not drawn yet at 0.3 s), are charged once
-in packaging.single_file; a release fetched on demand is measured like the seeded one. Real
-time, so this module runs in the real-time pass. What only the network log decides (a
-missing release named with the command that adds it, a release the registry cannot
-provide, --no-fetch): test_cache_offline.py, in the parallel pass."""
+"""The offline library cache in a real Chromium with the network closed: demos that import
+three.js from a CDN are answered from the offline cache (seeded by scripts/setup.sh, no
+internet here), are measured exactly as if the library were inline (their frame-pacing
+passes compared) and draw its very pixels (the CDN page's module loads in real time while
+the fake clock waits: under a second test worker's load it was not drawn yet at 0.3 s), are
+charged once in packaging.single_file; a release fetched on demand is measured like the
+seeded one. Real time, so this module runs in the real-time pass. What only the network log
+decides (a missing release named with the command that adds it, a release the registry
+cannot provide, --no-fetch): test_cache_offline.py, in the parallel pass."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_should_serve_three_from_the_cache_with_the_network_closed(runs):
 
 def test_should_charge_the_cdn_dependency_once_in_packaging_single_file(runs):
     if "packaging.single_file" not in all_scorers():
-        pytest.skip("packaging.single_file has no scorer in this checkout yet (issue 4)")
+        pytest.skip("packaging.single_file has no scorer in this checkout yet")
     item = runs["cdn"]["items"]["packaging.single_file"]
     assert item["points"] == 0, item
     text = json.dumps(item["evidence"], ensure_ascii=False)
@@ -141,7 +141,7 @@ def test_should_score_every_other_item_as_if_the_library_were_inline(runs):
     assert runs["inline"]["probes"]["network"]["data"]["served_from_cache"] == []
 
 
-# --------------------------------------------------------------------------- on demand (issue 16)
+# -------------------------------------------------------------------------------------- on demand
 def _three_registry(store: LibraryCache, version: str, *, integrity: str | None = None):
     """A loopback npm registry publishing three@`version`: the seeded r160 files the CDN
     fixture uses (module build, the addon, package.json relabelled), so a demo pinning that

@@ -1,10 +1,10 @@
-"""Issue 5 and 16 on the fake clock, in a real Chromium with the network closed: a release
-missing from the offline cache is named with the command that adds it; one the registry
-cannot provide is blocked with one line while the run goes on; `run --no-fetch` keeps the
-cache frozen. Nothing here reads a real-time figure or a picture (the packaging probe steps
-the fake clock and judges the network log), so these run in the parallel pass; the runs
-whose frame-pacing pass is compared and the pictures of cached libraries are
-test_cache_cdn.py, in the real-time pass."""
+"""The offline library cache and its fetches on demand, on the fake clock, in a real
+Chromium with the network closed: a release missing from the offline cache is named with the
+command that adds it; one the registry cannot provide is blocked with one line while the run
+goes on; `run --no-fetch` keeps the cache frozen. Nothing here reads a real-time figure or a
+picture (the packaging probe steps the fake clock and judges the network log), so these run
+in the parallel pass; the runs whose frame-pacing pass is compared and the pictures of
+cached libraries are test_cache_cdn.py, in the real-time pass."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_should_name_the_missing_release_and_the_command_that_adds_it(tmp_path, 
     want = "three@0.149.0 is not in the offline cache: run `skycity-bench cache add three@0.149.0`"
     assert report["probes"]["network"]["data"]["requests"][0]["detail"] == want
     assert f"offline library cache: {want}" in report["warnings"]
-    # issue 16: the run tried the registry (once), found it unreachable and kept the message
+    # the run tried the registry (once), found it unreachable and kept the message
     net = report["probes"]["network"]["data"]
     assert net["fetched"] == [] and [f["outcome"] for f in net["fetch_failed"]] == ["unreachable"]
     assert [w for w in report["warnings"] if "offline library cache" in w] == [f"offline library cache: {want}"]

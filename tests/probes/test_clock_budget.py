@@ -1,4 +1,4 @@
-"""Fake-clock budgets from the measured frame cost (issue 16, browser/clock_budget.py), in a
+"""Fake-clock budgets from the measured frame cost (browser/clock_budget.py), in a
 real Chromium on small canvas pages whose cost is made by construction (a busy loop per
 frame): a slow page is waited for while its frames keep coming, also when they get far
 slower than the measured cost, up to the run budget; a page that slows down past the run

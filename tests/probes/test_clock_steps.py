@@ -1,4 +1,4 @@
-"""The fake clock's stepping (issue 16, browser/clock_budget.py) in a real Chromium on the
+"""The fake clock's stepping (browser/clock_budget.py) in a real Chromium on the
 small canvas pages of test_clock_budget.py: the frame cost measured after load and an advance
 played in full, and coarse clock steps that reach the very picture the fine clock gives and
 check the demo's own clock. Every figure asserted here is demo time or pixels, which the fake

@@ -2,7 +2,7 @@
 construction (tests/fixtures/density/, written by make.py). One bench run per fixture,
 shared by every assertion about it: the lying hook, the camera-only 3D orbit and 30 movers
 flying over it (the case most model-written demos are), and a three.js points-wave field
-without a hook (issue 16: review, never auto points from blobs). K = 10 / 50 / 80 and the 2D
+without a hook (review, never auto points from blobs). K = 10 / 50 / 80 and the 2D
 camera-only scene are in benchmarks/density_accuracy.py (run on demand), to keep this file
 inside its time budget."""
 
@@ -48,12 +48,12 @@ def test_should_draw_evidence_images_for_the_rubric_samples_and_a_behaviour_plot
     assert all((d / f).stat().st_size > 10_000 for f in files)
     assert (d / "density_behavior.png").is_file()
     beh = rep["items"]["density.behavior"]["evidence"]
-    # only verified objects are tracked (not the 80 claimed): the 20 movers, plus a few
-    # parked objects a mover drove over at one sample (their box did change then) and parts
-    # standing in for their mover at a sample where the mover itself did not verify. (The
-    # other frame pairs of issue 16 once let parked signs through, 31: a covered sign's
-    # content matched the identical sign beside it; twin_min keeps such copies out.)
-    # 28 -> 30 with issue 18's capture once: every frame now lies exactly on the tour's 60 Hz
+    # only verified objects are tracked (not the 80 claimed): the 20 movers, plus a few parked
+    # objects a mover drove over at one sample (their box did change then) and parts standing in
+    # for their mover at a sample where the mover itself did not verify. (The other frame pairs
+    # once let parked signs through, 31: a covered sign's content matched the identical sign
+    # beside it; twin_min keeps such copies out.)
+    # 28 -> 30 with capture once: every frame now lies exactly on the tour's 60 Hz
     # animation grid (the replay's pairs used to end on Playwright's 16 ms rAF ticks, up to
     # 16 ms short of t + Δ), which moves which parked signs a mover covers between A and B:
     # parked s11 and s14 at one sample each beside the five of before (20 movers, 3 parts and
@@ -115,7 +115,7 @@ def test_should_send_a_hookless_particle_field_to_a_person_not_to_auto_points(ru
     hint = rep["items"]["density.count"]["evidence"]["hint"]
     assert any("field" in k for k in hint["not_plainly_objects"]), hint
     assert hint["largest_group_of_near_identical_moving_primitives"] >= 12
-    # and no sample's plain count gives points from blobs (the issue: "N <= 2 in every sample").
+    # and no sample's plain count gives points from blobs (the target: "N <= 2 in every sample").
     # Once up to 9 at one sample (CI): a dense field's regions were split into two colour
     # groups by the ground around them, and a two-tone frame's brightness "match" blacked out
     # frame B (vision/objects.py, vision/segment.py); 0 in all 31 half-second samples since.

@@ -1,8 +1,8 @@
-"""Capture once (issue 18 part 1): the density probe takes its frames from the recording's
-tour pass when both run, and plays the window itself when the recording does not run; one
-analysis, two sources of frames, the same samples from either. On the lying-hook fixture
-(its hook claims 80, 20 move) with the dense window moved to 2–4 s and the recording cut to
-5 s, so the two runs take seconds, not minutes."""
+"""Capture once: the density probe takes its frames from the recording's tour pass when both
+run, and plays the window itself when the recording does not run; one analysis, two sources
+of frames, the same samples from either. On the lying-hook fixture (its hook claims 80, 20
+move) with the dense window moved to 2–4 s and the recording cut to 5 s, so the two runs
+take seconds, not minutes."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""An ordinary browser to the demo (issue 15, part 3).
+"""An ordinary browser to the demo.
 
 tests/fixtures/detection/detect.html runs the common "am I automated / measured?" checks and
 writes what it saw into the page. It is opened here the way each probe opens its pages (real

@@ -1,4 +1,4 @@
-"""The tour pass's clock steps (issue 18: DemoPage._clock_run_for, `direct_clock`): the page's
+"""The tour pass's clock steps (DemoPage._clock_run_for, `direct_clock`): the page's
 clock controller called straight through CDP instead of Playwright's clock.run_for, which
 also registers an init script per call. The two must be the same to the demo: the same
 frames (lossless, and the fixture's own drawn clock) at the same times, the same error when

@@ -1,6 +1,6 @@
-"""Hostile demos (issue 10): each case ends within its time budget, its report.json says what
-the demo did, the batch goes on to the next candidate, nothing is written outside the run's
-folder, and no local file's content ever reaches the demo.
+"""Hostile demos: each case ends within its time budget, its report.json says what the demo
+did, the batch goes on to the next candidate, nothing is written outside the run's folder,
+and no local file's content ever reaches the demo.
 
 One batch (the real CLI, one worker process per candidate) runs every fixture in
 tests/fixtures/hostile/ once; each test below reads its own candidate's results.

@@ -1,4 +1,4 @@
-"""The real-time capture for 录屏复核 (issue 15): a stall shows as a held frame as long as it
+"""The real-time capture for 录屏复核: a stall shows as a held frame as long as it
 lasted, at the right time; a demo that floods the screencast gets its drops counted and
 bounded memory. (The writer's slot rule and drop accounting on known frames, which need no
 real time: test_realtime_capture_writer.py.)

@@ -1,8 +1,8 @@
-"""The real-time capture's writer on known frames (issue 15): the slot rule (a frame holds
-the slots of its real time) and the full queue's drop accounting, fed frames with made-up
-timestamps, so nothing here depends on the machine's real time; and the CLI's refusal of
---realtime-capture without the frame-pacing probe. These run in the parallel pass; the
-captures of real runs are test_realtime_capture.py, in the real-time pass."""
+"""The real-time capture's writer on known frames: the slot rule (a frame holds the slots of
+its real time) and the full queue's drop accounting, fed frames with made-up timestamps, so
+nothing here depends on the machine's real time; and the CLI's refusal of --realtime-capture
+without the frame-pacing probe. These run in the parallel pass; the captures of real runs
+are test_realtime_capture.py, in the real-time pass."""
 
 from __future__ import annotations
 

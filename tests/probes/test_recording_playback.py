@@ -1,4 +1,4 @@
-"""The whole recording plays in Chromium's <video> and reviewers can seek in it (issue 18).
+"""The whole recording plays in Chromium's <video> and reviewers can seek in it.
 
 One recording of the full 0–65 s at 30 fps (1950 frames) of a light Canvas2D fixture that
 writes its own clock into every frame (tests/fixtures/timeline/clock_bars.html: 14 bars of
@@ -159,11 +159,11 @@ def test_should_play_to_the_end_and_seek_to_the_captured_frame_in_chromium(full,
 
 
 def test_should_scale_a_tall_viewport_down_to_the_videos_height_and_keep_every_frames_time(tmp_path):
-    """A viewport taller than max_video_height (issue 18: the video at 720p from a 1080p
-    viewport): the video is the viewport scaled down, aspect kept, whichever capture gave a
-    frame (Chromium's scaled JPEG, the timeline's full-size JPEG scaled by the encoder's
-    thread at its sample times); every frame still shows t = i / 30 s; the keyframes stay at
-    the viewport's full size; and Chromium plays it and seeks to its frames."""
+    """A viewport taller than max_video_height (the video at 720p from a 1080p viewport): the
+    video is the viewport scaled down, aspect kept, whichever capture gave a frame (Chromium's
+    scaled JPEG, the timeline's full-size JPEG scaled by the encoder's thread at its sample
+    times); every frame still shows t = i / 30 s; the keyframes stay at the viewport's full
+    size; and Chromium plays it and seeks to its frames."""
     from skycity_bench.inputs.scenario import load_scenario
     from skycity_bench.running.runner import run_candidate
     from tests.probes.test_timeline_recording import _video_clock_ms

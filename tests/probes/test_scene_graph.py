@@ -1,8 +1,8 @@
-"""Density's locator without a hook, the three.js scene graph (issue 16 part 4;
-probes/_scene_graph.py, browser/js/scene_graph.js), on a town whose movers are known by
-construction (tests/fixtures/density/scene_graph_parts: cars with spinning wheels, balloons
-on turning pivots, a bobbing platform with a fixed hut and walkers, a cart on a turntable
-that carries the buildings, windmill sails, a rotating particle field).
+"""Density's locator without a hook, the three.js scene graph (probes/_scene_graph.py,
+browser/js/scene_graph.js), on a town whose movers are known by construction
+(tests/fixtures/density/scene_graph_parts: cars with spinning wheels, balloons on turning
+pivots, a bobbing platform with a fixed hut and walkers, a cart on a turntable that carries
+the buildings, windmill sails, a rotating particle field).
 
 The claims are checked against the page's own list of movers (uuid and projected centre) at
 several moments; then a whole density run counts them through the pixel checks."""
@@ -83,7 +83,7 @@ def test_should_put_each_claims_box_around_its_movers_projected_centre(seen):
 
 
 def test_should_count_a_hookless_three_js_citys_movers_through_the_pixel_checks(tmp_path):
-    # the issue's hookless scene: 20 distinct movers, unoccluded and on screen for the whole
+    # the hookless scene: 20 distinct movers, unoccluded and on screen for the whole
     # window by construction (tests/fixtures/density/movers_three_nohook_20)
     fx = fixture("density/movers_three_nohook_20")
     rep = run_fixture(fx, tmp_path)

@@ -123,7 +123,7 @@ def test_should_leave_every_shop_item_untested_without_the_hook(reports):
         assert "getShops" in rep["items"][item]["evidence"]["reason"]
 
 
-# ----------------------------------------------------------------- a pointer that follows (issue 16)
+# ---------------------------------------------------------------------------- a pointer that follows
 def _manual(reports, name):
     rep = reports[name][0]
     return rep["items"]["shops.manual_priority"], rep["probes"]["shops"]["data"]["manual"]

@@ -5,10 +5,10 @@ Decoded frame by frame, the WebM must show t = i / 30 s in frame i (the fake clo
 exactly, however slowly this machine rendered), and Chromium's own <video> element, served
 from loopback, must play it with the duration and size the probe reports.
 
-One tour pass (issue 17 part 6): with the timeline chosen too, the recording's one pass
-yields both artifacts (the video, and the timeline's samples at their own times, some
-between video frames), stored as the two probes' records, with no side file; the timeline
-steps in between must not disturb the video's exact frame times.
+One tour pass: with the timeline chosen too, the recording's one pass yields both artifacts
+(the video, and the timeline's samples at their own times, some between video frames),
+stored as the two probes' records, with no side file; the timeline steps in between must not
+disturb the video's exact frame times.
 """
 
 from __future__ import annotations
@@ -233,11 +233,10 @@ def test_should_give_both_records_the_passs_hang_and_step_the_demo_once(tmp_path
 
 
 def test_should_shorten_the_recording_to_what_its_wall_budget_captured(tmp_path):
-    """A tour whose wall-clock budget is spent before 65 s (issue 18; here a budget of 4 s,
-    as a demo rendering a few frames a second would spend the real one): the video keeps
-    what was captured and says so (truncated, with the reason); the timeline, which needs the
-    whole tour, is an error with that reason, so the camera items are untested — never a
-    silently short video."""
+    """A tour whose wall-clock budget is spent before 65 s (here a budget of 4 s, as a demo
+    rendering a few frames a second would spend the real one): the video keeps what was captured
+    and says so (truncated, with the reason); the timeline, which needs the whole tour, is an
+    error with that reason, so the camera items are untested — never a silently short video."""
     from skycity_bench.inputs.scenario import load_scenario
     from skycity_bench.running.runner import run_candidate
 

@@ -1,7 +1,7 @@
-"""Any CDN version, on demand (issue 16): what a demo names is found by the packaging audit
-and the CDN table, the releases the cache lacks are fetched (integrity-checked) from a
-loopback registry, and what the registry cannot provide gets one clear line. No internet:
-the packages are built here (tests/unit/_cache_pkg.py)."""
+"""Any CDN version, on demand: what a demo names is found by the packaging audit and the CDN
+table, the releases the cache lacks are fetched (integrity-checked) from a loopback
+registry, and what the registry cannot provide gets one clear line. No internet: the
+packages are built here (tests/unit/_cache_pkg.py)."""
 
 from __future__ import annotations
 

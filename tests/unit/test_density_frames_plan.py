@@ -1,8 +1,8 @@
-"""Density's frames from one of two sources (issue 18 part 1, capture once): the plan of
-which frames each sample uses (probes/density.py plan_pass) is the replay's old rule
-whichever source gives them, the tour lists every frame the plan can ask for, and the runner
-tells the recording that density reads its evidence (ProbeSpec.after, ctx.readers). No
-browser here: tests/probes/test_density_tour_frames.py runs both sources."""
+"""Density's frames from one of two sources (capture once): the plan of which frames each
+sample uses (probes/density.py plan_pass) is the replay's old rule whichever source gives
+them, the tour lists every frame the plan can ask for, and the runner tells the recording
+that density reads its evidence (ProbeSpec.after, ctx.readers). No browser here:
+tests/probes/test_density_tour_frames.py runs both sources."""
 
 from skycity_bench.probes import registry
 from skycity_bench.probes._density_time import keys_of as _keys
@@ -27,9 +27,8 @@ def test_should_give_densified_samples_a_quarter_second_apart_every_frame_too():
 
 
 def test_should_keep_every_samples_frames_before_it_when_the_far_pair_reaches_past_them():
-    # issue 16 part 1: t + 60 of one sample lies beyond t - 15 and t - 6 of the next (1 s
-    # step); both samples still get all their frames, and the far pair's are the
-    # neighbouring samples' own frames A
+    # t + 60 of one sample lies beyond t - 15 and t - 6 of the next (1 s step); both samples
+    # still get all their frames, and the far pair's are the neighbouring samples' own frames A
     plan = plan_pass([20.0, 21.0, 22.0], 6, [-6, 15, -15, -60, 60], hook=True)
     assert all(p["before"] == [-60, -15, -6] and p["after"] == [15, 60] for p in plan)
     keys = set(_keys(plan, 6))
@@ -97,8 +96,8 @@ def test_should_read_the_tours_frames_only_from_a_recording_that_collected_them(
 
 
 def test_should_take_the_still_point_views_frames_and_claims_with_a_hook_only():
-    # issue 16 part 1: frames and the hook's claims at t ± 60 and ± 120 frames (the
-    # still-point test's views) are among a sample's frames, not among the other pairs'
+    # Frames and the hook's claims at t ± 60 and ± 120 frames (the still-point test's views) are
+    # among a sample's frames, not among the other pairs'
     plan = plan_pass([20.0, 21.0], 6, [-6, 15, -15, -60, 60], hook=True, view_frames=[-120, -60, 60, 120])
     assert all(p["before"] == [-120, -60, -15, -6] and p["after"] == [15, 60, 120] for p in plan)
     assert all(p["views"] == [-120, -60, 60, 120] for p in plan)

@@ -1,6 +1,6 @@
-"""The evidence contract (issue 17): typed, versioned evidence, scorers that declare the
-versions they read, and `rescore` refusing what it would score wrongly — in one line naming
-the file and the field, exit 2, writing nothing. No browser."""
+"""The evidence contract: typed, versioned evidence, scorers that declare the versions they
+read, and `rescore` refusing what it would score wrongly — in one line naming the file and
+the field, exit 2, writing nothing. No browser."""
 
 from __future__ import annotations
 

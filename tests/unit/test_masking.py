@@ -1,5 +1,5 @@
-"""Masking rules (issue 20 part 2): a candidate's own label only, as whole words, in values
-not keys; no full file hash served; a blinded report computed once per key."""
+"""Masking rules: a candidate's own label only, as whole words, in values not keys; no full
+file hash served; a blinded report computed once per key."""
 
 import json
 
@@ -21,7 +21,7 @@ def report(label="reference.html", sha=SHA, **extra):
 def test_should_mask_the_label_and_its_stem_as_whole_words_only():
     m = Masker("reference.html")
     assert secrets_of("reference.html") == ("reference.html", "reference")
-    assert m.text("no external references") == "no external references"  # the issue's leak
+    assert m.text("no external references") == "no external references"  # the leak a substring match makes
     assert m.text("loaded reference.html in 2 s") == f"loaded {MASK} in 2 s"
     assert m.text("Reference: ok") == f"{MASK}: ok"  # case-insensitive
     assert m.text("run/reference-run-1/x.png") == f"run/{MASK}-run-1/x.png"

@@ -1,6 +1,6 @@
-"""`run --overlap pinned` (issue 18 part 3), the parts without a browser: which CPUs the
-pacing browser gets (refused without spare cores), the pinning of a real process tree by
-thread, and the perturbation judgement (scorers/overlap.py)."""
+"""`run --overlap pinned`, the parts without a browser: which CPUs the pacing browser gets
+(refused without spare cores), the pinning of a real process tree by thread, and the
+perturbation judgement (scorers/overlap.py)."""
 
 import os
 import subprocess
@@ -70,7 +70,7 @@ def test_the_default_scenario_has_the_section_and_its_thresholds():
     sc = load_scenario()
     assert sc.overlap.min_cpus > sc.overlap.pacing_cpus >= 1
     t = sc.scorer_settings("overlap")
-    assert t.max_p95_change == 0.02 and t.max_long_frame_share_change == 0.02  # issue 18: "more than 2 %"
+    assert t.max_p95_change == 0.02 and t.max_long_frame_share_change == 0.02  # more than 2 % is a perturbation
 
 
 # ----------------------------------------------------------------- pinning real processes

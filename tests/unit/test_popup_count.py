@@ -1,5 +1,5 @@
 """DemoPage counts each popup window once (page "popup" and context "page" both report it),
-however quickly the one before was closed and its object freed (issue 15's hostile popups:
+however quickly the one before was closed and its object freed (the hostile popups fixture:
 a suite run at load counted 8 of 9 when a freed popup's id came back for the next one)."""
 
 from __future__ import annotations

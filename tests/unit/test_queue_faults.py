@@ -1,8 +1,8 @@
-"""Stalled jobs (issue 19), without a browser, on a real PostgreSQL: a job is taken by a
-procrastinate worker that then falls silent (no heartbeat, as after kill -9); another
-worker's stall check puts it back in the queue; after `max_deaths` such deaths the job is
-failed with the reason and the rest of the queue goes on. A worker never rescues its own
-live job, and a worker whose job was taken over stores nothing."""
+"""Stalled jobs, without a browser, on a real PostgreSQL: a job is taken by a procrastinate
+worker that then falls silent (no heartbeat, as after kill -9); another worker's stall check
+puts it back in the queue; after `max_deaths` such deaths the job is failed with the reason
+and the rest of the queue goes on. A worker never rescues its own live job, and a worker
+whose job was taken over stores nothing."""
 
 import asyncio
 import json

@@ -1,4 +1,4 @@
-"""`queue add` and `worker` on bad input (issue 19), against a real PostgreSQL (tests/pg.py):
+"""`queue add` and `worker` on bad input, against a real PostgreSQL (tests/pg.py):
 an unreachable server, a wrong password, a store from a newer bench, a SQLite path: one
 line, exit 2, nothing enqueued. A file that is not HTML is refused by name and the rest is
 enqueued (exit 1); identical files are one candidate with both labels; adding again adds

@@ -1,4 +1,4 @@
-"""Whether a run wants the review material a probe makes (issue 17 part 5): the runner decides
+"""Whether a run wants the review material a probe makes: the runner decides
 (runner.review_material_wanted), from the probe's `when` setting and, for `review`, the item
 scored on the evidence collected so far; the probe (realtime_capture) is told. On the golden
 frame-pacing evidence: the video is wanted exactly where the live run's item ended in review.

@@ -1,5 +1,5 @@
 """The run order: `order` numbers sort, but a probe that reads another's evidence
-(ProbeSpec.after) always runs after it (issue 17: no order coupling by magic numbers)."""
+(ProbeSpec.after) always runs after it: no order coupling by magic numbers."""
 
 import pytest
 

@@ -1,6 +1,6 @@
-"""One progress display for the whole run (issue 18 part 4): a line for the run and one per
-running probe (its phase, that phase's progress), the run's share weighed by the probes'
-budgets; without a terminal, plain time-stamped lines."""
+"""One progress display for the whole run: a line for the run and one per running probe (its
+phase, that phase's progress), the run's share weighed by the probes' budgets; without a
+terminal, plain time-stamped lines."""
 
 import io
 

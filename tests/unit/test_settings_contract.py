@@ -1,6 +1,6 @@
-"""Settings and layering contracts (issue 17 part 2): probe settings steer collection,
-scorer thresholds live in the scenario's `scorers:` section, nothing falls back to a literal
-in code, and scorers/ stands apart from probes/ and browser/. No browser.
+"""Settings and layering contracts: probe settings steer collection, scorer thresholds live
+in the scenario's `scorers:` section, nothing falls back to a literal in code, and scorers/
+stands apart from probes/ and browser/. No browser.
 
 Cases not converted yet are strict=False xfails naming what is left, so the test does not
 get weaker while the rest is done; each turns into a pass (XPASS) once converted.
@@ -23,7 +23,7 @@ from skycity_bench.probes import registry
 PKG = Path(__file__).resolve().parents[2] / "skycity_bench"
 YAML = yaml.safe_load(DEFAULT_SCENARIO.read_text(encoding="utf-8"))
 
-# What is left, by name (issue 17): the lead removes an entry when its part is done.
+# What is left, by name: the lead removes an entry when its part is done.
 LEFT_PROBE_DEFAULTS: dict[str, str] = {}
 LEFT_SCORER_IMPORTS: dict[str, str] = {}
 LEFT_SCORER_LITERALS = {}

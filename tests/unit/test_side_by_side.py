@@ -1,6 +1,6 @@
-"""`run --jobs N` (issue 18 part 3): the fake-clock probes side by side, each after the
-probes whose evidence it reads; the scheduler alone, with stand-in probes (no browser:
-tests/e2e/test_run_jobs.py compares a real run's items at --jobs 1 and 2)."""
+"""`run --jobs N`: the fake-clock probes side by side, each after the probes whose evidence
+it reads; the scheduler alone, with stand-in probes (no browser: tests/e2e/test_run_jobs.py
+compares a real run's items at --jobs 1 and 2)."""
 
 import asyncio
 
@@ -56,7 +56,7 @@ def test_should_allow_at_least_one_browser():
 
 
 def test_should_run_one_browser_on_two_cores_and_one_per_core_beyond(monkeypatch):
-    """side_by_side.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured (issue 18)."""
+    """side_by_side.SOLO_MAX_CPUS: two browsers on 2 cores gained nothing when measured."""
     import skycity_bench.running.side_by_side as side_by_side
 
     monkeypatch.setattr(side_by_side, "JOB_MEMORY_MB", 1)  # memory never the limit here

@@ -1,8 +1,8 @@
 """The review store: anonymous candidates with labels apart, idempotent imports, bad input
 refused with nothing stored, concurrent submissions all kept, history kept, rebuildable.
 
-Every test runs against both stores (issue 19): a SQLite file and a real PostgreSQL
-database (tests/pg.py), through the same ReviewStore."""
+Every test runs against both stores: a SQLite file and a real PostgreSQL database
+(tests/pg.py), through the same ReviewStore."""
 
 import json
 import shutil

@@ -1,4 +1,4 @@
-"""The store serves reports masked by skycity_bench/common/blinding.py's rules (issue 20 part 2): the
+"""The store serves reports masked by skycity_bench/common/blinding.py's rules: the
 candidate's own label only, whole words, no full file hash, each report blinded once (at
 import: tests/unit/test_store_runs.py holds that serving never masks again).
 """

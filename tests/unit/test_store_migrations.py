@@ -1,9 +1,8 @@
-"""The store's schema under Alembic (issue 19): a SQLite store written by the pre-Alembic code
+"""The store's schema under Alembic: a SQLite store written by the pre-Alembic code
 (tests/fixtures/store/v1-reviews.sqlite, made by that code: two candidates, reviews with a
 revision, an override, a finalised sheet; v1-expected.json is what that code read from it)
-upgrades in place and keeps every row; a store
-from a newer bench, an unreachable server and a wrong password are refused in one line,
-exit 2, nothing written."""
+upgrades in place and keeps every row; a store from a newer bench, an unreachable server and
+a wrong password are refused in one line, exit 2, nothing written."""
 
 import json
 import shutil

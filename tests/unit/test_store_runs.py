@@ -1,4 +1,5 @@
-"""Issue 20 parts 2-4 in the store, on SQLite and on a real PostgreSQL (tests/pg.py):
+"""Masked reports, the run a candidate shows, thumbnails and no full hash, in the store, on
+SQLite and on a real PostgreSQL (tests/pg.py):
 
 - the reviewer-facing report is masked once, at import (runs.masked_json), and serving never
   masks it again; runs stored before that existed are filled in when the store opens, or

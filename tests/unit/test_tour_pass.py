@@ -1,7 +1,7 @@
-"""One tour pass (probes/_tour.py, issue 17 part 6): the recording's pass declares that it
-produces the timeline's evidence (ProbeSpec.produces), the runner runs it once for both
-and stores one record per artifact, and the pass's steps merge both probes' times. No
-browser here: tests/probes/test_timeline_recording.py walks a real pass."""
+"""One tour pass (probes/_tour.py): the recording's pass declares that it produces the
+timeline's evidence (ProbeSpec.produces), the runner runs it once for both and stores one
+record per artifact, and the pass's steps merge both probes' times. No browser here:
+tests/probes/test_timeline_recording.py walks a real pass."""
 
 from __future__ import annotations
 
@@ -168,8 +168,8 @@ def test_should_refuse_to_rescore_a_recording_that_still_names_the_side_file(tmp
 
 
 def test_should_list_every_frame_a_density_sample_could_need_from_the_tour():
-    """The shared piece for density (issue 18 part 1): samples every second across 20–35 s,
-    three densified points between each two, frames at t + {-15, -6, 0, 6, 15} / 60 s."""
+    """The shared piece for density: samples every second across 20–35 s, three densified points
+    between each two, frames at t + {-15, -6, 0, 6, 15} / 60 s."""
     from skycity_bench.probes._tour import density_frame_times
 
     got = density_frame_times([20 + k for k in range(16)], [-6, 6, 15, -15], 3)

@@ -279,8 +279,8 @@ def test_should_fit_the_mesh_to_coherent_parallax_and_ignore_scattered_movers():
 
 
 def test_should_verify_a_mover_too_slow_for_one_pair_in_a_longer_pair_and_keep_the_guards(world):
-    # issue 16: over Δ the object moves 1 px (under the 1.5-px shift that counts), over 3Δ
-    # 3 px, before t and after it alike; a still object beside it stays unverified
+    # Over Δ the object moves 1 px (under the 1.5-px shift that counts), over 3Δ 3 px, before t
+    # and after it alike; a still object beside it stays unverified
     base = view(world, 60, 40)
 
     def frame(dx):
@@ -322,11 +322,11 @@ def test_should_not_let_a_longer_pair_verify_a_part_moving_with_its_object(world
 
 
 def test_should_verify_in_the_far_pair_only_a_shift_off_the_epipolar_line_both_before_and_after(world):
-    # issue 16 part 1: the far pair (t ± 60 frames) under a camera whose epipolar lines are
-    # horizontal (a sideways translation: F maps (x, y) to the line y' = y), so a still point
-    # at any depth moves along its row. A slow mover shows 4 px off its line before t and
-    # after it; one moving along its line (what a still thing at another depth does) and one
-    # that moved only after t stay unverified, as does a still box.
+    # The far pair (t ± 60 frames) under a camera whose epipolar lines are horizontal (a
+    # sideways translation: F maps (x, y) to the line y' = y), so a still point at any depth
+    # moves along its row. A slow mover shows 4 px off its line before t and after it; one
+    # moving along its line (what a still thing at another depth does) and one that moved only
+    # after t stay unverified, as does a still box.
     from skycity_bench.analysis.vision.camera_estimate import CameraModel
     from skycity_bench.analysis.vision.recheck import FarPair, far_recheck
     from skycity_bench.analysis.vision.verify import VerifyParams
@@ -457,7 +457,7 @@ def test_should_find_distinct_movers_plainly_objects_without_a_hook(world):
         _vehicle(b, x + [5, -4, 0, 6, -6, 3, 0, 5][i], y + [0, 3, 5, -3, 0, 4, -5, 2][i], 10 + i)
     d = analyse_pair(a, b).data
     # a uniform body's trailing strip may hold too few corners (its region then waits for a
-    # person only if many do): within the issue's 10 %, never more than there are
+    # person only if many do): within the count's 10 % target, never more than there are
     assert 7 <= d["objects"]["plain_count"] <= 8, d["objects"]
 
 

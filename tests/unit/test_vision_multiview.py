@@ -1,7 +1,7 @@
-"""The still-point test over five views (vision/multiview.py; issue 16 part 1) on a synthetic
-3D scene whose truth is known by construction: a pinhole camera orbiting a cloud of still
-textured points, one textured object flying the camera's way round at half its rate while
-climbing, one still textured object. No browser."""
+"""The still-point test over five views (vision/multiview.py) on a synthetic 3D scene whose
+truth is known by construction: a pinhole camera orbiting a cloud of still textured points,
+one textured object flying the camera's way round at half its rate while climbing, one still
+textured object. No browser."""
 
 import math
 from collections.abc import Callable
