@@ -1,5 +1,5 @@
-"""Issue 16 part 3 in a real Chromium: pages modeled on three.js's examples (interactive cubes,
-points waves, shadow-map point lights, OBB), importing three.js from a CDN that the offline
+"""Generated pages as they come, in a real Chromium: pages modeled on three.js's examples
+(interactive cubes, points waves, shadow-map point lights, OBB), importing three.js from a CDN that the offline
 cache answers, plus a single-file variant of the cubes (three.js inlined as a data: URL),
 run through framing and playback (autoplay, pause/resume/replay) at 1280x720 on software
 WebGL. Their frames cost far more than 16 ms here; each must still get a framing, autoplay

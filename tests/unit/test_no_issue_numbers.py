@@ -13,9 +13,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PATTERN = re.compile(r"\b[Ii]ssues? #?\d+")
 SUFFIXES = {".py", ".md", ".js", ".html", ".yaml", ".yml", ".sh", ".toml", ".txt", ".json", ".css"}
-# Lines still left, as (path, line number): another change to the file is under way. Remove an
-# entry once its line is rewritten (test_every_line_left_still_names_a_number says when).
-LEFT = {("tests/probes/test_threejs_examples.py", 1)}
 
 
 def numbers_in(text: str) -> list[tuple[int, str]]:
@@ -56,11 +53,5 @@ def test_the_number_finder_finds_a_planted_number_and_leaves_plain_words():
 
 
 def test_tracked_text_names_no_tracker_numbers():
-    hits = [f"{p}:{n}: {line}" for p, n, line in _hits() if (p, n) not in LEFT]
+    hits = [f"{p}:{n}: {line}" for p, n, line in _hits()]
     assert not hits, f"{len(hits)} lines name a tracker number; say what and why instead:\n" + "\n".join(hits)
-
-
-def test_every_line_left_still_names_a_number():
-    named = {(p, n) for p, n, _ in _hits()}
-    done = sorted(f"{p}:{n}" for p, n in LEFT - named)
-    assert not done, f"no tracker number left on {done}: remove the entry from LEFT"
