@@ -63,7 +63,13 @@ class Autoplay(Part):
     union: Change = Field(description="all later frames' changes together")
     travel: Travel = Field(description="how far a change travelled from frame to frame")
     sound: Optional[dict[str, Any]] = Field(
-        description="browser/js/media_probe.js: media, audio graphs, input listeners"
+        description="browser/js/media_probe.js: media and audio graphs (and, in reports written before "
+        "input_handlers, the input listeners it saw added)"
+    )
+    input_handlers: Optional[list[dict[str, Any]]] = Field(
+        None,
+        description="browser/input_handlers.py at the last frame: the key and click handlers in the browser's "
+        "listener table, {on, type, target}; null in reports written before it",
     )
     dialogs: list[Any]
     page_errors: list[Any]

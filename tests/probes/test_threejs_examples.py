@@ -101,7 +101,7 @@ def test_should_get_framing_and_playback_results_on_a_slow_renderer(runs, name):
     # except on the page that hears no key but has a click-type handler its buttons may use
     keyboard = rep["probes"]["playback"]["data"]["pause_resume_replay"]["ways"]["keyboard"]
     if name == "obb_intersection":
-        assert {"on": "window", "type": "pointerdown"} in keyboard["input_handlers"], keyboard
+        assert {"on": "window", "type": "pointerdown", "target": "window"} in keyboard["input_handlers"], keyboard
         assert "listens to no key" in keyboard["untested"] and "window:pointerdown" in keyboard["untested"]
     else:
         assert "untested" not in keyboard, keyboard["untested"]

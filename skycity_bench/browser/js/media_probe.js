@@ -1,11 +1,11 @@
-// Sound and input instrumentation for packaging.autoplay, injected before any
+// Sound instrumentation for packaging.autoplay, injected before any
 // page script. It changes no behaviour: every wrapper calls the original.
 //   - HTMLMediaElement.play and the 'play' event (capture phase on document): every media
 //     element that was asked to play, attached to the document or not;
 //   - AudioContext / webkitAudioContext construction, AudioNode.connect (which nodes feed a
 //     context's destination) and source starts (oscillators, buffers, media streams);
-//   - addEventListener for input events on window/document/elements, so a demo that waits
-//     for a click can be named as such.
+// (Which input handlers the page registered is read from the browser's own listener table:
+// browser/input_handlers.py.)
 // __SKYCITY__.media.report() returns the state now, as plain JSON.
 // Hidden from the page: the API lives on the bench's namespace (cloak.js), play
 // counts in a WeakMap (no expando on the element), and every wrapper looks native
@@ -16,9 +16,6 @@
   const elements = new Set();
   const playCalls = new WeakMap();
   const contexts = [];
-  const listeners = [];
-  const INPUT = new Set(['click', 'pointerdown', 'pointerup', 'mousedown', 'mouseup', 'touchstart', 'touchend',
-                         'keydown', 'keyup', 'keypress']);
   const note = (el) => { try { elements.add(el); } catch (e) { /* ignore */ } };
 
   NS.wrap(window.HTMLMediaElement && HTMLMediaElement.prototype, 'play', (el) => {
@@ -41,17 +38,6 @@
   });
   NS.wrap(window.AudioScheduledSourceNode && AudioScheduledSourceNode.prototype, 'start', (node) => {
     try { const c = entry(node.context); if (c) c.sources++; } catch (e) { /* ignore */ }
-  });
-
-  NS.wrap(EventTarget.prototype, 'addEventListener', (target, args) => {
-    try {
-      const type = args[0];
-      if (INPUT.has(type) && listeners.length < 200) {
-        const t = target === window ? 'window' : target === document ? 'document'
-          : (target && target.tagName ? target.tagName.toLowerCase() + (target.id ? '#' + target.id : '') : 'other');
-        listeners.push({ target: t, type });
-      }
-    } catch (e) { /* ignore */ }
   });
 
   function media() {
@@ -79,5 +65,5 @@
       };
     });
   }
-  NS.media = Object.freeze({ report: () => ({ media: media(), audio: audio(), input_listeners: listeners.slice(0, 50) }) });
+  NS.media = Object.freeze({ report: () => ({ media: media(), audio: audio() }) });
 })();

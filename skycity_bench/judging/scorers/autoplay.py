@@ -100,7 +100,7 @@ def autoplay(inp: ScoreInput) -> ItemScore:
         outcome = Outcome.AUDIBLE if heard else Outcome.PLAYS_MUTED
     else:
         outcome = _still_outcome(d, s)
-        listeners = sorted({f"{x['target']}:{x['type']}" for x in (d.get("sound") or {}).get("input_listeners", [])})
+        listeners = _listeners(d)
         ev.update({"started_after_click": outcome is Outcome.CLICK_TO_START, "input_listeners": listeners})
         for arm in ("control", "clicked"):
             if d.get(arm):
@@ -108,6 +108,15 @@ def autoplay(inp: ScoreInput) -> ItemScore:
     ev["outcome"] = outcome.value
     ev["reason"] = reason(outcome, d, last_t, heard, s)
     return ItemScore(_STATUS[outcome], inp.objective(_STATUS[outcome]), ev, m)
+
+
+def _listeners(d: dict[str, Any]) -> list[str]:
+    """`target:type` of the page's key and click handlers: the browser's listener table
+    (input_handlers); in reports written before it, what media_probe.js saw added."""
+    found = d.get("input_handlers")
+    if found is None:
+        found = (d.get("sound") or {}).get("input_listeners", [])
+    return sorted({f"{x['target']}:{x['type']}" for x in found})
 
 
 def _still_outcome(d: dict[str, Any], s: Settings) -> Outcome:
