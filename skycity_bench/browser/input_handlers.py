@@ -51,9 +51,10 @@ async def _on(dp, cdp, expression: str, scope: dict) -> list[dict[str, Any]]:
         node = x.get("backendNodeId")
         if node is not None and node not in names and len(names) < MAX_NAMED:
             names[node] = await _node_name(dp, cdp, node)
+    # a listener on the window has no node: its target is the window
     return [
-        {"on": expression, "type": x["type"], "target": names.get(x.get("backendNodeId"), "element")}
-        if x.get("backendNodeId") is not None
+        {"on": expression, "type": x["type"], "target": names.get(x["backendNodeId"], "element")}
+        if "backendNodeId" in x
         else {"on": expression, "type": x["type"], "target": expression}
         for x in found
     ]

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skycity_bench.common.process_tree import stat_fields
 from skycity_bench.inputs.scenario import Scenario
 
 _BLANK = "<!doctype html><html><body style='margin:0;background:#000'></body></html>"
@@ -82,13 +83,10 @@ def _own_jiffies() -> int:
     for d in _PROC.iterdir():
         if not d.name.isdigit():
             continue
-        try:
-            raw = (d / "stat").read_text()
-        except OSError:
-            continue
-        # comm may hold spaces and parentheses: split after the last ')'
-        f = raw[raw.rfind(")") + 2 :].split()
         pid = int(d.name)
+        f = stat_fields(pid)
+        if f is None:
+            continue
         parent[pid] = int(f[1])
         # utime + stime, and cutime + cstime: the time of children it has reaped. A page's
         # renderer exits when the page closes, before the pass's second sample; its time

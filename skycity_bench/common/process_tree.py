@@ -17,15 +17,27 @@ PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MARKER_ENV = "SKYCITY_RUN_MARKER"
 
 
-def _stat(pid: int) -> tuple[int, int] | None:
-    """(ppid, rss bytes) of a process, or None when it is gone."""
+def stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (which may hold spaces and
+    parentheses, so the split is after the last ')'): [0] state, [1] ppid, ... [11] utime,
+    [12] stime, [13] cutime, [14] cstime; None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             s = f.read()
-        ppid = int(s[s.rindex(b")") + 2 :].split()[1])
+        return s[s.rindex(b")") + 2 :].split()
+    except (OSError, ValueError):
+        return None
+
+
+def _stat(pid: int) -> tuple[int, int] | None:
+    """(ppid, rss bytes) of a process, or None when it is gone."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return None
+    try:
         with open(f"/proc/{pid}/statm", "rb") as f:
             rss = int(f.read().split()[1]) * PAGE
-        return ppid, rss
+        return int(fields[1]), rss
     except (OSError, ValueError, IndexError):
         return None
 
@@ -33,13 +45,8 @@ def _stat(pid: int) -> tuple[int, int] | None:
 def cpu_seconds(pid: int) -> float | None:
     """CPU seconds so far (user and system, every thread, exited ones included) of a
     process, or None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            s = f.read()
-        fields = s[s.rindex(b")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
+    fields = stat_fields(pid)
+    return None if fields is None else (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def parent_pid(pid: int) -> int:

@@ -4,9 +4,9 @@ Autoplay — REAL time, on purpose: "plays by itself within 3 s" is a claim abou
 clock a screen recorder sees, and real time also moves what the fake clock cannot drive
 (CSS animations, video). No input of any kind is sent. browser/js/media_probe.js, injected
 before any page script, records media elements asked to play, audio contexts and what feeds
-their destination; the key and click handlers the page registered are read from the browser's
-own listener table after the last frame (browser/input_handlers.py). Frames are taken at `autoplay_times_s` after t = 0
-(the first animation frame after load); the scorer judges how much changed and how far a
+their destination; the key and click handlers the page registered are read from the
+browser's own listener table after the last frame (browser/input_handlers.py). Frames are
+taken at `autoplay_times_s` after t = 0 (the first animation frame after load); the scorer judges how much changed and how far a
 change travelled (evidence/playback.py scene_moves with `moving_scene`, the autoplay
 scorer's rule: a sparse scene's one mover travels, a spinner does not).
 
@@ -123,7 +123,7 @@ def _deaf_with_controls(heard: list[dict]) -> bool:
 
 
 def _deaf(heard: list[dict]) -> dict:
-    clicks = sorted({f"{h.get('target', h['on'])}:{h['type']}" for h in heard})
+    clicks = sorted({f"{h['target']}:{h['type']}" for h in heard})
     return {
         "way": "keyboard",
         "untested": "the page listens to no key (no keydown, keyup or keypress handler on the window or in "
